@@ -1,0 +1,275 @@
+// Package bm25 is the keyword index every store shares: the postings format
+// that drivers persist, and the Okapi BM25 scorer that ranks them. Because all
+// drivers store the same postings and score them with this code, a query ranks
+// the same chunks with the same scores in every store.
+package bm25
+
+import (
+	"container/heap"
+	"encoding/binary"
+	"errors"
+	"math"
+	"slices"
+
+	"github.com/sagasu-dev/sagasu/internal/store"
+)
+
+// Parameters of Okapi BM25 (the values Lucene and the BEIR baselines use).
+const (
+	K1 = 1.2
+	B  = 0.75
+)
+
+// Posting records that a term occurs TF times in chunk ID, whose length in
+// terms is DL. Keeping DL in every posting lets a query score a list without
+// looking anything else up.
+type Posting struct {
+	ID uint64
+	TF uint32
+	DL uint32
+}
+
+// Encode appends ps, which must be sorted by ID, to dst in the stored format:
+// for each posting the uvarint of the ID delta, of TF and of DL.
+func Encode(dst []byte, ps []Posting) []byte {
+	var prev uint64
+	for _, p := range ps {
+		dst = binary.AppendUvarint(dst, p.ID-prev)
+		dst = binary.AppendUvarint(dst, uint64(p.TF))
+		dst = binary.AppendUvarint(dst, uint64(p.DL))
+		prev = p.ID
+	}
+	return dst
+}
+
+// ErrCorrupt reports postings that cannot be decoded.
+var ErrCorrupt = errors.New("bm25: corrupt postings")
+
+// Decode calls fn for each posting in data, in ID order.
+func Decode(data []byte, fn func(Posting)) error {
+	var id uint64
+	for len(data) > 0 {
+		d, n := binary.Uvarint(data)
+		if n <= 0 {
+			return ErrCorrupt
+		}
+		data = data[n:]
+		tf, n := binary.Uvarint(data)
+		if n <= 0 {
+			return ErrCorrupt
+		}
+		data = data[n:]
+		dl, n := binary.Uvarint(data)
+		if n <= 0 {
+			return ErrCorrupt
+		}
+		data = data[n:]
+		id += d
+		fn(Posting{ID: id, TF: uint32(tf), DL: uint32(dl)})
+	}
+	return nil
+}
+
+// DecodeAll returns the postings in data.
+func DecodeAll(data []byte) ([]Posting, error) {
+	var out []Posting
+	err := Decode(data, func(p Posting) { out = append(out, p) })
+	return out, err
+}
+
+// Remove returns data without the postings whose IDs are in drop, and how
+// many postings remain.
+func Remove(data []byte, drop map[uint64]bool) ([]byte, int, error) {
+	ps, err := DecodeAll(data)
+	if err != nil {
+		return nil, 0, err
+	}
+	kept := ps[:0]
+	for _, p := range ps {
+		if !drop[p.ID] {
+			kept = append(kept, p)
+		}
+	}
+	return Encode(nil, kept), len(kept), nil
+}
+
+// Merge combines encoded lists into one sorted list.
+func Merge(lists ...[]byte) ([]byte, int, error) {
+	var all []Posting
+	for _, l := range lists {
+		if err := Decode(l, func(p Posting) { all = append(all, p) }); err != nil {
+			return nil, 0, err
+		}
+	}
+	slices.SortFunc(all, func(a, b Posting) int {
+		switch {
+		case a.ID < b.ID:
+			return -1
+		case a.ID > b.ID:
+			return 1
+		}
+		return 0
+	})
+	return Encode(nil, all), len(all), nil
+}
+
+// Builder collects the postings of a batch of chunks.
+type Builder struct {
+	lists map[string][]Posting
+	tf    map[string]uint32
+	// Docs and Tokens count the chunks added and their total length.
+	Docs   int
+	Tokens int64
+}
+
+// NewBuilder returns an empty Builder.
+func NewBuilder() *Builder {
+	return &Builder{lists: map[string][]Posting{}, tf: map[string]uint32{}}
+}
+
+// Add records chunk id with its analysed terms. IDs must be added in
+// increasing order.
+func (b *Builder) Add(id uint64, terms []string) {
+	clear(b.tf)
+	for _, t := range terms {
+		b.tf[t]++
+	}
+	dl := uint32(len(terms))
+	for t, n := range b.tf {
+		b.lists[t] = append(b.lists[t], Posting{ID: id, TF: n, DL: dl})
+	}
+	b.Docs++
+	b.Tokens += int64(dl)
+}
+
+// Terms returns the builder's terms in sorted order.
+func (b *Builder) Terms() []string {
+	ts := make([]string, 0, len(b.lists))
+	for t := range b.lists {
+		ts = append(ts, t)
+	}
+	slices.Sort(ts)
+	return ts
+}
+
+// Postings returns the postings of term.
+func (b *Builder) Postings(term string) []Posting { return b.lists[term] }
+
+// Corpus holds the collection statistics BM25 normalises by.
+type Corpus struct {
+	Docs   int   // chunks in the index
+	Tokens int64 // sum of chunk lengths
+}
+
+// IDF is the BM25 inverse document frequency as Lucene defines it; it is
+// never negative.
+func IDF(docs, df int) float64 {
+	return math.Log(1 + (float64(docs)-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// List is one query term's encoded postings, possibly spread over several rows.
+type List struct {
+	Term string
+	Data [][]byte
+}
+
+// Score ranks the chunks in lists by BM25 and returns the best k that allow
+// accepts (nil accepts all), best first; ties go to the lower chunk ID so that
+// every store returns the same order.
+func Score(c Corpus, lists []List, k int, allow func(id int64) bool) ([]store.Scored, error) {
+	if k <= 0 || c.Docs == 0 || len(lists) == 0 {
+		return nil, nil
+	}
+	avgdl := float64(c.Tokens) / float64(c.Docs)
+	if avgdl == 0 {
+		avgdl = 1
+	}
+	type term struct {
+		postings []Posting
+		idf      float64
+	}
+	terms := make([]term, 0, len(lists))
+	minID, maxID := uint64(math.MaxUint64), uint64(0)
+	for _, l := range lists {
+		var ps []Posting
+		for _, d := range l.Data {
+			if err := Decode(d, func(p Posting) { ps = append(ps, p) }); err != nil {
+				return nil, err
+			}
+		}
+		if len(ps) == 0 {
+			continue
+		}
+		for _, p := range ps {
+			minID = min(minID, p.ID)
+			maxID = max(maxID, p.ID)
+		}
+		terms = append(terms, term{postings: ps, idf: IDF(c.Docs, len(ps))})
+	}
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	// Accumulate into a dense array over the ID range: postings of one query
+	// touch a contiguous-ish range and an array beats a map by far.
+	span := maxID - minID + 1
+	acc := make([]float32, span)
+	seen := make([]bool, span)
+	var touched []uint32
+	for _, t := range terms {
+		for _, p := range t.postings {
+			tf := float64(p.TF)
+			norm := K1 * (1 - B + B*float64(p.DL)/avgdl)
+			s := t.idf * tf * (K1 + 1) / (tf + norm)
+			i := p.ID - minID
+			if !seen[i] {
+				seen[i] = true
+				touched = append(touched, uint32(i))
+			}
+			acc[i] += float32(s)
+		}
+	}
+	h := &topK{}
+	for _, i := range touched {
+		id := int64(minID + uint64(i))
+		s := float64(acc[i])
+		if h.Len() == k && !better(s, id, (*h)[0]) {
+			continue
+		}
+		if allow != nil && !allow(id) {
+			continue
+		}
+		if h.Len() < k {
+			heap.Push(h, store.Scored{ChunkID: id, Score: s})
+		} else {
+			(*h)[0] = store.Scored{ChunkID: id, Score: s}
+			heap.Fix(h, 0)
+		}
+	}
+	out := make([]store.Scored, h.Len())
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i] = heap.Pop(h).(store.Scored)
+	}
+	return out, nil
+}
+
+// better reports whether (s, id) ranks above x.
+func better(s float64, id int64, x store.Scored) bool {
+	if s != x.Score {
+		return s > x.Score
+	}
+	return id < x.ChunkID
+}
+
+// topK is a min-heap on rank: the root is the worst of the kept hits.
+type topK []store.Scored
+
+func (h topK) Len() int           { return len(h) }
+func (h topK) Less(i, j int) bool { return better(h[j].Score, h[j].ChunkID, h[i]) }
+func (h topK) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *topK) Push(x any)        { *h = append(*h, x.(store.Scored)) }
+func (h *topK) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

@@ -1,0 +1,125 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/sagasu-dev/sagasu/internal/analyze"
+	"github.com/sagasu-dev/sagasu/internal/store"
+)
+
+// migrations bring a database from user_version i to i+1. Never edit a
+// released migration; append a new one.
+var migrations = []string{
+	// 1: sources, contents, chunks, keyword postings in segments, settings.
+	`CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+	CREATE TABLE sources(
+		id TEXT PRIMARY KEY,
+		uri TEXT NOT NULL UNIQUE,
+		type TEXT NOT NULL,
+		format TEXT NOT NULL,
+		title TEXT NOT NULL,
+		hash TEXT NOT NULL,
+		size INTEGER NOT NULL,
+		chunks INTEGER NOT NULL,
+		indexed_at INTEGER NOT NULL);
+	CREATE TABLE contents(source_id TEXT PRIMARY KEY, content TEXT NOT NULL);
+	CREATE TABLE chunks(
+		id INTEGER PRIMARY KEY AUTOINCREMENT,
+		source_id TEXT NOT NULL,
+		idx INTEGER NOT NULL,
+		text TEXT NOT NULL,
+		heading TEXT NOT NULL,
+		start_line INTEGER NOT NULL,
+		end_line INTEGER NOT NULL,
+		start_byte INTEGER NOT NULL,
+		end_byte INTEGER NOT NULL,
+		tokens INTEGER NOT NULL,
+		terms INTEGER NOT NULL,
+		seg INTEGER NOT NULL,
+		embedding BLOB,
+		UNIQUE(source_id, idx));
+	CREATE INDEX chunks_seg ON chunks(seg);
+	CREATE TABLE postings(
+		term TEXT NOT NULL,
+		seg INTEGER NOT NULL,
+		n INTEGER NOT NULL,
+		data BLOB NOT NULL,
+		PRIMARY KEY(term, seg)) WITHOUT ROWID;
+	CREATE TABLE segments(seg INTEGER PRIMARY KEY, docs INTEGER NOT NULL, tokens INTEGER NOT NULL);`,
+}
+
+// SchemaVersion is the schema version this build writes.
+var SchemaVersion = len(migrations)
+
+// metaAnalyzer pins the analyzer that built the keyword index.
+const metaAnalyzer = "analyzer.version"
+
+func (s *Store) migrate(ctx context.Context) error {
+	var appID, version, objects int
+	if err := s.db.QueryRowContext(ctx, `PRAGMA application_id`).Scan(&appID); err != nil {
+		return fmt.Errorf("open index %q: %w (is the file a corrupt database? move it away and index again)", s.path, err)
+	}
+	if err := s.db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
+		return fmt.Errorf("open index %q: %w", s.path, err)
+	}
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master`).Scan(&objects); err != nil {
+		return fmt.Errorf("open index %q: %w (is the file a corrupt database? move it away and index again)", s.path, err)
+	}
+	switch {
+	case appID != applicationID && objects > 0:
+		return fmt.Errorf("open index %q: %w: it is a SQLite database of another program; pass --db with another path", s.path, store.ErrForeign)
+	case version > SchemaVersion:
+		return fmt.Errorf("open index %q: %w (schema %d, this build knows up to %d): upgrade sagasu", s.path, store.ErrTooNew, version, SchemaVersion)
+	}
+	for v := version; v < SchemaVersion; v++ {
+		err := s.tx(ctx, func(tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+				return err
+			}
+			if v == 0 {
+				if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d`, applicationID)); err != nil {
+					return err
+				}
+				if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES(?, ?)`, metaAnalyzer, analyze.Version); err != nil {
+					return err
+				}
+			}
+			_, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, v+1))
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("open index %q: migrate schema to version %d: %w", s.path, v+1, err)
+		}
+	}
+	pinned, err := s.Meta(ctx, metaAnalyzer)
+	if err != nil {
+		return fmt.Errorf("open index %q: %w", s.path, err)
+	}
+	if pinned != analyze.Version {
+		return fmt.Errorf("open index %q: its keyword index was built by analyzer version %q and this sagasu uses %q: delete the file and index again", s.path, pinned, analyze.Version)
+	}
+	return nil
+}
+
+// encodeVector stores a vector as little-endian float32s, the layout
+// sqlite-vec reads as well.
+func encodeVector(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	}
+	return b
+}
+
+// decodeVector reverses encodeVector.
+func decodeVector(b []byte) []float32 {
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}

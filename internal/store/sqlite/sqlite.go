@@ -1,0 +1,907 @@
+// Package sqlite is the embedded store: one SQLite file (pure Go, WAL) that
+// holds sources, their original content, chunks and the BM25 postings that
+// package bm25 defines. It is sagasu's default and needs no server.
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sagasu-dev/sagasu/internal/analyze"
+	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/glob"
+	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/store/bm25"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// applicationID marks a SQLite file as a sagasu index ("SGSU").
+const applicationID = 0x53475355
+
+// Options configure Open.
+type Options struct {
+	// Create makes a new index when the file does not exist; without it a
+	// missing file is an error that says to run `sagasu index` first.
+	Create bool
+	// Analyzer turns text into keyword terms; nil uses the default analyzer.
+	Analyzer *analyze.Analyzer
+}
+
+// Store is a SQLite-backed store.Store.
+type Store struct {
+	db   *sql.DB
+	path string
+	an   *analyze.Analyzer
+
+	// writeMu serialises writers inside this process; SQLite serialises
+	// processes (BEGIN IMMEDIATE with a busy timeout).
+	writeMu sync.Mutex
+}
+
+var _ store.Store = (*Store)(nil)
+
+// ErrNoIndex means the index file does not exist and Create was not set.
+var ErrNoIndex = errors.New("no index")
+
+// Open opens (or, with Create, creates) the index at path and brings its
+// schema up to date.
+func Open(ctx context.Context, path string, opt Options) (*Store, error) {
+	if err := checkFile(path, opt.Create); err != nil {
+		return nil, err
+	}
+	if opt.Create {
+		if dir := filepath.Dir(path); dir != "" {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, fmt.Errorf("create index folder %q: %w", dir, err)
+			}
+		}
+	}
+	dsn := "file:" + path + "?_pragma=busy_timeout(15000)&_pragma=journal_mode(WAL)" +
+		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open index %q: %w", path, err)
+	}
+	an := opt.Analyzer
+	if an == nil {
+		an = analyze.New(analyze.Options{})
+	}
+	s := &Store{db: db, path: path, an: an}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// checkFile refuses files that are not SQLite databases before the driver
+// touches them, so a foreign file is never modified.
+func checkFile(path string, create bool) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		if create {
+			return nil
+		}
+		return fmt.Errorf("%w at %q: run `sagasu index PATH` first, or pass --db to point at an existing index", ErrNoIndex, path)
+	}
+	if err != nil {
+		return fmt.Errorf("open index %q: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("open index %q: %w", path, err)
+	}
+	if st.IsDir() {
+		return fmt.Errorf("open index %q: it is a folder; --db takes a file path such as .sagasu/sagasu.db", path)
+	}
+	if st.Size() == 0 {
+		return nil
+	}
+	head := make([]byte, 16)
+	if _, err := io.ReadFull(f, head); err != nil || !bytes.Equal(head, []byte("SQLite format 3\x00")) {
+		return fmt.Errorf("open index %q: %w: the file is not a SQLite database; pass --db with another path or move the file away", path, store.ErrForeign)
+	}
+	return nil
+}
+
+// Path returns the file the store was opened on.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// tx runs fn in a write transaction.
+func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrapBusy(err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return s.wrapBusy(err)
+	}
+	return s.wrapBusy(tx.Commit())
+}
+
+func (s *Store) wrapBusy(err error) error {
+	if err != nil && (strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "database is locked")) {
+		return fmt.Errorf("%w (%s): %v", store.ErrLocked, s.path, err)
+	}
+	return err
+}
+
+// chunkRow is the analysed form of a chunk ready to insert.
+type chunkRow struct {
+	c     doc.Chunk
+	terms []string
+}
+
+// keywordText is what the keyword index sees of a chunk: the source title
+// and heading path give every chunk the context of where it sits.
+func keywordText(title string, c doc.Chunk) string {
+	var b strings.Builder
+	if title != "" && (len(c.Heading) == 0 || c.Heading[0] != title) {
+		b.WriteString(title)
+		b.WriteByte('\n')
+	}
+	for _, h := range c.Heading {
+		b.WriteString(h)
+		b.WriteByte('\n')
+	}
+	b.WriteString(c.Text)
+	return b.String()
+}
+
+// Replace implements store.Store.
+func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	// Analyse outside the transaction to keep the write lock short.
+	rows := make([][]chunkRow, len(batch))
+	for i, sd := range batch {
+		if sd.Source.ID == "" || sd.Source.URI == "" {
+			return fmt.Errorf("replace: source without ID or URI")
+		}
+		if sd.Vectors != nil && len(sd.Vectors) != len(sd.Chunks) {
+			return fmt.Errorf("replace %q: %d vectors for %d chunks", sd.Source.URI, len(sd.Vectors), len(sd.Chunks))
+		}
+		rows[i] = make([]chunkRow, len(sd.Chunks))
+		for j, c := range sd.Chunks {
+			rows[i][j] = chunkRow{c: c, terms: s.an.Terms(keywordText(sd.Source.Title, c))}
+		}
+	}
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		ids := make([]string, 0, len(batch))
+		for _, sd := range batch {
+			ids = append(ids, sd.Source.ID)
+		}
+		if _, err := s.deleteTx(ctx, tx, ids); err != nil {
+			return err
+		}
+		seg, err := nextSegment(ctx, tx)
+		if err != nil {
+			return err
+		}
+		b := bm25.NewBuilder()
+		now := time.Now().Unix()
+		insSrc, err := tx.PrepareContext(ctx, `INSERT INTO sources(id, uri, type, format, title, hash, size, chunks, indexed_at) VALUES(?,?,?,?,?,?,?,?,?)`)
+		if err != nil {
+			return err
+		}
+		defer insSrc.Close()
+		insContent, err := tx.PrepareContext(ctx, `INSERT INTO contents(source_id, content) VALUES(?,?)`)
+		if err != nil {
+			return err
+		}
+		defer insContent.Close()
+		insChunk, err := tx.PrepareContext(ctx, `INSERT INTO chunks(source_id, idx, text, heading, start_line, end_line, start_byte, end_byte, tokens, terms, seg, embedding)
+			VALUES(?,?,?,?,?,?,?,?,?,?,?,?)`)
+		if err != nil {
+			return err
+		}
+		defer insChunk.Close()
+		for i, sd := range batch {
+			src := sd.Source
+			if _, err := insSrc.ExecContext(ctx, src.ID, src.URI, string(src.Type), string(src.Format), src.Title,
+				src.ContentHash, len(sd.Content), len(sd.Chunks), now); err != nil {
+				return fmt.Errorf("insert source %q: %w", src.URI, err)
+			}
+			if _, err := insContent.ExecContext(ctx, src.ID, sd.Content); err != nil {
+				return fmt.Errorf("insert content of %q: %w", src.URI, err)
+			}
+			for j, r := range rows[i] {
+				c := r.c
+				heading, _ := json.Marshal(nonNil(c.Heading))
+				var vec any
+				if sd.Vectors != nil {
+					vec = encodeVector(sd.Vectors[j])
+				}
+				res, err := insChunk.ExecContext(ctx, src.ID, j, c.Text, string(heading), c.StartLine, c.EndLine,
+					c.StartByte, c.EndByte, c.Tokens, len(r.terms), seg, vec)
+				if err != nil {
+					return fmt.Errorf("insert chunk %d of %q: %w", j, src.URI, err)
+				}
+				id, err := res.LastInsertId()
+				if err != nil {
+					return err
+				}
+				b.Add(uint64(id), r.terms)
+			}
+		}
+		return writeSegment(ctx, tx, seg, b)
+	})
+	if err != nil {
+		return err
+	}
+	return s.compact(ctx)
+}
+
+func nonNil(h []string) []string {
+	if h == nil {
+		return []string{}
+	}
+	return h
+}
+
+// Delete implements store.Store.
+func (s *Store) Delete(ctx context.Context, ids []string) (int, error) {
+	var n int
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		n, err = s.deleteTx(ctx, tx, ids)
+		return err
+	})
+	return n, err
+}
+
+// deleteTx removes sources, their chunks and their postings.
+func (s *Store) deleteTx(ctx context.Context, tx *sql.Tx, ids []string) (int, error) {
+	type gone struct {
+		id    uint64
+		seg   int64
+		terms []string
+	}
+	var chunks []gone
+	removed := 0
+	for _, id := range ids {
+		var title string
+		err := tx.QueryRowContext(ctx, `SELECT title FROM sources WHERE id = ?`, id).Scan(&title)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("look up source %s: %w", id, err)
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT id, seg, text, heading FROM chunks WHERE source_id = ?`, id)
+		if err != nil {
+			return 0, err
+		}
+		for rows.Next() {
+			var c doc.Chunk
+			var seg int64
+			var heading string
+			if err := rows.Scan(&c.ID, &seg, &c.Text, &heading); err != nil {
+				rows.Close()
+				return 0, err
+			}
+			_ = json.Unmarshal([]byte(heading), &c.Heading)
+			chunks = append(chunks, gone{id: uint64(c.ID), seg: seg, terms: s.an.Terms(keywordText(title, c))})
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return 0, err
+		}
+		for _, q := range []string{`DELETE FROM chunks WHERE source_id = ?`, `DELETE FROM contents WHERE source_id = ?`, `DELETE FROM sources WHERE id = ?`} {
+			if _, err := tx.ExecContext(ctx, q, id); err != nil {
+				return 0, fmt.Errorf("delete source %s: %w", id, err)
+			}
+		}
+		removed++
+	}
+	if len(chunks) == 0 {
+		return removed, nil
+	}
+	// Group the postings to remove by (segment, term) and rewrite each row once.
+	type key struct {
+		seg  int64
+		term string
+	}
+	drop := map[key]map[uint64]bool{}
+	segDocs := map[int64]int{}
+	segTokens := map[int64]int64{}
+	for _, c := range chunks {
+		segDocs[c.seg]++
+		segTokens[c.seg] += int64(len(c.terms))
+		for _, t := range c.terms {
+			k := key{c.seg, t}
+			if drop[k] == nil {
+				drop[k] = map[uint64]bool{}
+			}
+			drop[k][c.id] = true
+		}
+	}
+	get, err := tx.PrepareContext(ctx, `SELECT data FROM postings WHERE term = ? AND seg = ?`)
+	if err != nil {
+		return 0, err
+	}
+	defer get.Close()
+	put, err := tx.PrepareContext(ctx, `UPDATE postings SET n = ?, data = ? WHERE term = ? AND seg = ?`)
+	if err != nil {
+		return 0, err
+	}
+	defer put.Close()
+	del, err := tx.PrepareContext(ctx, `DELETE FROM postings WHERE term = ? AND seg = ?`)
+	if err != nil {
+		return 0, err
+	}
+	defer del.Close()
+	for k, ids := range drop {
+		var data []byte
+		err := get.QueryRowContext(ctx, k.term, k.seg).Scan(&data)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		kept, n, err := bm25.Remove(data, ids)
+		if err != nil {
+			return 0, fmt.Errorf("postings of %q: %w", k.term, err)
+		}
+		if n == 0 {
+			_, err = del.ExecContext(ctx, k.term, k.seg)
+		} else {
+			_, err = put.ExecContext(ctx, n, kept, k.term, k.seg)
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	for seg, n := range segDocs {
+		if _, err := tx.ExecContext(ctx, `UPDATE segments SET docs = docs - ?, tokens = tokens - ? WHERE seg = ?`, n, segTokens[seg], seg); err != nil {
+			return 0, err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM segments WHERE docs <= 0`); err != nil {
+		return 0, err
+	}
+	return removed, nil
+}
+
+func nextSegment(ctx context.Context, tx *sql.Tx) (int64, error) {
+	var seg int64
+	err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seg), 0) + 1 FROM segments`).Scan(&seg)
+	return seg, err
+}
+
+// writeSegment stores the postings built for one batch as a new segment.
+func writeSegment(ctx context.Context, tx *sql.Tx, seg int64, b *bm25.Builder) error {
+	if b.Docs == 0 {
+		return nil
+	}
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO postings(term, seg, n, data) VALUES(?,?,?,?)`)
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	var buf []byte
+	for _, t := range b.Terms() {
+		ps := b.Postings(t)
+		buf = bm25.Encode(buf[:0], ps)
+		if _, err := ins.ExecContext(ctx, t, seg, len(ps), buf); err != nil {
+			return fmt.Errorf("write postings: %w", err)
+		}
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO segments(seg, docs, tokens) VALUES(?,?,?)`, seg, b.Docs, b.Tokens)
+	return err
+}
+
+// mergeFactor is how many segments of a similar size are merged into one.
+// Merging by size tiers keeps the number of segments logarithmic in the
+// index size while each posting is rewritten only a logarithmic number of times.
+const mergeFactor = 8
+
+// compact merges segments of similar size until no tier holds mergeFactor of them.
+func (s *Store) compact(ctx context.Context) error {
+	for {
+		segs, err := s.segmentsToMerge(ctx)
+		if err != nil || len(segs) == 0 {
+			return err
+		}
+		if err := s.tx(ctx, func(tx *sql.Tx) error { return mergeSegments(ctx, tx, segs) }); err != nil {
+			return fmt.Errorf("merge index segments: %w", err)
+		}
+	}
+}
+
+func (s *Store) segmentsToMerge(ctx context.Context) ([]int64, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT seg, docs FROM segments ORDER BY seg`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	tiers := map[int][]int64{}
+	for rows.Next() {
+		var seg int64
+		var docs int
+		if err := rows.Scan(&seg, &docs); err != nil {
+			return nil, err
+		}
+		tier := 0
+		for d := docs; d >= mergeFactor*64; d /= mergeFactor {
+			tier++
+		}
+		tiers[tier] = append(tiers[tier], seg)
+		if len(tiers[tier]) >= mergeFactor {
+			return tiers[tier], nil
+		}
+	}
+	return nil, rows.Err()
+}
+
+func mergeSegments(ctx context.Context, tx *sql.Tx, segs []int64) error {
+	into := segs[len(segs)-1]
+	ph := placeholders(len(segs))
+	args := make([]any, len(segs))
+	for i, s := range segs {
+		args[i] = s
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT term, data FROM postings WHERE seg IN (`+ph+`) ORDER BY term`, args...)
+	if err != nil {
+		return err
+	}
+	type merged struct {
+		term string
+		data []byte
+		n    int
+	}
+	var out []merged
+	var cur string
+	var lists [][]byte
+	flush := func() error {
+		if len(lists) == 0 {
+			return nil
+		}
+		data, n, err := bm25.Merge(lists...)
+		if err != nil {
+			return err
+		}
+		out = append(out, merged{cur, data, n})
+		lists = lists[:0]
+		return nil
+	}
+	for rows.Next() {
+		var term string
+		var data []byte
+		if err := rows.Scan(&term, &data); err != nil {
+			rows.Close()
+			return err
+		}
+		if term != cur {
+			if err := flush(); err != nil {
+				rows.Close()
+				return err
+			}
+			cur = term
+		}
+		lists = append(lists, data)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM postings WHERE seg IN (`+ph+`)`, args...); err != nil {
+		return err
+	}
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO postings(term, seg, n, data) VALUES(?,?,?,?)`)
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	for _, m := range out {
+		if _, err := ins.ExecContext(ctx, m.term, into, m.n, m.data); err != nil {
+			return err
+		}
+	}
+	var docs int
+	var tokens int64
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(docs),0), COALESCE(SUM(tokens),0) FROM segments WHERE seg IN (`+ph+`)`, args...).Scan(&docs, &tokens); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM segments WHERE seg IN (`+ph+`)`, args...); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO segments(seg, docs, tokens) VALUES(?,?,?)`, into, docs, tokens); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE chunks SET seg = ? WHERE seg IN (`+ph+`)`, append([]any{into}, args...)...)
+	return err
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}
+
+// KeywordSearch implements store.Store.
+func (s *Store) KeywordSearch(ctx context.Context, query string, k int, f store.Filter) ([]store.Scored, error) {
+	terms := s.an.QueryTerms(query)
+	if len(terms) == 0 || k <= 0 {
+		return nil, nil
+	}
+	var corpus bm25.Corpus
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(docs),0), COALESCE(SUM(tokens),0) FROM segments`).Scan(&corpus.Docs, &corpus.Tokens); err != nil {
+		return nil, fmt.Errorf("keyword search: %w", err)
+	}
+	args := make([]any, len(terms))
+	for i, t := range terms {
+		args[i] = t
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT term, data FROM postings WHERE term IN (`+placeholders(len(terms))+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("keyword search: %w", err)
+	}
+	byTerm := map[string]*bm25.List{}
+	var lists []bm25.List
+	for rows.Next() {
+		var term string
+		var data []byte
+		if err := rows.Scan(&term, &data); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		l := byTerm[term]
+		if l == nil {
+			l = &bm25.List{Term: term}
+			byTerm[term] = l
+		}
+		l.Data = append(l.Data, data)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for _, t := range terms { // query order keeps float sums identical across stores
+		if l := byTerm[t]; l != nil {
+			lists = append(lists, *l)
+		}
+	}
+	allow, err := s.allowFunc(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	return bm25.Score(corpus, lists, k, allow)
+}
+
+// allowFunc turns a filter into a chunk predicate (nil when it allows all).
+func (s *Store) allowFunc(ctx context.Context, f store.Filter) (func(int64) bool, error) {
+	if f.IsZero() {
+		return nil, nil
+	}
+	excluded := map[int64]bool{}
+	for _, id := range f.ExcludeChunks {
+		excluded[id] = true
+	}
+	if len(f.Types) == 0 && f.PathGlob == "" && len(f.SourceIDs) == 0 {
+		return func(id int64) bool { return !excluded[id] }, nil
+	}
+	srcs, err := s.matchSources(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	allowed := map[int64]bool{}
+	for i := 0; i < len(srcs); i += 500 {
+		part := srcs[i:min(i+500, len(srcs))]
+		args := make([]any, len(part))
+		for j, id := range part {
+			args[j] = id
+		}
+		rows, err := s.db.QueryContext(ctx, `SELECT id FROM chunks WHERE source_id IN (`+placeholders(len(part))+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			allowed[id] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return func(id int64) bool { return allowed[id] && !excluded[id] }, nil
+}
+
+// matchSources returns the IDs of the sources a filter keeps.
+func (s *Store) matchSources(ctx context.Context, f store.Filter) ([]string, error) {
+	types := map[doc.SourceType]bool{}
+	for _, t := range f.Types {
+		types[t] = true
+	}
+	ids := map[string]bool{}
+	for _, id := range f.SourceIDs {
+		ids[id] = true
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT id, uri, type FROM sources`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id, uri, typ string
+		if err := rows.Scan(&id, &uri, &typ); err != nil {
+			return nil, err
+		}
+		if len(types) > 0 && !types[doc.SourceType(typ)] {
+			continue
+		}
+		if len(ids) > 0 && !ids[id] {
+			continue
+		}
+		if f.PathGlob != "" && !glob.Match(f.PathGlob, uri) {
+			continue
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// DocFreq implements store.Store.
+func (s *Store) DocFreq(ctx context.Context, text string) (map[string]int, int, error) {
+	terms := s.an.QueryTerms(text)
+	var docs int
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(docs),0) FROM segments`).Scan(&docs); err != nil {
+		return nil, 0, err
+	}
+	out := make(map[string]int, len(terms))
+	if len(terms) == 0 {
+		return out, docs, nil
+	}
+	args := make([]any, len(terms))
+	for i, t := range terms {
+		args[i] = t
+		out[t] = 0
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT term, SUM(n) FROM postings WHERE term IN (`+placeholders(len(terms))+`) GROUP BY term`, args...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t string
+		var n int
+		if err := rows.Scan(&t, &n); err != nil {
+			return nil, 0, err
+		}
+		out[t] = n
+	}
+	return out, docs, rows.Err()
+}
+
+const sourceCols = `id, uri, type, format, title, hash, size, chunks, indexed_at`
+
+type scanner interface{ Scan(...any) error }
+
+func scanSource(r scanner) (doc.Source, error) {
+	var s doc.Source
+	var typ, format string
+	err := r.Scan(&s.ID, &s.URI, &typ, &format, &s.Title, &s.ContentHash, &s.Size, &s.Chunks, &s.IndexedAt)
+	s.Type, s.Format = doc.SourceType(typ), doc.Format(format)
+	return s, err
+}
+
+// Source implements store.Store.
+func (s *Store) Source(ctx context.Context, id string) (doc.Source, error) {
+	return s.oneSource(ctx, `SELECT `+sourceCols+` FROM sources WHERE id = ?`, id)
+}
+
+// SourceByURI implements store.Store.
+func (s *Store) SourceByURI(ctx context.Context, uri string) (doc.Source, error) {
+	return s.oneSource(ctx, `SELECT `+sourceCols+` FROM sources WHERE uri = ?`, uri)
+}
+
+func (s *Store) oneSource(ctx context.Context, q, arg string) (doc.Source, error) {
+	src, err := scanSource(s.db.QueryRowContext(ctx, q, arg))
+	if errors.Is(err, sql.ErrNoRows) {
+		return doc.Source{}, fmt.Errorf("source %q: %w", arg, store.ErrNotFound)
+	}
+	return src, err
+}
+
+// Sources implements store.Store.
+func (s *Store) Sources(ctx context.Context, opt store.ListOptions) ([]doc.Source, error) {
+	q := `SELECT ` + sourceCols + ` FROM sources`
+	var args []any
+	if opt.Type != "" {
+		q += ` WHERE type = ?`
+		args = append(args, string(opt.Type))
+	}
+	q += ` ORDER BY uri`
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []doc.Source
+	skipped := 0
+	for rows.Next() {
+		src, err := scanSource(rows)
+		if err != nil {
+			return nil, err
+		}
+		if opt.PathGlob != "" && !glob.Match(opt.PathGlob, src.URI) {
+			continue
+		}
+		if skipped < opt.Offset {
+			skipped++
+			continue
+		}
+		out = append(out, src)
+		if opt.Limit > 0 && len(out) == opt.Limit {
+			break
+		}
+	}
+	return out, rows.Err()
+}
+
+// Content implements store.Store.
+func (s *Store) Content(ctx context.Context, id string) (string, error) {
+	var c string
+	err := s.db.QueryRowContext(ctx, `SELECT content FROM contents WHERE source_id = ?`, id).Scan(&c)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("source %q: %w", id, store.ErrNotFound)
+	}
+	return c, err
+}
+
+const chunkCols = `c.id, c.source_id, c.idx, c.text, c.heading, c.start_line, c.end_line, c.start_byte, c.end_byte, c.tokens`
+
+func scanChunk(r scanner, extra ...any) (doc.Chunk, error) {
+	var c doc.Chunk
+	var heading string
+	dst := append([]any{&c.ID, &c.SourceID, &c.Index, &c.Text, &heading, &c.StartLine, &c.EndLine, &c.StartByte, &c.EndByte, &c.Tokens}, extra...)
+	if err := r.Scan(dst...); err != nil {
+		return c, err
+	}
+	if err := json.Unmarshal([]byte(heading), &c.Heading); err != nil {
+		return c, fmt.Errorf("chunk %d: bad heading: %w", c.ID, err)
+	}
+	if len(c.Heading) == 0 {
+		c.Heading = nil
+	}
+	return c, nil
+}
+
+// Chunks implements store.Store.
+func (s *Store) Chunks(ctx context.Context, sourceID string) ([]doc.Chunk, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+chunkCols+` FROM chunks c WHERE c.source_id = ? ORDER BY c.idx`, sourceID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []doc.Chunk
+	for rows.Next() {
+		c, err := scanChunk(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// Hits implements store.Store.
+func (s *Store) Hits(ctx context.Context, ids []int64) ([]doc.Hit, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+chunkCols+`, s.uri, s.type, s.format, s.title, s.hash, s.size, s.chunks, s.indexed_at
+		FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.id IN (`+placeholders(len(ids))+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	byID := map[int64]doc.Hit{}
+	for rows.Next() {
+		var src doc.Source
+		var typ, format string
+		c, err := scanChunk(rows, &src.URI, &typ, &format, &src.Title, &src.ContentHash, &src.Size, &src.Chunks, &src.IndexedAt)
+		if err != nil {
+			return nil, err
+		}
+		src.ID, src.Type, src.Format = c.SourceID, doc.SourceType(typ), doc.Format(format)
+		byID[c.ID] = doc.Hit{Chunk: c, Source: src}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]doc.Hit, 0, len(ids))
+	for _, id := range ids {
+		if h, ok := byID[id]; ok {
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
+
+// Hashes implements store.Store.
+func (s *Store) Hashes(ctx context.Context) (map[string]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT uri, hash FROM sources`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var uri, hash string
+		if err := rows.Scan(&uri, &hash); err != nil {
+			return nil, err
+		}
+		out[uri] = hash
+	}
+	return out, rows.Err()
+}
+
+// Meta implements store.Store.
+func (s *Store) Meta(ctx context.Context, key string) (string, error) {
+	var v string
+	err := s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return v, err
+}
+
+// SetMeta implements store.Store.
+func (s *Store) SetMeta(ctx context.Context, key, value string) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value)
+		return err
+	})
+}
+
+// Stats implements store.Store.
+func (s *Store) Stats(ctx context.Context) (store.Stats, error) {
+	var st store.Stats
+	err := s.db.QueryRowContext(ctx, `SELECT
+		(SELECT COUNT(*) FROM sources),
+		(SELECT COALESCE(SUM(size),0) FROM sources),
+		(SELECT COALESCE(SUM(docs),0) FROM segments),
+		(SELECT COUNT(DISTINCT term) FROM postings),
+		(SELECT COUNT(*) FROM chunks WHERE embedding IS NOT NULL)`).Scan(&st.Sources, &st.Bytes, &st.Chunks, &st.Terms, &st.Vectors)
+	if err != nil {
+		return st, err
+	}
+	for _, p := range []string{s.path, s.path + "-wal"} {
+		if fi, err := os.Stat(p); err == nil {
+			st.SizeBytes += fi.Size()
+		}
+	}
+	return st, nil
+}

@@ -1,0 +1,122 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/store/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		s, err := Open(context.Background(), filepath.Join(t.TempDir(), "idx", "sagasu.db"), Options{Create: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+func TestOpenRefusesWhatIsNotAnIndex(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+
+	text := filepath.Join(dir, "notes.txt")
+	os.WriteFile(text, []byte("just some notes, not a database at all"), 0o644)
+	_, err := Open(ctx, text, Options{Create: true})
+	if !errors.Is(err, store.ErrForeign) || !strings.Contains(err.Error(), "not a SQLite database") {
+		t.Errorf("Open(text file) = %v, want ErrForeign naming the problem", err)
+	}
+	if b, _ := os.ReadFile(text); string(b) != "just some notes, not a database at all" {
+		t.Errorf("Open modified a foreign file")
+	}
+
+	other := filepath.Join(dir, "other.db")
+	db, err := sql.Open("sqlite", other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE customers(id INTEGER PRIMARY KEY, name TEXT); INSERT INTO customers(name) VALUES('ada')`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, err = Open(ctx, other, Options{Create: true})
+	if !errors.Is(err, store.ErrForeign) || !strings.Contains(err.Error(), "another program") {
+		t.Errorf("Open(another program's SQLite db) = %v, want ErrForeign", err)
+	}
+	db, _ = sql.Open("sqlite", other)
+	var name string
+	if err := db.QueryRow(`SELECT name FROM customers`).Scan(&name); err != nil || name != "ada" {
+		t.Errorf("foreign database damaged: %q, %v", name, err)
+	}
+	db.Close()
+
+	corrupt := filepath.Join(dir, "corrupt.db")
+	junk := append([]byte("SQLite format 3\x00"), []byte(strings.Repeat("\xff\x13garbage", 600))...)
+	os.WriteFile(corrupt, junk, 0o644)
+	if _, err := Open(ctx, corrupt, Options{Create: true}); err == nil {
+		t.Errorf("Open(corrupt file) succeeded")
+	}
+
+	if _, err := Open(ctx, filepath.Join(dir, "missing.db"), Options{}); !errors.Is(err, ErrNoIndex) || !strings.Contains(err.Error(), "sagasu index") {
+		t.Errorf("Open(missing, no create) = %v, want ErrNoIndex telling to run sagasu index", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "missing.db")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Open without Create created a file")
+	}
+	if _, err := Open(ctx, dir, Options{Create: true}); err == nil || !strings.Contains(err.Error(), "folder") {
+		t.Errorf("Open(folder) = %v, want an error saying it is a folder", err)
+	}
+}
+
+func TestOpenRefusesNewerSchemaAndOtherAnalyzer(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	s, err := Open(ctx, path, Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetMeta(ctx, metaAnalyzer, "0-old"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := Open(ctx, path, Options{}); err == nil || !strings.Contains(err.Error(), "analyzer version") {
+		t.Errorf("Open(index of another analyzer) = %v", err)
+	}
+
+	path2 := filepath.Join(t.TempDir(), "s.db")
+	s, _ = Open(ctx, path2, Options{Create: true})
+	s.db.Exec(`PRAGMA user_version = 999`)
+	s.Close()
+	if _, err := Open(ctx, path2, Options{}); !errors.Is(err, store.ErrTooNew) {
+		t.Errorf("Open(newer schema) = %v, want ErrTooNew", err)
+	}
+}
+
+func TestReopenKeepsData(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	s, err := Open(ctx, path, Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Replace(ctx, []store.SourceData{storetest.Source("a.md", "file", "A", "persistent words")}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res, err := s.KeywordSearch(ctx, "persistent", 5, store.Filter{})
+	if err != nil || len(res) != 1 {
+		t.Errorf("after reopen: %v, %v", res, err)
+	}
+}

@@ -1,0 +1,120 @@
+// Package store defines the storage contract every index backend implements:
+// sources with their original content, chunks, keyword (BM25) postings and,
+// when an embedder is pinned, vectors. Callers never name a driver; only
+// internal/app does. Every driver passes the conformance suite in storetest.
+package store
+
+import (
+	"context"
+	"errors"
+
+	"github.com/sagasu-dev/sagasu/internal/doc"
+)
+
+// Errors drivers return; callers test them with errors.Is.
+var (
+	// ErrNotFound means the requested source or chunk is not in the index.
+	ErrNotFound = errors.New("not found")
+	// ErrLocked means another process is writing to the index.
+	ErrLocked = errors.New("index is locked by another writer")
+	// ErrForeign means the database exists but is not a sagasu index.
+	ErrForeign = errors.New("not a sagasu index")
+	// ErrTooNew means the index was written by a newer sagasu.
+	ErrTooNew = errors.New("index schema is newer than this sagasu")
+)
+
+// SourceData is a source with its chunks, ready to be written.
+type SourceData struct {
+	Source  doc.Source // ID, URI, Type, Format, Title, ContentHash are used
+	Content string     // the original content, kept for `get`
+	Chunks  []doc.Chunk
+	// Vectors holds one embedding per chunk when the index has an embedder; nil otherwise.
+	Vectors [][]float32
+}
+
+// Filter narrows a search to some sources. The zero Filter matches everything.
+type Filter struct {
+	Types     []doc.SourceType // source types to keep; empty keeps all
+	PathGlob  string           // glob over source URIs ("docs/**/*.md"); empty keeps all
+	SourceIDs []string         // sources to keep; empty keeps all
+	// ExcludeChunks are chunk IDs never to return (results an agent has already seen).
+	ExcludeChunks []int64
+}
+
+// IsZero reports whether f matches everything.
+func (f Filter) IsZero() bool {
+	return len(f.Types) == 0 && f.PathGlob == "" && len(f.SourceIDs) == 0 && len(f.ExcludeChunks) == 0
+}
+
+// Scored is a chunk ID with its score from one retrieval method.
+type Scored struct {
+	ChunkID int64
+	Score   float64
+}
+
+// Stats describes an index.
+type Stats struct {
+	Sources   int
+	Chunks    int
+	Terms     int   // distinct keyword terms
+	Bytes     int64 // original content bytes
+	Vectors   int   // chunks with an embedding
+	SizeBytes int64 // on-disk size when the driver knows it, else 0
+}
+
+// ListOptions pages through sources.
+type ListOptions struct {
+	Type     doc.SourceType // empty for all
+	PathGlob string         // empty for all
+	Limit    int            // 0 for no limit
+	Offset   int
+}
+
+// Store is an index backend. Methods are safe for concurrent use; writes from
+// several goroutines are serialised by the driver.
+type Store interface {
+	// Replace writes sources in one transaction: each source's old chunks,
+	// postings and vectors are removed and the new ones written. Either every
+	// source in the batch is written or none is.
+	Replace(ctx context.Context, batch []SourceData) error
+	// Delete removes sources and everything derived from them; unknown IDs are
+	// ignored. It returns how many sources were removed.
+	Delete(ctx context.Context, ids []string) (int, error)
+
+	// Source returns one source record by ID.
+	Source(ctx context.Context, id string) (doc.Source, error)
+	// SourceByURI returns one source record by its URI.
+	SourceByURI(ctx context.Context, uri string) (doc.Source, error)
+	// Sources lists source records ordered by URI.
+	Sources(ctx context.Context, opt ListOptions) ([]doc.Source, error)
+	// Content returns a source's original content.
+	Content(ctx context.Context, id string) (string, error)
+	// Chunks returns a source's chunks in order.
+	Chunks(ctx context.Context, sourceID string) ([]doc.Chunk, error)
+	// Hits loads chunks with their sources, in the order of ids; unknown IDs are skipped.
+	Hits(ctx context.Context, ids []int64) ([]doc.Hit, error)
+	// Hashes returns the content hash of every source, by URI; the indexer uses
+	// it to skip unchanged sources and to find vanished ones.
+	Hashes(ctx context.Context) (map[string]string, error)
+
+	// KeywordSearch ranks chunks by BM25 over the analysed query terms and
+	// returns at most k of them, best first.
+	KeywordSearch(ctx context.Context, query string, k int, f Filter) ([]Scored, error)
+	// DocFreq returns how many chunks contain each analysed term of text, and
+	// the number of chunks in the index.
+	DocFreq(ctx context.Context, text string) (map[string]int, int, error)
+
+	// Meta reads a setting pinned in the index ("" if unset); SetMeta writes one.
+	Meta(ctx context.Context, key string) (string, error)
+	SetMeta(ctx context.Context, key, value string) error
+
+	// Lock takes the index's writer lock for a long run (a whole `sagasu
+	// index`), so that a second writer is refused with ErrLocked instead of
+	// interleaving with it. Call the returned function to release it.
+	Lock(ctx context.Context) (unlock func(), err error)
+
+	// Stats describes the index.
+	Stats(ctx context.Context) (Stats, error)
+	// Close releases the store.
+	Close() error
+}
