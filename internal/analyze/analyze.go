@@ -1,0 +1,495 @@
+package analyze
+
+import (
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Version identifies the analyzer's behaviour. The index pins it (see
+// Analyzer.Signature); any change to the terms produced for any input must
+// bump it.
+const Version = "1"
+
+// MaxTermBytes is the longest word token kept, in bytes after normalization.
+// Longer tokens (base64 blobs, minified code, runs of an unsegmented script)
+// are dropped whole rather than truncated: a truncated prefix would only ever
+// match another token with the same 64-byte prefix. A SHA-256 in hex (64
+// bytes) is still kept.
+const MaxTermBytes = 64
+
+// Options select a variant of the analyzer. The zero value is the default
+// analyzer: stopwords removed and English words stemmed.
+type Options struct {
+	// NoStem keeps Latin-script words as they are instead of Porter-stemming them.
+	NoStem bool
+	// NoStopwords keeps the English stopwords instead of dropping them.
+	NoStopwords bool
+}
+
+// Analyzer turns text into index terms. It holds no mutable state apart
+// from a pool of scratch buffers, so one Analyzer may be used by many
+// goroutines at once. The zero value is the default analyzer; an Analyzer
+// must not be copied after first use.
+type Analyzer struct {
+	opt  Options
+	pool sync.Pool // of *scratch
+}
+
+// New returns an analyzer with the given options.
+func New(opt Options) *Analyzer {
+	return &Analyzer{opt: opt}
+}
+
+// Options returns the options the analyzer was built with.
+func (a *Analyzer) Options() Options { return a.opt }
+
+// Signature names the analyzer's exact behaviour, version and options
+// together, e.g. "analyze/1" or "analyze/1+nostem+nostop". An index stores it
+// and refuses to mix terms made under different signatures.
+func (a *Analyzer) Signature() string {
+	s := "analyze/" + Version
+	if a.opt.NoStem {
+		s += "+nostem"
+	}
+	if a.opt.NoStopwords {
+		s += "+nostop"
+	}
+	return s
+}
+
+// Terms returns the index terms of text in order, with repeats. The returned
+// strings share one backing allocation per call; a caller that keeps a few
+// terms long after dropping the rest may strings.Clone them.
+func (a *Analyzer) Terms(text string) []string {
+	return a.AppendTerms(nil, text)
+}
+
+// AppendTerms appends the index terms of text to dst and returns the
+// extended slice. It allocates once for the text of all the terms (plus
+// whatever growing dst takes), not once per term.
+func (a *Analyzer) AppendTerms(dst []string, text string) []string {
+	sc, _ := a.pool.Get().(*scratch)
+	if sc == nil {
+		sc = new(scratch)
+	}
+	sc.reset()
+	a.run(sc, text)
+	if len(sc.ends) > 0 {
+		all := string(sc.terms)
+		start := 0
+		for _, end := range sc.ends {
+			dst = append(dst, all[start:end])
+			start = end
+		}
+	}
+	// Do not let one huge text pin huge buffers in the pool forever.
+	if cap(sc.norm) <= 1<<20 && cap(sc.terms) <= 1<<20 {
+		a.pool.Put(sc)
+	}
+	return dst
+}
+
+// QueryTerms returns the distinct terms of a query, in first-seen order.
+func (a *Analyzer) QueryTerms(q string) []string {
+	terms := a.Terms(q)
+	if len(terms) < 2 {
+		return terms
+	}
+	seen := make(map[string]struct{}, len(terms))
+	out := terms[:0]
+	for _, t := range terms {
+		if _, dup := seen[t]; dup {
+			continue
+		}
+		seen[t] = struct{}{}
+		out = append(out, t)
+	}
+	return out
+}
+
+// scratch holds the per-call buffers.
+type scratch struct {
+	norm  []byte // NFKC form of the text, when it differs from the text
+	tok   []byte // the word token being built
+	terms []byte // the text of all terms so far, back to back
+	ends  []int  // end offset in terms of each term
+}
+
+func (sc *scratch) reset() {
+	sc.norm = sc.norm[:0]
+	sc.tok = sc.tok[:0]
+	sc.terms = sc.terms[:0]
+	sc.ends = sc.ends[:0]
+}
+
+// class is what a character does in tokenization.
+type class uint8
+
+const (
+	clSep  class = iota // ends any token
+	clWord              // letter or digit outside the CJK scripts
+	clApos              // apostrophe: may join two letters of a word
+	clMark              // combining mark: belongs to the preceding character
+	clHan               // CJK runs: split at each change between these four
+	clHira
+	clKata
+	clHangul
+)
+
+// classify returns the class of a non-ASCII rune.
+func classify(r rune) class {
+	switch {
+	case r == '\u2019' || r == '\u02BC': // right single quote, modifier letter apostrophe
+		return clApos
+	case r == '\u30FC': // prolonged sound mark: script Common, but written in katakana words
+		return clKata
+	case r >= 0x1100:
+		switch {
+		case unicode.Is(unicode.Han, r):
+			return clHan
+		case unicode.Is(unicode.Hiragana, r):
+			return clHira
+		case unicode.Is(unicode.Katakana, r):
+			return clKata
+		case unicode.Is(unicode.Hangul, r):
+			return clHangul
+		}
+	}
+	switch {
+	case unicode.IsLetter(r) || unicode.IsNumber(r):
+		return clWord
+	case unicode.In(r, unicode.Mn, unicode.Mc, unicode.Me):
+		return clMark
+	}
+	return clSep
+}
+
+// tokenizer state for one call.
+type tokenizer struct {
+	a  *Analyzer
+	sc *scratch
+
+	// word token state
+	inWord      bool
+	tooLong     bool // the token passed MaxTermBytes: drop it at the end
+	hasApos     bool // tok contains an apostrophe between letters
+	pendingApos bool // an apostrophe followed the token; joined only if a letter comes next
+	lastLatin   bool // the last character added was Latin (or ASCII): strip marks after it
+
+	// CJK run state
+	cjk     class // clSep when not in a CJK run
+	cjkPrev rune
+	cjkN    int
+}
+
+// run analyses text, appending terms to sc.
+func (a *Analyzer) run(sc *scratch, text string) {
+	s := text
+	if norm.NFKC.QuickSpanString(text) != len(text) {
+		sc.norm = norm.NFKC.AppendString(sc.norm[:0], text)
+		s = string(sc.norm)
+	}
+	t := tokenizer{a: a, sc: sc}
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if isASCIIAlnum(c) {
+				// The common case, a run of ASCII letters and digits: add it whole.
+				j := i + 1
+				for j < len(s) && isASCIIAlnum(s[j]) {
+					j++
+				}
+				t.wordASCII(s[i:j])
+				i = j
+				continue
+			}
+			i++
+			if c == '\'' {
+				t.apostrophe()
+			} else {
+				t.sep()
+			}
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			i++
+			t.sep()
+			continue
+		}
+		switch cl := classify(r); cl {
+		case clWord:
+			t.wordRune(r, s[i:])
+		case clApos:
+			t.apostrophe()
+		case clMark:
+			t.mark(r)
+		case clSep:
+			t.sep()
+		default:
+			t.cjkRune(cl, r)
+		}
+		i += size
+	}
+	t.sep()
+}
+
+// startWord is called before adding a word character; letter says whether
+// it is a letter (rather than a digit).
+func (t *tokenizer) startWord(letter bool) {
+	if t.cjk != clSep {
+		t.endCJK()
+	}
+	if t.pendingApos {
+		if letter {
+			// An apostrophe between a word and a letter: keep it in the
+			// token for the contraction rules to look at.
+			t.pendingApos = false
+			t.hasApos = true
+			t.add('\'')
+		} else {
+			t.endWord() // 5'10 is two tokens
+		}
+	}
+	t.inWord = true
+}
+
+func (t *tokenizer) add(b byte) {
+	if len(t.sc.tok) >= MaxTermBytes {
+		t.tooLong = true
+		return
+	}
+	t.sc.tok = append(t.sc.tok, b)
+}
+
+func (t *tokenizer) addRune(r rune) {
+	if len(t.sc.tok)+utf8.RuneLen(r) > MaxTermBytes {
+		t.tooLong = true
+		return
+	}
+	t.sc.tok = utf8.AppendRune(t.sc.tok, r)
+}
+
+// wordASCII adds a run of ASCII letters and digits.
+func (t *tokenizer) wordASCII(run string) {
+	t.startWord(run[0] > '9')
+	t.lastLatin = true
+	tok := t.sc.tok
+	if len(tok)+len(run) > MaxTermBytes {
+		t.tooLong = true
+		return
+	}
+	for i := 0; i < len(run); i++ {
+		c := run[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		tok = append(tok, c)
+	}
+	t.sc.tok = tok
+}
+
+func isASCIIAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// wordRune adds a non-ASCII letter or digit r, found at the start of rest.
+func (t *tokenizer) wordRune(r rune, rest string) {
+	t.startWord(unicode.IsLetter(r))
+	r = unicode.ToLower(r)
+	if r == 'ς' {
+		r = 'σ' // final sigma folds to sigma, as in Unicode case folding
+	}
+	t.lastLatin = unicode.Is(unicode.Latin, r)
+	if t.lastLatin {
+		t.addLatin(r, rest)
+		return
+	}
+	t.addRune(r)
+}
+
+// addLatin adds the lower-case Latin letter r without its diacritics ("é" ->
+// "e", "ǖ" -> "u") and with ligatures and a few letters spelled out in ASCII
+// ("ß" -> "ss", "æ" -> "ae", "ø" -> "o"). rest is the text starting with the
+// original (not yet lower-cased) letter.
+func (t *tokenizer) addLatin(r rune, rest string) {
+	// Canonical decomposition puts the base letter first: é = e + U+0301.
+	if d := norm.NFD.PropertiesString(rest).Decomposition(); len(d) > 0 {
+		if base, _ := utf8.DecodeRune(d); unicode.IsLetter(base) {
+			r = unicode.ToLower(base)
+		}
+	}
+	var fold string
+	switch r {
+	case 'ß':
+		fold = "ss"
+	case 'æ':
+		fold = "ae"
+	case 'œ':
+		fold = "oe"
+	case 'ø':
+		fold = "o"
+	case 'ł':
+		fold = "l"
+	case 'đ', 'ð':
+		fold = "d"
+	case 'þ':
+		fold = "th"
+	case 'ı':
+		fold = "i"
+	default:
+		t.addRune(r)
+		return
+	}
+	for i := 0; i < len(fold); i++ {
+		t.add(fold[i])
+	}
+}
+
+func (t *tokenizer) apostrophe() {
+	if t.inWord && !t.pendingApos {
+		t.pendingApos = true
+		return
+	}
+	t.sep()
+}
+
+// mark handles a combining mark: dropped after a Latin letter (a diacritic
+// NFKC could not compose), kept inside words of other scripts (Devanagari
+// vowel signs and the like), ignored elsewhere.
+func (t *tokenizer) mark(r rune) {
+	switch {
+	case t.inWord && !t.pendingApos:
+		if !t.lastLatin {
+			t.addRune(r)
+		}
+	case t.cjk != clSep:
+		// Variation selectors and stray voicing marks: skip, keep the run.
+	default:
+		t.sep()
+	}
+}
+
+func (t *tokenizer) sep() {
+	if t.inWord {
+		t.endWord()
+	}
+	if t.cjk != clSep {
+		t.endCJK()
+	}
+}
+
+// endWord finishes the current word token and emits its term, if any.
+func (t *tokenizer) endWord() {
+	tok := t.sc.tok
+	keep := !t.tooLong
+	if keep && t.hasApos {
+		tok = contraction(tok)
+	}
+	t.sc.tok = t.sc.tok[:0]
+	t.inWord, t.tooLong, t.hasApos, t.pendingApos, t.lastLatin = false, false, false, false, false
+	if !keep || len(tok) == 0 {
+		return
+	}
+	if !t.a.opt.NoStopwords && isStopword(tok) {
+		return
+	}
+	if !t.a.opt.NoStem && isASCIILower(tok) {
+		tok = porterStem(tok)
+	}
+	t.emit(tok)
+}
+
+func (t *tokenizer) emit(term []byte) {
+	t.sc.terms = append(t.sc.terms, term...)
+	t.sc.ends = append(t.sc.ends, len(t.sc.terms))
+}
+
+// cjkRune adds a Han, Hiragana, Katakana or Hangul character: each pair of
+// neighbours in a run of one script is a term.
+func (t *tokenizer) cjkRune(cl class, r rune) {
+	if t.inWord {
+		t.endWord()
+	}
+	if t.cjk != cl {
+		if t.cjk != clSep {
+			t.endCJK()
+		}
+		t.cjk, t.cjkPrev, t.cjkN = cl, r, 1
+		return
+	}
+	terms := utf8.AppendRune(t.sc.terms, t.cjkPrev)
+	t.sc.terms = utf8.AppendRune(terms, r)
+	t.sc.ends = append(t.sc.ends, len(t.sc.terms))
+	t.cjkPrev = r
+	t.cjkN++
+}
+
+// endCJK finishes a CJK run. A run of one character is a term by itself,
+// unless it is a lone hiragana (a particle such as を, は, が) or a lone
+// prolonged sound mark (often written as a dash).
+func (t *tokenizer) endCJK() {
+	if t.cjkN == 1 && t.cjk != clHira && t.cjkPrev != '\u30FC' {
+		t.sc.terms = utf8.AppendRune(t.sc.terms, t.cjkPrev)
+		t.sc.ends = append(t.sc.ends, len(t.sc.terms))
+	}
+	t.cjk, t.cjkN = clSep, 0
+}
+
+// contraction resolves a token with apostrophes between letters. English
+// clitics after the last apostrophe are removed: "user's" -> "user",
+// "we're" -> "we", "they've" -> "they", "i'll" -> "i", "she'd" -> "she",
+// "i'm" -> "i"; "n't" is removed from the word it negates: "don't" -> "do",
+// "isn't" -> "is", with "can't" -> "can", "won't" -> "will", "shan't" ->
+// "shall". Other apostrophes are removed and the parts joined: "o'clock" ->
+// "oclock", "O'Brien" -> "obrien".
+func contraction(tok []byte) []byte {
+	last := -1
+	for i := len(tok) - 1; i >= 0; i-- {
+		if tok[i] == '\'' {
+			last = i
+			break
+		}
+	}
+	if last < 0 {
+		return tok
+	}
+	base, suffix := tok[:last], tok[last+1:]
+	switch string(suffix) {
+	case "s", "re", "ve", "ll", "d", "m":
+		tok = base
+	case "t":
+		switch string(base) {
+		case "can":
+			tok = base
+		case "won":
+			tok = append(base[:0], "will"...) // fits: "won't" is 5 bytes
+		case "shan":
+			tok = append(base[:0], "shall"...) // fits: "shan't" is 6 bytes
+		default:
+			if n := len(base); n >= 2 && base[n-1] == 'n' {
+				tok = base[:n-1]
+			}
+		}
+	}
+	// Join whatever apostrophes remain.
+	out := tok[:0]
+	for _, b := range tok {
+		if b != '\'' {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+func isASCIILower(b []byte) bool {
+	for _, c := range b {
+		if c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,500 @@
+// Package source turns what a user points sagasu at (files, directories,
+// glob patterns, stdin, literal text) into doc.Document values, one at a
+// time, so that a folder of 100,000 files never has to sit in memory.
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/glob"
+)
+
+// DefaultMaxFileSize is the largest file read when Options.MaxFileSize is 0.
+const DefaultMaxFileSize int64 = 10 << 20
+
+// Options tunes Walk. The zero value is ready to use.
+type Options struct {
+	// MaxFileSize is the largest file, in bytes, that is read; larger files
+	// are skipped with a warning. 0 (or less) means DefaultMaxFileSize.
+	MaxFileSize int64
+	// Stdin is read when an input is "-"; nil means os.Stdin.
+	Stdin io.Reader
+	// Logger receives notices and warnings: binary files skipped, files too
+	// large, invalid UTF-8 repaired, unreadable files. nil discards them.
+	Logger *slog.Logger
+	// Exclude holds extra glob patterns (see package glob) for files and
+	// directories to skip while walking a directory or a glob. A pattern is
+	// matched against the entry's slash path as given ("docs/drafts/a.md"),
+	// its path relative to the walked input ("drafts/a.md") and its base name
+	// ("a.md"); an excluded directory is not entered. Explicitly named files
+	// are never excluded.
+	Exclude []string
+}
+
+// SkipReason says why a file was not turned into a document.
+type SkipReason string
+
+// Reasons a file is skipped.
+const (
+	SkipBinary     SkipReason = "binary"     // a NUL byte or mostly invalid UTF-8
+	SkipTooLarge   SkipReason = "too-large"  // over Options.MaxFileSize
+	SkipUnreadable SkipReason = "unreadable" // could not be opened or read inside a walked directory
+	// SkipIgnored is a symlinked directory (not followed) or a special file
+	// such as a FIFO or socket met while walking. Directories and files left
+	// out by the default rules (.git, node_modules, .sagasu, hidden
+	// directories) or by Options.Exclude are routine and are only logged at
+	// debug level, not reported.
+	SkipIgnored SkipReason = "ignored"
+)
+
+// Skip reports one file or directory that Walk did not load.
+type Skip struct {
+	Path   string // slash path as the URI would have been; "-" for stdin
+	Reason SkipReason
+	Err    error // what went wrong, in words; never nil
+}
+
+// Walk loads every input in order and calls fn with each document.
+//
+// An input is "-" (read Options.Stdin), a file, a directory (walked
+// recursively in lexical order), or a glob pattern such as "docs/**/*.md"
+// (walked from its base directory, selecting the files whose slash path
+// matches; see package glob). An input that names an existing path is taken
+// literally even if it contains glob characters. A document's URI is
+// its path as given, slash-separated and cleaned: input "docs" yields
+// "docs/guide/intro.md", "./README.md" yields "README.md", and absolute
+// paths stay absolute. A file reached twice (say through "docs" and
+// "docs/a.md") is loaded once.
+//
+// While walking, directories named .git, node_modules and .sagasu and other
+// hidden directories are skipped, unless the directory is itself the input
+// or a glob names it literally ("**/.github/*.md"). Symlinked directories are
+// not followed; symlinked files are read.
+//
+// Files that cannot be loaded as text are passed to skip (which may be nil)
+// and Walk goes on. Walk fails, naming the input and what to do, when an
+// input does not exist, a glob is malformed or matches no file, or an
+// explicitly named file or directory cannot be read; all inputs are checked
+// before any is loaded. An error from fn stops the walk and is returned as
+// is; when ctx is cancelled Walk stops promptly and returns ctx.Err().
+func Walk(ctx context.Context, inputs []string, opt Options, fn func(doc.Document) error, skip func(Skip)) error {
+	w := &walker{
+		ctx:  ctx,
+		max:  opt.MaxFileSize,
+		in:   opt.Stdin,
+		log:  opt.Logger,
+		fn:   fn,
+		skip: skip,
+		excl: opt.Exclude,
+		seen: make(map[string]bool),
+	}
+	if w.max <= 0 {
+		w.max = DefaultMaxFileSize
+	}
+	if w.in == nil {
+		w.in = os.Stdin
+	}
+	if w.log == nil {
+		w.log = slog.New(slog.DiscardHandler)
+	}
+	if w.skip == nil {
+		w.skip = func(Skip) {}
+	}
+	for _, p := range opt.Exclude {
+		if err := glob.Valid(p); err != nil {
+			return fmt.Errorf("exclude pattern: %w", err)
+		}
+	}
+
+	plans := make([]plan, 0, len(inputs))
+	for _, in := range inputs {
+		p, err := resolve(in)
+		if err != nil {
+			return err
+		}
+		plans = append(plans, p)
+	}
+	for _, p := range plans {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := w.run(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Check reports the first input that Walk would refuse (missing path,
+// malformed glob) without loading anything, so a caller can fail before it
+// creates an index.
+func Check(inputs []string) error {
+	for _, in := range inputs {
+		if _, err := resolve(in); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// kind is what an input turned out to be.
+type kind int
+
+const (
+	kindStdin kind = iota
+	kindFile
+	kindDir
+	kindGlob
+)
+
+// plan is one input, checked and ready to load.
+type plan struct {
+	input string // as the user gave it
+	kind  kind
+	os    string // OS path of the file, directory or glob base
+	uri   string // slash path of the same
+	glob  *pattern
+}
+
+// pattern is a glob input.
+type pattern struct {
+	text string // cleaned, slash-separated
+	// named holds the literal segments of the pattern, so that a hidden or
+	// normally skipped directory the pattern names ("**/.github/*.yml") is
+	// entered.
+	named map[string]bool
+}
+
+// resolve decides what an input is, or says why it cannot be loaded.
+func resolve(in string) (plan, error) {
+	switch in {
+	case "-":
+		return plan{input: in, kind: kindStdin, uri: "-"}, nil
+	case "":
+		return plan{}, errors.New(`empty input: give a file, a directory, a glob such as "docs/**/*.md", or "-" for stdin`)
+	}
+	osPath := filepath.Clean(in)
+	uri := path.Clean(filepath.ToSlash(in))
+	fi, err := os.Stat(osPath)
+	switch {
+	case err == nil && fi.IsDir():
+		return plan{input: in, kind: kindDir, os: osPath, uri: uri}, nil
+	case err == nil:
+		return plan{input: in, kind: kindFile, os: osPath, uri: uri}, nil
+	case errors.Is(err, fs.ErrNotExist) && strings.ContainsAny(uri, "*?["):
+		// A backslash alone does not make a glob: "C:\docs\a.md" is a
+		// mistyped path, not a pattern to match against the whole tree.
+		return resolveGlob(in, uri)
+	case errors.Is(err, fs.ErrNotExist):
+		return plan{}, fmt.Errorf("input %q does not exist; check the path (relative paths start from %s): %w", in, cwd(), err)
+	default:
+		return plan{}, fmt.Errorf("input %q cannot be read; check the path and its permissions: %w", in, err)
+	}
+}
+
+func resolveGlob(in, pat string) (plan, error) {
+	if err := glob.Valid(pat); err != nil {
+		return plan{}, fmt.Errorf("input %q does not exist, and as a glob it is malformed; fix the path or the pattern: %w", in, err)
+	}
+	base := glob.Base(pat)
+	fi, err := os.Stat(filepath.FromSlash(base))
+	if err != nil || !fi.IsDir() {
+		return plan{}, fmt.Errorf("input %q: its base directory %q does not exist; check the path (relative paths start from %s)", in, base, cwd())
+	}
+	p := &pattern{text: pat, named: make(map[string]bool)}
+	for _, seg := range strings.Split(pat, "/") {
+		if !glob.HasMeta(seg) {
+			p.named[seg] = true
+		}
+	}
+	return plan{input: in, kind: kindGlob, os: filepath.FromSlash(base), uri: base, glob: p}, nil
+}
+
+func cwd() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "the current directory"
+	}
+	return dir
+}
+
+// walker holds one Walk's settings and progress.
+type walker struct {
+	ctx  context.Context
+	max  int64
+	in   io.Reader
+	log  *slog.Logger
+	fn   func(doc.Document) error
+	skip func(Skip)
+	excl []string
+	seen map[string]bool // URIs already loaded
+	hits int             // files the current glob matched
+}
+
+func (w *walker) run(p plan) error {
+	switch p.kind {
+	case kindStdin:
+		return w.stdin()
+	case kindFile:
+		return w.file(p.os, p.uri, true)
+	case kindDir:
+		return w.dir(p.os, p.uri, p.uri, nil, true)
+	default:
+		w.hits = 0
+		if err := w.dir(p.os, p.uri, p.uri, p.glob, true); err != nil {
+			return err
+		}
+		if w.hits == 0 {
+			return fmt.Errorf("input %q matches no files under %q; check the pattern (hidden directories, .git and node_modules are searched only when the pattern names them)", p.input, p.uri)
+		}
+		return nil
+	}
+}
+
+// dir loads everything under the directory osDir, whose URI is uri. root is
+// the URI of the walked input; g is the glob being matched, if any.
+func (w *walker) dir(osDir, uri, root string, g *pattern, isRoot bool) error {
+	entries, err := os.ReadDir(osDir)
+	if err != nil {
+		if isRoot {
+			return fmt.Errorf("cannot read directory %q; check its permissions: %w", uri, err)
+		}
+		w.skipped(uri, SkipUnreadable, err)
+		if len(entries) == 0 {
+			return nil
+		}
+		// Go on with what could be read.
+	}
+	for _, e := range entries {
+		if err := w.ctx.Err(); err != nil {
+			return err
+		}
+		name := e.Name()
+		childOS := filepath.Join(osDir, name)
+		childURI := path.Join(uri, name)
+		typ := e.Type()
+		if typ&fs.ModeSymlink != 0 {
+			fi, err := os.Stat(childOS)
+			if err != nil {
+				if g == nil || glob.Match(g.text, childURI) {
+					w.skipped(childURI, SkipUnreadable, fmt.Errorf("broken symbolic link: %w", err))
+				}
+				continue
+			}
+			if fi.IsDir() {
+				// Following links to directories can loop forever.
+				if g == nil || glob.MatchBelow(g.text, childURI) {
+					w.skipped(childURI, SkipIgnored, errors.New("symbolic link to a directory is not followed"))
+				}
+				continue
+			}
+			typ = fi.Mode().Type()
+		}
+
+		if typ.IsDir() {
+			if g != nil && !glob.MatchBelow(g.text, childURI) {
+				continue
+			}
+			if why := w.ignoreDir(name, childURI, root, g); why != "" {
+				// Routine, so not reported to skip: .git would show up on every run.
+				w.log.Debug("skipped directory", "path", childURI, "reason", why)
+				continue
+			}
+			if err := w.dir(childOS, childURI, root, g, false); err != nil {
+				return err
+			}
+			continue
+		}
+
+		if g != nil {
+			if !glob.Match(g.text, childURI) {
+				continue
+			}
+			w.hits++
+		}
+		if p := w.excluded(childURI, root, name); p != "" {
+			w.log.Debug("skipped file", "path", childURI, "reason", "matches exclude pattern", "pattern", p)
+			continue
+		}
+		if strings.HasPrefix(name, ".") && (g == nil || !g.named[name]) {
+			// Dotfiles (.env, .npmrc) often hold secrets that must not end up
+			// in an index agents read; name one as an input to include it.
+			w.log.Debug("skipped file", "path", childURI, "reason", "hidden file")
+			continue
+		}
+		if !typ.IsRegular() {
+			// Reading a FIFO or device found by walking could block forever.
+			w.skipped(childURI, SkipIgnored, fmt.Errorf("not a regular file (%s)", typ))
+			continue
+		}
+		if err := w.file(childOS, childURI, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ignoreDir says why a directory met while walking is skipped, or "".
+func (w *walker) ignoreDir(name, uri, root string, g *pattern) string {
+	if g == nil || !g.named[name] {
+		switch {
+		case name == ".git" || name == "node_modules" || name == ".sagasu":
+			return name + " directories are always skipped"
+		case strings.HasPrefix(name, "."):
+			return "hidden directory (name it as an input to include it)"
+		}
+	}
+	if p := w.excluded(uri, root, name); p != "" {
+		return fmt.Sprintf("matches exclude pattern %q", p)
+	}
+	return ""
+}
+
+// excluded returns the first Exclude pattern that matches, or "".
+func (w *walker) excluded(uri, root, name string) string {
+	rel := ""
+	if root == "." {
+		rel = uri
+	} else if r, ok := strings.CutPrefix(uri, strings.TrimSuffix(root, "/")+"/"); ok {
+		rel = r
+	}
+	for _, p := range w.excl {
+		if glob.Match(p, uri) || glob.Match(p, name) || (rel != "" && glob.Match(p, rel)) {
+			return p
+		}
+	}
+	return ""
+}
+
+func (w *walker) skipped(uri string, reason SkipReason, err error) {
+	switch reason {
+	case SkipIgnored:
+		w.log.Info("skipped", "path", uri, "reason", err)
+	case SkipBinary:
+		w.log.Info("skipped binary file", "path", uri, "reason", err)
+	default:
+		w.log.Warn("skipped file", "path", uri, "reason", err)
+	}
+	w.skip(Skip{Path: uri, Reason: reason, Err: err})
+}
+
+// file loads one file. An explicit file's read errors are fatal; a walked
+// file's are reported to skip.
+func (w *walker) file(osPath, uri string, explicit bool) error {
+	if w.seen[uri] {
+		return nil
+	}
+	w.seen[uri] = true
+
+	data, tooLarge, err := w.readFile(osPath)
+	if err != nil {
+		if explicit {
+			return fmt.Errorf("cannot read input %q; check that it is a readable file: %w", uri, err)
+		}
+		w.skipped(uri, SkipUnreadable, err)
+		return nil
+	}
+	if tooLarge {
+		w.skipped(uri, SkipTooLarge, fmt.Errorf("larger than the %d-byte limit", w.max))
+		return nil
+	}
+	text, ok := w.decode(uri, data)
+	if !ok {
+		return nil
+	}
+	if err := w.ctx.Err(); err != nil {
+		return err
+	}
+	return w.fn(fileDocument(uri, text))
+}
+
+// readFile reads at most w.max bytes of a file; tooLarge reports that there
+// was more. Special files named explicitly (a pipe such as /dev/fd/3) are
+// read the same way.
+func (w *walker) readFile(osPath string) (data []byte, tooLarge bool, err error) {
+	f, err := os.Open(osPath)
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > w.max {
+		return nil, true, nil
+	}
+	return readLimit(f, w.max)
+}
+
+func readLimit(r io.Reader, max int64) ([]byte, bool, error) {
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, false, err
+	}
+	if int64(len(data)) > max {
+		return nil, true, nil
+	}
+	return data, false, nil
+}
+
+// decode turns file bytes into text, or reports the file as binary.
+func (w *walker) decode(uri string, data []byte) (string, bool) {
+	text, repaired, err := decodeText(data)
+	if err != nil {
+		w.skipped(uri, SkipBinary, err)
+		return "", false
+	}
+	if repaired > 0 {
+		w.log.Warn("repaired invalid UTF-8: replaced bad bytes with U+FFFD", "path", uri, "bytes", repaired)
+	}
+	return text, true
+}
+
+// stdin loads standard input as one document. The read runs in its own
+// goroutine so that cancelling ctx is not held up by a terminal that never
+// sends EOF.
+func (w *walker) stdin() error {
+	type result struct {
+		data     []byte
+		tooLarge bool
+		err      error
+	}
+	done := make(chan result, 1)
+	go func() {
+		data, tooLarge, err := readLimit(w.in, w.max)
+		done <- result{data, tooLarge, err}
+	}()
+	var r result
+	select {
+	case <-w.ctx.Done():
+		return w.ctx.Err()
+	case r = <-done:
+	}
+	if r.err != nil {
+		return fmt.Errorf("cannot read input %q (stdin): %w", "-", r.err)
+	}
+	if r.tooLarge {
+		w.skipped("-", SkipTooLarge, fmt.Errorf("stdin is larger than the %d-byte limit", w.max))
+		return nil
+	}
+	text, ok := w.decode("-", r.data)
+	if !ok {
+		return nil
+	}
+	d := textDocument("stdin:", text, "")
+	if d.Title == "" {
+		d.Title = "stdin"
+	}
+	if w.seen[d.URI] {
+		return nil
+	}
+	w.seen[d.URI] = true
+	return w.fn(d)
+}
