@@ -98,3 +98,20 @@ type Hit struct {
 	// keyword search, cosine similarity for semantic search, fused rank score for hybrid.
 	Score float64
 }
+
+// ContextText is what retrieval sees of a chunk: the source title and the
+// heading path, then the text. Keyword analysis and embeddings both use it,
+// so every chunk carries the context of where it sits.
+func ContextText(title string, c Chunk) string {
+	var b strings.Builder
+	if title != "" && (len(c.Heading) == 0 || c.Heading[0] != title) {
+		b.WriteString(title)
+		b.WriteByte('\n')
+	}
+	for _, h := range c.Heading {
+		b.WriteString(h)
+		b.WriteByte('\n')
+	}
+	b.WriteString(c.Text)
+	return b.String()
+}

@@ -28,7 +28,9 @@ type SourceData struct {
 	Source  doc.Source // ID, URI, Type, Format, Title, ContentHash are used
 	Content string     // the original content, kept for `get`
 	Chunks  []doc.Chunk
-	// Vectors holds one embedding per chunk when the index has an embedder; nil otherwise.
+	// Vectors holds one embedding per chunk when the index has an embedder;
+	// nil otherwise. A zero vector (a text the model knows no word of) is
+	// not stored.
 	Vectors [][]float32
 }
 
@@ -103,6 +105,25 @@ type Store interface {
 	// DocFreq returns how many chunks contain each analysed term of text, and
 	// the number of chunks in the index.
 	DocFreq(ctx context.Context, text string) (map[string]int, int, error)
+
+	// InitVectors prepares the index to hold dim-dimensional embeddings; it
+	// fails if the index already holds vectors of another dimension.
+	InitVectors(ctx context.Context, dim int) error
+	// ClearVectors drops every embedding (before re-embedding with another model).
+	ClearVectors(ctx context.Context) error
+	// VectorSearch ranks chunks by cosine similarity to q (scores in [-1, 1])
+	// and returns at most k of them, best first.
+	VectorSearch(ctx context.Context, q []float32, k int, f Filter) ([]Scored, error)
+	// VectorsByHash returns stored embeddings keyed by the content hash of the
+	// chunk's context text (doc.ContextText), so unchanged chunks are never
+	// embedded twice.
+	VectorsByHash(ctx context.Context, hashes []string) (map[string][]float32, error)
+	// VectorsByID returns the stored embeddings of chunks.
+	VectorsByID(ctx context.Context, ids []int64) (map[int64][]float32, error)
+	// SetVectors stores embeddings for existing chunks.
+	SetVectors(ctx context.Context, vecs map[int64][]float32) error
+	// EachChunk calls fn for every chunk, in ID order, with its source's title.
+	EachChunk(ctx context.Context, fn func(c doc.Chunk, title string) error) error
 
 	// Meta reads a setting pinned in the index ("" if unset); SetMeta writes one.
 	Meta(ctx context.Context, key string) (string, error)

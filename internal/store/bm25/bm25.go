@@ -93,24 +93,41 @@ func Remove(data []byte, drop map[uint64]bool) ([]byte, int, error) {
 	return Encode(nil, kept), len(kept), nil
 }
 
-// Merge combines encoded lists into one sorted list.
+// Merge combines encoded lists into one sorted list. Segments hold
+// disjoint ID ranges, so the lists are concatenated in order of their first
+// ID; overlapping lists (which a well-formed index never has) are sorted.
 func Merge(lists ...[]byte) ([]byte, int, error) {
-	var all []Posting
+	parts := make([][]Posting, 0, len(lists))
+	total := 0
 	for _, l := range lists {
-		if err := Decode(l, func(p Posting) { all = append(all, p) }); err != nil {
+		ps, err := DecodeAll(l)
+		if err != nil {
 			return nil, 0, err
 		}
-	}
-	slices.SortFunc(all, func(a, b Posting) int {
-		switch {
-		case a.ID < b.ID:
-			return -1
-		case a.ID > b.ID:
-			return 1
+		if len(ps) > 0 {
+			parts = append(parts, ps)
+			total += len(ps)
 		}
-		return 0
-	})
-	return Encode(nil, all), len(all), nil
+	}
+	slices.SortFunc(parts, func(a, b []Posting) int { return cmpID(a[0], b[0]) })
+	all := make([]Posting, 0, total)
+	for _, p := range parts {
+		all = append(all, p...)
+	}
+	if !slices.IsSortedFunc(all, cmpID) {
+		slices.SortFunc(all, cmpID)
+	}
+	return Encode(make([]byte, 0, total*4), all), len(all), nil
+}
+
+func cmpID(a, b Posting) int {
+	switch {
+	case a.ID < b.ID:
+		return -1
+	case a.ID > b.ID:
+		return 1
+	}
+	return 0
 }
 
 // Builder collects the postings of a batch of chunks.
@@ -184,48 +201,51 @@ func Score(c Corpus, lists []List, k int, allow func(id int64) bool) ([]store.Sc
 	if avgdl == 0 {
 		avgdl = 1
 	}
+	// Two passes over each list: the first finds the ID range and document
+	// frequency, the second accumulates scores straight from the encoded
+	// bytes, so no posting is ever materialised.
 	type term struct {
-		postings []Posting
-		idf      float64
+		data [][]byte
+		df   int
 	}
 	terms := make([]term, 0, len(lists))
 	minID, maxID := uint64(math.MaxUint64), uint64(0)
 	for _, l := range lists {
-		var ps []Posting
+		t := term{data: l.Data}
 		for _, d := range l.Data {
-			if err := Decode(d, func(p Posting) { ps = append(ps, p) }); err != nil {
+			if err := Decode(d, func(p Posting) {
+				t.df++
+				minID = min(minID, p.ID)
+				maxID = max(maxID, p.ID)
+			}); err != nil {
 				return nil, err
 			}
 		}
-		if len(ps) == 0 {
-			continue
+		if t.df > 0 {
+			terms = append(terms, t)
 		}
-		for _, p := range ps {
-			minID = min(minID, p.ID)
-			maxID = max(maxID, p.ID)
-		}
-		terms = append(terms, term{postings: ps, idf: IDF(c.Docs, len(ps))})
 	}
 	if len(terms) == 0 {
 		return nil, nil
 	}
 	// Accumulate into a dense array over the ID range: postings of one query
-	// touch a contiguous-ish range and an array beats a map by far.
+	// touch a contiguous-ish range and an array beats a map by far. Every
+	// contribution is positive, so a zero slot means "not seen yet".
 	span := maxID - minID + 1
 	acc := make([]float32, span)
-	seen := make([]bool, span)
 	var touched []uint32
 	for _, t := range terms {
-		for _, p := range t.postings {
-			tf := float64(p.TF)
-			norm := K1 * (1 - B + B*float64(p.DL)/avgdl)
-			s := t.idf * tf * (K1 + 1) / (tf + norm)
-			i := p.ID - minID
-			if !seen[i] {
-				seen[i] = true
-				touched = append(touched, uint32(i))
-			}
-			acc[i] += float32(s)
+		idf := IDF(c.Docs, t.df)
+		for _, d := range t.data {
+			_ = Decode(d, func(p Posting) {
+				tf := float64(p.TF)
+				norm := K1 * (1 - B + B*float64(p.DL)/avgdl)
+				i := p.ID - minID
+				if acc[i] == 0 {
+					touched = append(touched, uint32(i))
+				}
+				acc[i] += float32(idf * tf * (K1 + 1) / (tf + norm))
+			})
 		}
 	}
 	h := &topK{}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/sagasu-dev/sagasu/internal/analyze"
 	"github.com/sagasu-dev/sagasu/internal/store"
 )
 
@@ -40,9 +39,10 @@ var migrations = []string{
 		tokens INTEGER NOT NULL,
 		terms INTEGER NOT NULL,
 		seg INTEGER NOT NULL,
-		embedding BLOB,
+		chash TEXT NOT NULL,
 		UNIQUE(source_id, idx));
 	CREATE INDEX chunks_seg ON chunks(seg);
+	CREATE INDEX chunks_chash ON chunks(chash);
 	CREATE TABLE postings(
 		term TEXT NOT NULL,
 		seg INTEGER NOT NULL,
@@ -84,7 +84,7 @@ func (s *Store) migrate(ctx context.Context) error {
 				if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d`, applicationID)); err != nil {
 					return err
 				}
-				if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES(?, ?)`, metaAnalyzer, analyze.Version); err != nil {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES(?, ?)`, metaAnalyzer, s.an.Signature()); err != nil {
 					return err
 				}
 			}
@@ -99,8 +99,8 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("open index %q: %w", s.path, err)
 	}
-	if pinned != analyze.Version {
-		return fmt.Errorf("open index %q: its keyword index was built by analyzer version %q and this sagasu uses %q: delete the file and index again", s.path, pinned, analyze.Version)
+	if pinned != s.an.Signature() {
+		return fmt.Errorf("open index %q: its keyword index was built by analyzer version %q and this sagasu uses %q: delete the file and index again", s.path, pinned, s.an.Signature())
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -44,6 +45,9 @@ type Store struct {
 	path string
 	an   *analyze.Analyzer
 
+	// mergePage is how many terms a segment merge reads at a time.
+	mergePage int
+
 	// writeMu serialises writers inside this process; SQLite serialises
 	// processes (BEGIN IMMEDIATE with a busy timeout).
 	writeMu sync.Mutex
@@ -68,7 +72,8 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		}
 	}
 	dsn := "file:" + path + "?_pragma=busy_timeout(15000)&_pragma=journal_mode(WAL)" +
-		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=cache_size(-16384)" +
+		"&_pragma=temp_store(MEMORY)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open index %q: %w", path, err)
@@ -77,7 +82,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if an == nil {
 		an = analyze.New(analyze.Options{})
 	}
-	s := &Store{db: db, path: path, an: an}
+	s := &Store{db: db, path: path, an: an, mergePage: 4096}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -148,22 +153,7 @@ func (s *Store) wrapBusy(err error) error {
 type chunkRow struct {
 	c     doc.Chunk
 	terms []string
-}
-
-// keywordText is what the keyword index sees of a chunk: the source title
-// and heading path give every chunk the context of where it sits.
-func keywordText(title string, c doc.Chunk) string {
-	var b strings.Builder
-	if title != "" && (len(c.Heading) == 0 || c.Heading[0] != title) {
-		b.WriteString(title)
-		b.WriteByte('\n')
-	}
-	for _, h := range c.Heading {
-		b.WriteString(h)
-		b.WriteByte('\n')
-	}
-	b.WriteString(c.Text)
-	return b.String()
+	hash  string // of the context text, to find reusable embeddings
 }
 
 // Replace implements store.Store.
@@ -171,7 +161,8 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	// Analyse outside the transaction to keep the write lock short.
+	// Analyse outside the transaction, on every core, to keep the write
+	// lock short.
 	rows := make([][]chunkRow, len(batch))
 	for i, sd := range batch {
 		if sd.Source.ID == "" || sd.Source.URI == "" {
@@ -181,10 +172,23 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 			return fmt.Errorf("replace %q: %d vectors for %d chunks", sd.Source.URI, len(sd.Vectors), len(sd.Chunks))
 		}
 		rows[i] = make([]chunkRow, len(sd.Chunks))
-		for j, c := range sd.Chunks {
-			rows[i][j] = chunkRow{c: c, terms: s.an.Terms(keywordText(sd.Source.Title, c))}
-		}
 	}
+	var wg sync.WaitGroup
+	workers := runtime.GOMAXPROCS(0)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(batch); i += workers {
+				sd := batch[i]
+				for j, c := range sd.Chunks {
+					ctxText := doc.ContextText(sd.Source.Title, c)
+					rows[i][j] = chunkRow{c: c, terms: s.an.Terms(ctxText), hash: doc.ContentHash(ctxText)}
+				}
+			}
+		}()
+	}
+	wg.Wait()
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		ids := make([]string, 0, len(batch))
 		for _, sd := range batch {
@@ -209,7 +213,7 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 			return err
 		}
 		defer insContent.Close()
-		insChunk, err := tx.PrepareContext(ctx, `INSERT INTO chunks(source_id, idx, text, heading, start_line, end_line, start_byte, end_byte, tokens, terms, seg, embedding)
+		insChunk, err := tx.PrepareContext(ctx, `INSERT INTO chunks(source_id, idx, text, heading, start_line, end_line, start_byte, end_byte, tokens, terms, seg, chash)
 			VALUES(?,?,?,?,?,?,?,?,?,?,?,?)`)
 		if err != nil {
 			return err
@@ -226,13 +230,8 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 			}
 			for j, r := range rows[i] {
 				c := r.c
-				heading, _ := json.Marshal(nonNil(c.Heading))
-				var vec any
-				if sd.Vectors != nil {
-					vec = encodeVector(sd.Vectors[j])
-				}
-				res, err := insChunk.ExecContext(ctx, src.ID, j, c.Text, string(heading), c.StartLine, c.EndLine,
-					c.StartByte, c.EndByte, c.Tokens, len(r.terms), seg, vec)
+				res, err := insChunk.ExecContext(ctx, src.ID, j, c.Text, headingJSON(c.Heading), c.StartLine, c.EndLine,
+					c.StartByte, c.EndByte, c.Tokens, len(r.terms), seg, r.hash)
 				if err != nil {
 					return fmt.Errorf("insert chunk %d of %q: %w", j, src.URI, err)
 				}
@@ -241,6 +240,11 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 					return err
 				}
 				b.Add(uint64(id), r.terms)
+				if sd.Vectors != nil {
+					if err := s.putVector(ctx, tx, id, sd.Vectors[j]); err != nil {
+						return fmt.Errorf("store vector of chunk %d of %q: %w", j, src.URI, err)
+					}
+				}
 			}
 		}
 		return writeSegment(ctx, tx, seg, b)
@@ -249,13 +253,6 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 		return err
 	}
 	return s.compact(ctx)
-}
-
-func nonNil(h []string) []string {
-	if h == nil {
-		return []string{}
-	}
-	return h
 }
 
 // Delete implements store.Store.
@@ -300,10 +297,13 @@ func (s *Store) deleteTx(ctx context.Context, tx *sql.Tx, ids []string) (int, er
 				return 0, err
 			}
 			_ = json.Unmarshal([]byte(heading), &c.Heading)
-			chunks = append(chunks, gone{id: uint64(c.ID), seg: seg, terms: s.an.Terms(keywordText(title, c))})
+			chunks = append(chunks, gone{id: uint64(c.ID), seg: seg, terms: s.an.Terms(doc.ContextText(title, c))})
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
+			return 0, err
+		}
+		if err := s.deleteVectors(ctx, tx, id); err != nil {
 			return 0, err
 		}
 		for _, q := range []string{`DELETE FROM chunks WHERE source_id = ?`, `DELETE FROM contents WHERE source_id = ?`, `DELETE FROM sources WHERE id = ?`} {
@@ -423,7 +423,7 @@ func (s *Store) compact(ctx context.Context) error {
 		if err != nil || len(segs) == 0 {
 			return err
 		}
-		if err := s.tx(ctx, func(tx *sql.Tx) error { return mergeSegments(ctx, tx, segs) }); err != nil {
+		if err := s.tx(ctx, func(tx *sql.Tx) error { return s.mergeSegments(ctx, tx, segs) }); err != nil {
 			return fmt.Errorf("merge index segments: %w", err)
 		}
 	}
@@ -454,72 +454,67 @@ func (s *Store) segmentsToMerge(ctx context.Context) ([]int64, error) {
 	return nil, rows.Err()
 }
 
-func mergeSegments(ctx context.Context, tx *sql.Tx, segs []int64) error {
-	into := segs[len(segs)-1]
-	ph := placeholders(len(segs))
-	args := make([]any, len(segs))
-	for i, s := range segs {
-		args[i] = s
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT term, data FROM postings WHERE seg IN (`+ph+`) ORDER BY term`, args...)
+// mergeSegments rewrites the postings of segs as one new segment. It works
+// through the terms a page at a time so memory stays bounded however large
+// the segments are.
+func (s *Store) mergeSegments(ctx context.Context, tx *sql.Tx, segs []int64) error {
+	into, err := nextSegment(ctx, tx)
 	if err != nil {
 		return err
 	}
-	type merged struct {
-		term string
-		data []byte
-		n    int
-	}
-	var out []merged
-	var cur string
-	var lists [][]byte
-	flush := func() error {
-		if len(lists) == 0 {
-			return nil
-		}
-		data, n, err := bm25.Merge(lists...)
-		if err != nil {
-			return err
-		}
-		out = append(out, merged{cur, data, n})
-		lists = lists[:0]
-		return nil
-	}
-	for rows.Next() {
-		var term string
-		var data []byte
-		if err := rows.Scan(&term, &data); err != nil {
-			rows.Close()
-			return err
-		}
-		if term != cur {
-			if err := flush(); err != nil {
-				rows.Close()
-				return err
-			}
-			cur = term
-		}
-		lists = append(lists, data)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	if err := flush(); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM postings WHERE seg IN (`+ph+`)`, args...); err != nil {
-		return err
+	ph := placeholders(len(segs))
+	args := make([]any, len(segs))
+	for i, seg := range segs {
+		args[i] = seg
 	}
 	ins, err := tx.PrepareContext(ctx, `INSERT INTO postings(term, seg, n, data) VALUES(?,?,?,?)`)
 	if err != nil {
 		return err
 	}
 	defer ins.Close()
-	for _, m := range out {
-		if _, err := ins.ExecContext(ctx, m.term, into, m.n, m.data); err != nil {
+	page := s.mergePage
+	after := ""
+	for {
+		rows, err := tx.QueryContext(ctx, `SELECT term, data FROM postings WHERE seg IN (`+ph+`) AND term IN
+			(SELECT DISTINCT term FROM postings WHERE seg IN (`+ph+`) AND term > ? ORDER BY term LIMIT `+fmt.Sprint(page)+`)
+			ORDER BY term`, append(append(append([]any{}, args...), args...), after)...)
+		if err != nil {
 			return err
 		}
+		var terms []string
+		lists := map[string][][]byte{}
+		for rows.Next() {
+			var term string
+			var data []byte
+			if err := rows.Scan(&term, &data); err != nil {
+				rows.Close()
+				return err
+			}
+			if len(terms) == 0 || terms[len(terms)-1] != term {
+				terms = append(terms, term)
+			}
+			lists[term] = append(lists[term], data)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(terms) == 0 {
+			break
+		}
+		for _, t := range terms {
+			data, n, err := bm25.Merge(lists[t]...)
+			if err != nil {
+				return fmt.Errorf("postings of %q: %w", t, err)
+			}
+			if _, err := ins.ExecContext(ctx, t, into, n, data); err != nil {
+				return err
+			}
+		}
+		after = terms[len(terms)-1]
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM postings WHERE seg IN (`+ph+`)`, args...); err != nil {
+		return err
 	}
 	var docs int
 	var tokens int64
@@ -893,10 +888,15 @@ func (s *Store) Stats(ctx context.Context) (store.Stats, error) {
 		(SELECT COUNT(*) FROM sources),
 		(SELECT COALESCE(SUM(size),0) FROM sources),
 		(SELECT COALESCE(SUM(docs),0) FROM segments),
-		(SELECT COUNT(DISTINCT term) FROM postings),
-		(SELECT COUNT(*) FROM chunks WHERE embedding IS NOT NULL)`).Scan(&st.Sources, &st.Bytes, &st.Chunks, &st.Terms, &st.Vectors)
+		(SELECT COUNT(DISTINCT term) FROM postings)
+		`).Scan(&st.Sources, &st.Bytes, &st.Chunks, &st.Terms)
 	if err != nil {
 		return st, err
+	}
+	if dim, err := s.vectorDim(ctx); err == nil && dim > 0 {
+		if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM chunk_vectors`).Scan(&st.Vectors); err != nil {
+			return st, err
+		}
 	}
 	for _, p := range []string{s.path, s.path + "-wal"} {
 		if fi, err := os.Stat(p); err == nil {

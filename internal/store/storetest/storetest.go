@@ -41,7 +41,7 @@ func Run(t *testing.T, open Opener) {
 		{"Lock", testLock},
 		{"NotFound", testNotFound},
 	}
-	for _, tc := range tests {
+	for _, tc := range append(tests, vectorTests...) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t)
 			defer s.Close()
@@ -90,7 +90,7 @@ func mustReplace(t *testing.T, s store.Store, batch ...store.SourceData) {
 	}
 }
 
-func search(t *testing.T, s store.Store, q string, k int, f store.Filter) []store.Scored {
+func kwSearch(t *testing.T, s store.Store, q string, k int, f store.Filter) []store.Scored {
 	t.Helper()
 	res, err := s.KeywordSearch(context.Background(), q, k, f)
 	if err != nil {
@@ -224,7 +224,7 @@ func snapshot(t *testing.T, s store.Store) string {
 		b.WriteByte('\n')
 	}
 	for _, q := range []string{"cat", "revenue", "設定", "dog cat together"} {
-		for _, r := range search(t, s, q, 10, store.Filter{}) {
+		for _, r := range kwSearch(t, s, q, 10, store.Filter{}) {
 			fmt.Fprintf(&b, "%s %.6f|", q, r.Score)
 		}
 	}
@@ -250,10 +250,10 @@ func testReplaceChanges(t *testing.T, s store.Store) {
 	if err != nil || src.Chunks != 3 || src.ContentHash != changed.Source.ContentHash {
 		t.Fatalf("after change: %+v, %v", src, err)
 	}
-	if res := search(t, s, "zebras", 10, store.Filter{}); len(res) != 1 {
+	if res := kwSearch(t, s, "zebras", 10, store.Filter{}); len(res) != 1 {
 		t.Errorf("new text not searchable: %v", res)
 	}
-	if res := search(t, s, "carnivores", 10, store.Filter{}); len(res) != 0 {
+	if res := kwSearch(t, s, "carnivores", 10, store.Filter{}); len(res) != 0 {
 		t.Errorf("old text still searchable after replace: %v", uris(t, s, res))
 	}
 	fresh := snapshotOf(t, s)
@@ -315,14 +315,14 @@ func testDelete(t *testing.T, s store.Store) {
 	if _, err := s.Content(ctx, doc.SourceID("docs/cats.md")); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("deleted content still there: %v", err)
 	}
-	for _, u := range uris(t, s, search(t, s, "cat", 10, store.Filter{})) {
+	for _, u := range uris(t, s, kwSearch(t, s, "cat", 10, store.Filter{})) {
 		if u == "docs/cats.md" {
 			t.Errorf("deleted source still found by keyword search")
 		}
 	}
 	// The index after delete equals an index that never had the source.
 	want := referenceScores(corpus()[1:], "cat mice")
-	got := search(t, s, "cat mice", 10, store.Filter{})
+	got := kwSearch(t, s, "cat mice", 10, store.Filter{})
 	if len(got) != len(want) {
 		t.Fatalf("after delete %d hits, reference %d", len(got), len(want))
 	}
@@ -340,12 +340,7 @@ func referenceScores(c []store.SourceData, q string) []float64 {
 	var docs [][]string
 	for _, sd := range c {
 		for _, ch := range sd.Chunks {
-			text := ch.Text
-			prefix := strings.Join(ch.Heading, "\n")
-			if len(ch.Heading) == 0 || ch.Heading[0] != sd.Source.Title {
-				prefix = sd.Source.Title + "\n" + prefix
-			}
-			docs = append(docs, an.Terms(prefix+"\n"+text))
+			docs = append(docs, an.Terms(doc.ContextText(sd.Source.Title, ch)))
 		}
 	}
 	total := 0
@@ -388,7 +383,7 @@ func testKeywordReference(t *testing.T, s store.Store) {
 	mustReplace(t, s, c...)
 	for _, q := range []string{"cat", "cats dogs", "revenue growth subscriptions", "routing dynamic", "a cat and a dog", "設定"} {
 		want := referenceScores(c, q)
-		got := search(t, s, q, 100, store.Filter{})
+		got := kwSearch(t, s, q, 100, store.Filter{})
 		if len(got) != len(want) {
 			t.Errorf("%q: %d hits, reference BM25 has %d", q, len(got), len(want))
 			continue
@@ -402,27 +397,27 @@ func testKeywordReference(t *testing.T, s store.Store) {
 			}
 		}
 	}
-	top := uris(t, s, search(t, s, "revenue", 1, store.Filter{}))
+	top := uris(t, s, kwSearch(t, s, "revenue", 1, store.Filter{}))
 	if len(top) != 1 || top[0] != "notes/finance.txt" {
 		t.Errorf(`top hit for "revenue" = %v, want notes/finance.txt`, top)
 	}
-	if res := search(t, s, "cat", 2, store.Filter{}); len(res) != 2 {
+	if res := kwSearch(t, s, "cat", 2, store.Filter{}); len(res) != 2 {
 		t.Errorf("k=2 returned %d hits", len(res))
 	}
-	if res := search(t, s, "the of and", 10, store.Filter{}); len(res) != 0 {
+	if res := kwSearch(t, s, "the of and", 10, store.Filter{}); len(res) != 0 {
 		t.Errorf("a stopword-only query matched %d chunks", len(res))
 	}
-	if res := search(t, s, "", 10, store.Filter{}); len(res) != 0 {
+	if res := kwSearch(t, s, "", 10, store.Filter{}); len(res) != 0 {
 		t.Errorf("an empty query matched %d chunks", len(res))
 	}
-	if res := search(t, s, "xylophone", 10, store.Filter{}); len(res) != 0 {
+	if res := kwSearch(t, s, "xylophone", 10, store.Filter{}); len(res) != 0 {
 		t.Errorf("an unknown word matched %d chunks", len(res))
 	}
 }
 
 func testKeywordFilters(t *testing.T, s store.Store) {
 	mustReplace(t, s, corpus()...)
-	all := search(t, s, "cat cats", 10, store.Filter{})
+	all := kwSearch(t, s, "cat cats", 10, store.Filter{})
 	if len(all) < 3 {
 		t.Fatalf("want cat hits in several sources, got %v", uris(t, s, all))
 	}
@@ -435,7 +430,7 @@ func testKeywordFilters(t *testing.T, s store.Store) {
 		{"type", store.Filter{Types: []doc.SourceType{doc.TypeText}}, func(u string) bool { return u == "text:abc" }},
 		{"source", store.Filter{SourceIDs: []string{doc.SourceID("notes/finance.txt")}}, func(u string) bool { return u == "notes/finance.txt" }},
 	} {
-		got := uris(t, s, search(t, s, "cat cats routing", 10, tc.f))
+		got := uris(t, s, kwSearch(t, s, "cat cats routing", 10, tc.f))
 		if tc.name != "type" && len(got) == 0 {
 			t.Errorf("%s filter: no hits", tc.name)
 		}
@@ -445,7 +440,7 @@ func testKeywordFilters(t *testing.T, s store.Store) {
 			}
 		}
 	}
-	ex := search(t, s, "cat cats", 10, store.Filter{ExcludeChunks: []int64{all[0].ChunkID}})
+	ex := kwSearch(t, s, "cat cats", 10, store.Filter{ExcludeChunks: []int64{all[0].ChunkID}})
 	if len(ex) != len(all)-1 || ex[0].ChunkID == all[0].ChunkID {
 		t.Errorf("ExcludeChunks did not drop the excluded chunk: %v vs %v", ex, all)
 	}
@@ -454,7 +449,7 @@ func testKeywordFilters(t *testing.T, s store.Store) {
 func testKeywordJapanese(t *testing.T, s store.Store) {
 	mustReplace(t, s, corpus()...)
 	for _, q := range []string{"設定ファイル", "テーマの設定", "VitePressの設定方法"} {
-		got := uris(t, s, search(t, s, q, 3, store.Filter{}))
+		got := uris(t, s, kwSearch(t, s, q, 3, store.Filter{}))
 		if len(got) == 0 || got[0] != "ja/guide/config.md" {
 			t.Errorf("Japanese query %q found %v, want ja/guide/config.md first", q, got)
 		}
@@ -492,7 +487,7 @@ func testManyBatches(t *testing.T, s store.Store) {
 	}
 	for _, q := range []string{"alpha", "beta gamma", "document", "theta zeta eta"} {
 		want := referenceScores(kept, q)
-		got := search(t, s, q, 500, store.Filter{})
+		got := kwSearch(t, s, q, 500, store.Filter{})
 		if len(got) != len(want) {
 			t.Errorf("%q: %d hits after many batches, reference %d", q, len(got), len(want))
 			continue
@@ -566,7 +561,7 @@ func testNotFound(t *testing.T, s store.Store) {
 	if _, err := s.Content(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Content(unknown) = %v, want ErrNotFound", err)
 	}
-	if res := search(t, s, "anything", 10, store.Filter{}); len(res) != 0 {
+	if res := kwSearch(t, s, "anything", 10, store.Filter{}); len(res) != 0 {
 		t.Errorf("search on empty store = %v", res)
 	}
 	if chunks, err := s.Chunks(ctx, "nope"); err != nil || len(chunks) != 0 {

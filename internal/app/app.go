@@ -1,0 +1,100 @@
+package app
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/sagasu-dev/sagasu/internal/analyze"
+	"github.com/sagasu-dev/sagasu/internal/chunk"
+	"github.com/sagasu-dev/sagasu/internal/embed"
+	"github.com/sagasu-dev/sagasu/internal/index"
+	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/source"
+	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
+)
+
+// App holds a loaded configuration and the logger every part writes to.
+type App struct {
+	Config Config
+	Log    *slog.Logger
+	// Getenv reads the environment (API keys); tests pass their own.
+	Getenv func(string) string
+}
+
+// New returns an App logging to stderr at the configured level, reading
+// API keys from environ ("KEY=value" entries).
+func New(cfg Config, stderr io.Writer, environ []string) *App {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel))
+	env := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	return &App{
+		Config: cfg,
+		Log:    slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+		Getenv: func(k string) string { return env[k] },
+	}
+}
+
+// OpenStore opens the configured index. With create, a missing index is
+// created; without it, a missing index is an error telling the user to index.
+func (a *App) OpenStore(ctx context.Context, create bool) (store.Store, error) {
+	return OpenStore(ctx, a.Config.DB, create)
+}
+
+// OpenStore opens the index at location (today a SQLite file path).
+func OpenStore(ctx context.Context, location string, create bool) (store.Store, error) {
+	location = strings.TrimPrefix(location, "sqlite://")
+	return sqlite.Open(ctx, location, sqlite.Options{Create: create, Analyzer: analyze.New(analyze.Options{})})
+}
+
+// ChunkOptions returns the configured chunk sizes.
+func (a *App) ChunkOptions() chunk.Options {
+	return chunk.Options{MaxTokens: a.Config.Chunk.Size, Overlap: a.Config.Chunk.Overlap}
+}
+
+// IndexOptions returns the pipeline options for the configuration.
+func (a *App) IndexOptions() index.Options {
+	return index.Options{
+		Chunk: a.ChunkOptions(),
+		Source: source.Options{
+			MaxFileSize: a.Config.Index.MaxFileSize,
+			Exclude:     a.Config.Index.Exclude,
+			Logger:      a.Log,
+		},
+		Logger: a.Log,
+	}
+}
+
+// Engine returns a search engine over s, with e (which may be nil) for
+// semantic and hybrid search.
+func (a *App) Engine(s store.Store, e embed.Embedder) *search.Engine {
+	opts := []search.Option{search.WithFusion(search.Fusion{
+		K: a.Config.Search.RRFK, KeywordWeight: a.Config.Search.KeywordWeight,
+		SemanticWeight: a.Config.Search.SemanticWeight, Depth: search.DefaultFusion().Depth,
+	})}
+	if e != nil {
+		opts = append(opts, search.WithEmbedder(e))
+	}
+	return search.New(s, opts...)
+}
+
+// OpenEngine opens the index and its embedder for searching.
+func (a *App) OpenEngine(ctx context.Context) (*search.Engine, func(), error) {
+	st, err := a.OpenStore(ctx, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := a.Embedder(ctx, st, false)
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return a.Engine(st, e), func() { st.Close() }, nil
+}

@@ -1,0 +1,145 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/sagasu-dev/sagasu/internal/embed"
+	"github.com/sagasu-dev/sagasu/internal/embed/gemini"
+	"github.com/sagasu-dev/sagasu/internal/embed/openai"
+	"github.com/sagasu-dev/sagasu/internal/embed/static"
+	"github.com/sagasu-dev/sagasu/internal/store"
+)
+
+// metaEmbedder is the key under which an index pins its embedder.
+const metaEmbedder = "embedder"
+
+// Pinned reads the embedder an index is pinned to; Driver is "" when none.
+func Pinned(ctx context.Context, st store.Store) (EmbedderConfig, error) {
+	raw, err := st.Meta(ctx, metaEmbedder)
+	if err != nil || raw == "" {
+		return EmbedderConfig{}, err
+	}
+	var p EmbedderConfig
+	if err := json.Unmarshal([]byte(raw), &p); err != nil {
+		return EmbedderConfig{}, fmt.Errorf("the index's pinned embedder is unreadable (%v): re-embed with `sagasu reindex --embedder ...`", err)
+	}
+	return p, nil
+}
+
+// BuildEmbedder constructs the embedder a configuration names (nil for none).
+func BuildEmbedder(ctx context.Context, c EmbedderConfig, getenv func(string) string) (embed.Embedder, error) {
+	var client embed.Client
+	var err error
+	switch c.Driver {
+	case "":
+		return nil, nil
+	case "openai":
+		client, err = openai.New(openai.Config{BaseURL: c.URL, Model: c.Model, Dim: c.Dim, Getenv: getenv})
+	case "gemini":
+		client, err = gemini.New(ctx, gemini.Config{Model: c.Model, Dim: c.Dim, BaseURL: c.URL, Getenv: getenv})
+	case "static":
+		client, err = static.Open(c.Path, static.Options{Name: c.Model})
+	default:
+		return nil, fmt.Errorf("unknown embedder %q: use openai, gemini or static", c.Driver)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return embed.New(client, embed.Options{}), nil
+}
+
+// sameEmbedder reports whether a requested configuration matches a pin.
+func sameEmbedder(want, pin EmbedderConfig) bool {
+	if want.Driver != pin.Driver {
+		return false
+	}
+	if want.Model != "" && want.Model != pin.Model {
+		return false
+	}
+	if want.Dim != 0 && want.Dim != pin.Dim {
+		return false
+	}
+	if want.Driver == "static" && want.Path != "" && want.Model == "" {
+		// A static model is named after its file unless a name was given.
+		base := filepath.Base(want.Path)
+		return base == pin.Model || base[:len(base)-len(filepath.Ext(base))] == pin.Model
+	}
+	return true
+}
+
+func describe(c EmbedderConfig) string {
+	s := c.Driver
+	if c.Model != "" {
+		s += "/" + c.Model
+	}
+	if c.Dim != 0 {
+		s += fmt.Sprintf(" (%d dimensions)", c.Dim)
+	}
+	return s
+}
+
+// Embedder returns the embedder to use with st: the configured one, which
+// must match the index's pin, or else the pinned one. With pin set (index
+// and reindex runs) an unpinned index is pinned to the configured embedder.
+// It returns nil when neither the configuration nor the index names one.
+func (a *App) Embedder(ctx context.Context, st store.Store, pin bool) (embed.Embedder, error) {
+	want := a.Config.Embedder
+	pinned, err := Pinned(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case want.Driver == "" && pinned.Driver == "":
+		return nil, nil
+	case want.Driver == "":
+		return BuildEmbedder(ctx, pinned, a.Getenv)
+	case pinned.Driver != "" && !sameEmbedder(want, pinned):
+		return nil, fmt.Errorf("the index is pinned to embedder %s, not %s: re-embed it with `sagasu reindex --embedder %s ...`, or use another --db",
+			describe(pinned), describe(want), want.Driver)
+	}
+	e, err := BuildEmbedder(ctx, want, a.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	if pinned.Driver != "" {
+		return e, nil
+	}
+	if !pin {
+		return nil, fmt.Errorf("the index has no embeddings: index with --embedder %s first (or drop --embedder to search by keyword)", want.Driver)
+	}
+	return e, PinEmbedder(ctx, st, e, want)
+}
+
+// PinEmbedder records e as the index's embedder and prepares vector storage.
+func PinEmbedder(ctx context.Context, st store.Store, e embed.Embedder, c EmbedderConfig) error {
+	info, err := embed.Probe(ctx, e)
+	if err != nil {
+		return fmt.Errorf("embedder %s: %w", describe(c), err)
+	}
+	if info.Dim <= 0 {
+		return errors.New("embedder reported no dimension")
+	}
+	if err := st.InitVectors(ctx, info.Dim); err != nil {
+		return err
+	}
+	c.Model, c.Dim = info.Model, info.Dim
+	if c.Path != "" {
+		if abs, err := filepath.Abs(c.Path); err == nil {
+			c.Path = abs
+		}
+	}
+	raw, _ := json.Marshal(c)
+	return st.SetMeta(ctx, metaEmbedder, string(raw))
+}
+
+// Unpin forgets the index's embedder and drops its vectors.
+func Unpin(ctx context.Context, st store.Store) error {
+	if err := st.ClearVectors(ctx); err != nil {
+		return err
+	}
+	return st.SetMeta(ctx, metaEmbedder, "")
+}

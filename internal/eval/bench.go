@@ -1,0 +1,201 @@
+package eval
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/index"
+	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/store"
+)
+
+// BenchOptions configure a synthetic benchmark.
+type BenchOptions struct {
+	Chunks  int // target corpus size in chunks
+	Queries int // queries to time
+	K       int // results per query
+	Mode    search.Mode
+	Seed    uint64 // for the corpus shuffle
+}
+
+// BenchResult is what a benchmark prints.
+type BenchResult struct {
+	Chunks       int     `json:"chunks"`
+	Sources      int     `json:"sources"`
+	MB           float64 `json:"mb"`
+	IndexSeconds float64 `json:"indexSeconds"`
+	ChunksPerSec float64 `json:"chunksPerSecond"`
+	MBPerSec     float64 `json:"mbPerSecond"`
+	Mode         string  `json:"mode"`
+	Queries      int     `json:"queries"`
+	Latency      Latency `json:"latencyMs"`
+	DBBytes      int64   `json:"dbBytes"`
+	PeakRSSMB    float64 `json:"peakRssMb"`
+	PeakHeapMB   float64 `json:"peakHeapMb"`
+}
+
+// Synthesize builds n documents of real text and passes them to emit one by
+// one: each mixes the sentences of two passages from texts, so the corpus is
+// as large as asked without repeating a document. Each document is about one
+// passage long, i.e. about one chunk at the default chunk size.
+func Synthesize(texts []string, n int, seed uint64, emit func(doc.Document) error) error {
+	if len(texts) == 0 {
+		return nil
+	}
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	sentences := make([][]string, len(texts))
+	for i, t := range texts {
+		sentences[i] = splitSentences(t)
+	}
+	for i := 0; i < n; i++ {
+		a := sentences[i%len(texts)]
+		b := sentences[rng.IntN(len(texts))]
+		var parts []string
+		if i < len(texts) {
+			parts = a
+		} else {
+			half := (len(a) + 1) / 2
+			parts = append(append(parts, a[:half]...), b[len(b)/2:]...)
+		}
+		content := strings.Join(parts, " ")
+		err := emit(doc.Document{
+			URI:     fmt.Sprintf("bench/%07d.txt", i),
+			Type:    doc.TypeText,
+			Format:  doc.FormatText,
+			Title:   fmt.Sprintf("Document %d", i),
+			Content: content,
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func splitSentences(t string) []string {
+	var out []string
+	for len(t) > 0 {
+		i := strings.Index(t, ". ")
+		if i < 0 {
+			out = append(out, strings.TrimSpace(t))
+			break
+		}
+		out = append(out, strings.TrimSpace(t[:i+1]))
+		t = t[i+2:]
+	}
+	return out
+}
+
+// Bench indexes a synthetic corpus of opt.Chunks documents drawn from texts
+// with ix, then times queries against e.
+func Bench(ctx context.Context, ix *index.Indexer, e *search.Engine, st store.Store, texts, queries []string, opt BenchOptions) (BenchResult, error) {
+	var res BenchResult
+	stop := trackHeap()
+	rep, err := ix.Stream(ctx, func(emit func(doc.Document) error) error {
+		return Synthesize(texts, opt.Chunks, opt.Seed, emit)
+	})
+	if err != nil {
+		return res, fmt.Errorf("index: %w", err)
+	}
+	res.Sources = opt.Chunks
+	res.Chunks = rep.Chunks
+	res.MB = float64(rep.Bytes) / 1e6
+	res.IndexSeconds = rep.Took.Seconds()
+	res.ChunksPerSec = float64(rep.Chunks) / rep.Took.Seconds()
+	res.MBPerSec = res.MB / rep.Took.Seconds()
+	if len(queries) > opt.Queries && opt.Queries > 0 {
+		queries = queries[:opt.Queries]
+	}
+	k := opt.K
+	if k == 0 {
+		k = 10
+	}
+	// One untimed pass warms the page cache as a long-running server would be.
+	for _, q := range queries[:min(len(queries), 20)] {
+		if _, err := e.Search(ctx, search.Request{Query: q, K: k, Mode: opt.Mode}); err != nil {
+			return res, err
+		}
+	}
+	lat := make([]time.Duration, 0, len(queries))
+	for _, q := range queries {
+		start := time.Now()
+		if _, err := e.Search(ctx, search.Request{Query: q, K: k, Mode: opt.Mode}); err != nil {
+			return res, fmt.Errorf("query %q: %w", q, err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	res.Mode = string(opt.Mode)
+	res.Queries = len(queries)
+	res.Latency = Percentiles(lat)
+	res.PeakHeapMB = stop()
+	if s, err := st.Stats(ctx); err == nil {
+		res.DBBytes = s.SizeBytes
+	}
+	res.PeakRSSMB = peakRSSMB()
+	return res, nil
+}
+
+// trackHeap samples the Go heap until the returned function is called, and
+// returns the peak in MB.
+func trackHeap() func() float64 {
+	done := make(chan struct{})
+	peak := make(chan float64, 1)
+	go func() {
+		var m runtime.MemStats
+		var hi uint64
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			runtime.ReadMemStats(&m)
+			hi = max(hi, m.HeapInuse)
+			select {
+			case <-done:
+				peak <- float64(hi) / 1e6
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() float64 { close(done); return <-peak }
+}
+
+// peakRSSMB is the process's peak resident set size in MB (0 where unknown).
+func peakRSSMB() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Maxrss) * 1024 / 1e6 // Linux reports kilobytes
+}
+
+// ReadTexts returns "title text" of every line of a BEIR corpus.jsonl.
+func ReadTexts(path string) ([]string, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("bench corpus %q: %w: pass --corpus with a BEIR corpus.jsonl (e.g. ../shared/data/scifact/corpus.jsonl)", path, err)
+	}
+	var texts []string
+	err := readJSONL(path, func(raw []byte) error {
+		var l struct {
+			Title string `json:"title"`
+			Text  string `json:"text"`
+		}
+		if err := json.Unmarshal(raw, &l); err != nil {
+			return err
+		}
+		t := strings.TrimSpace(l.Text)
+		if l.Title != "" {
+			t = strings.TrimSpace(l.Title + ". " + t)
+		}
+		texts = append(texts, t)
+		return nil
+	})
+	return texts, err
+}

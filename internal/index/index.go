@@ -1,0 +1,398 @@
+// Package index is the indexing pipeline: it reads sources, skips the ones
+// whose content hash is unchanged, chunks the rest and writes them to a store
+// in batches, each batch one transaction. Re-indexing the same inputs twice
+// leaves exactly the same index.
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/sagasu-dev/sagasu/internal/chunk"
+	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/embed"
+	"github.com/sagasu-dev/sagasu/internal/source"
+	"github.com/sagasu-dev/sagasu/internal/store"
+)
+
+// Options configure a run.
+type Options struct {
+	Chunk  chunk.Options
+	Source source.Options
+	// Prune removes file sources whose files no longer exist.
+	Prune bool
+	// Force re-indexes sources even when their content is unchanged.
+	Force bool
+	// BatchBytes is how much content goes into one transaction (default 8 MiB).
+	BatchBytes int
+	// Embedder, when set, embeds every chunk; the index must be pinned to it
+	// (see app.PinEmbedder). Chunks whose context text is unchanged reuse
+	// their stored vectors and are never embedded twice.
+	Embedder embed.Embedder
+	// Progress, when set, is called after each source is read and after each
+	// batch is written.
+	Progress func(Progress)
+	Logger   *slog.Logger
+}
+
+// Progress reports how far a run is.
+type Progress struct {
+	Read      int   // sources read
+	Bytes     int64 // bytes read
+	Written   int   // sources written (added or updated)
+	Unchanged int
+	Chunks    int // chunks written
+}
+
+// Report summarises a run.
+type Report struct {
+	Added     int           `json:"added"`
+	Updated   int           `json:"updated"`
+	Unchanged int           `json:"unchanged"`
+	Removed   int           `json:"removed"`
+	Chunks    int           `json:"chunks"`
+	Bytes     int64         `json:"bytes"`
+	Skipped   []source.Skip `json:"skipped,omitempty"`
+	Embedded  int           `json:"embedded"` // chunks sent to the embedder
+	Reused    int           `json:"reused"`   // chunks whose stored vector was reused
+	Took      time.Duration `json:"-"`
+}
+
+// Indexer writes documents into a store.
+type Indexer struct {
+	store store.Store
+	opt   Options
+	log   *slog.Logger
+}
+
+// New returns an Indexer writing to s.
+func New(s store.Store, opt Options) *Indexer {
+	if opt.BatchBytes <= 0 {
+		opt.BatchBytes = 8 << 20
+	}
+	log := opt.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Indexer{store: s, opt: opt, log: log}
+}
+
+// Run indexes every input (files, folders, globs, "-" for stdin). Batches
+// written before an error or a cancellation stay in the index; the run can
+// simply be repeated to finish.
+func (ix *Indexer) Run(ctx context.Context, inputs []string) (Report, error) {
+	if len(inputs) == 0 {
+		return Report{}, errors.New("nothing to index: give files, folders or globs (or --text)")
+	}
+	start := time.Now()
+	var rep Report
+	skip := func(s source.Skip) { rep.Skipped = append(rep.Skipped, s) }
+	err := ix.write(ctx, &rep, func(emit func(doc.Document) error) error {
+		return source.Walk(ctx, inputs, ix.opt.Source, emit, skip)
+	})
+	if err == nil && ix.opt.Prune {
+		var n int
+		n, err = ix.prune(ctx)
+		rep.Removed = n
+	}
+	rep.Took = time.Since(start)
+	return rep, err
+}
+
+// Documents indexes documents that are already loaded (text, generated corpora).
+func (ix *Indexer) Documents(ctx context.Context, docs []doc.Document) (Report, error) {
+	return ix.Stream(ctx, func(emit func(doc.Document) error) error {
+		for _, d := range docs {
+			if err := emit(d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Stream indexes the documents produce emits, one at a time, so a corpus
+// never has to be held in memory whole.
+func (ix *Indexer) Stream(ctx context.Context, produce func(emit func(doc.Document) error) error) (Report, error) {
+	start := time.Now()
+	var rep Report
+	err := ix.write(ctx, &rep, func(emit func(doc.Document) error) error {
+		return produce(func(d doc.Document) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return emit(d)
+		})
+	})
+	rep.Took = time.Since(start)
+	return rep, err
+}
+
+// write runs produce, chunking what it emits on this goroutine while a second
+// goroutine writes finished batches, so reading and writing overlap.
+func (ix *Indexer) write(ctx context.Context, rep *Report, produce func(emit func(doc.Document) error) error) error {
+	hashes, err := ix.store.Hashes(ctx)
+	if err != nil {
+		return fmt.Errorf("read index: %w", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	type batch struct {
+		data    []store.SourceData
+		updated int
+	}
+	batches := make(chan batch, 2)
+	writeErr := make(chan error, 1)
+	var prog Progress
+	progress := func() {
+		if ix.opt.Progress != nil {
+			ix.opt.Progress(prog)
+		}
+	}
+	// Progress is only touched by the producer; the writer reports back
+	// through done so the counters never race.
+	type written struct{ sources, chunks int }
+	done := make(chan written, 64)
+	go func() {
+		defer close(done)
+		for b := range batches {
+			err := ix.embed(ctx, b.data, rep)
+			if err == nil {
+				err = ix.store.Replace(ctx, b.data)
+			}
+			if err != nil {
+				writeErr <- err
+				cancel()
+				for range batches { // drain so the producer never blocks
+				}
+				return
+			}
+			n := 0
+			for _, sd := range b.data {
+				n += len(sd.Chunks)
+			}
+			rep.Chunks += n
+			rep.Updated += b.updated
+			rep.Added += len(b.data) - b.updated
+			done <- written{len(b.data), n}
+		}
+	}()
+	drain := func() {
+		for {
+			select {
+			case w, ok := <-done:
+				if !ok {
+					return
+				}
+				prog.Written += w.sources
+				prog.Chunks += w.chunks
+				progress()
+			default:
+				return
+			}
+		}
+	}
+
+	var cur batch
+	curBytes := 0
+	flush := func() error {
+		if len(cur.data) == 0 {
+			return nil
+		}
+		select {
+		case batches <- cur:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		cur, curBytes = batch{}, 0
+		return nil
+	}
+	seen := map[string]bool{}
+	perr := produce(func(d doc.Document) error {
+		drain()
+		if seen[d.URI] {
+			return nil // the same file named twice in one run
+		}
+		seen[d.URI] = true
+		hash := doc.ContentHash(d.Content)
+		prog.Read++
+		prog.Bytes += int64(len(d.Content))
+		rep.Bytes += int64(len(d.Content))
+		old, exists := hashes[d.URI]
+		if exists && old == hash && !ix.opt.Force {
+			rep.Unchanged++
+			prog.Unchanged++
+			progress()
+			return nil
+		}
+		chunks, err := chunk.Split(d, ix.opt.Chunk)
+		if err != nil {
+			return fmt.Errorf("chunk %q: %w", d.URI, err)
+		}
+		if len(chunks) == 0 && d.Content != "" {
+			ix.log.Warn("no text to index", "source", d.URI)
+		}
+		id := doc.SourceID(d.URI)
+		for i := range chunks {
+			chunks[i].SourceID = id
+		}
+		cur.data = append(cur.data, store.SourceData{
+			Source: doc.Source{
+				ID: id, URI: d.URI, Type: d.Type, Format: d.Format,
+				Title: d.Title, ContentHash: hash,
+			},
+			Content: d.Content,
+			Chunks:  chunks,
+		})
+		if exists {
+			cur.updated++
+		}
+		curBytes += len(d.Content)
+		progress()
+		if curBytes >= ix.opt.BatchBytes {
+			return flush()
+		}
+		return nil
+	})
+	if perr == nil {
+		perr = flush()
+	}
+	close(batches)
+	for w := range done {
+		prog.Written += w.sources
+		prog.Chunks += w.chunks
+		progress()
+	}
+	select {
+	case err := <-writeErr:
+		return fmt.Errorf("write index: %w", err)
+	default:
+	}
+	return perr
+}
+
+// embed attaches vectors to a batch: stored ones for unchanged context
+// texts, fresh ones from the embedder for the rest.
+func (ix *Indexer) embed(ctx context.Context, batch []store.SourceData, rep *Report) error {
+	if ix.opt.Embedder == nil {
+		return nil
+	}
+	var hashes []string
+	texts := map[string]string{}
+	for _, sd := range batch {
+		for _, c := range sd.Chunks {
+			t := doc.ContextText(sd.Source.Title, c)
+			h := doc.ContentHash(t)
+			if _, ok := texts[h]; !ok {
+				hashes = append(hashes, h)
+				texts[h] = t
+			}
+		}
+	}
+	have, err := ix.store.VectorsByHash(ctx, hashes)
+	if err != nil {
+		return fmt.Errorf("look up stored vectors: %w", err)
+	}
+	var missing []string
+	for _, h := range hashes {
+		if _, ok := have[h]; !ok {
+			missing = append(missing, h)
+		}
+	}
+	if len(missing) > 0 {
+		in := make([]string, len(missing))
+		for i, h := range missing {
+			in[i] = texts[h]
+		}
+		vecs, err := ix.opt.Embedder.EmbedDocuments(ctx, in)
+		if err != nil {
+			return fmt.Errorf("embed: %w", err)
+		}
+		for i, h := range missing {
+			have[h] = vecs[i]
+		}
+	}
+	chunks := 0
+	for i := range batch {
+		sd := &batch[i]
+		sd.Vectors = make([][]float32, len(sd.Chunks))
+		for j, c := range sd.Chunks {
+			sd.Vectors[j] = have[doc.ContentHash(doc.ContextText(sd.Source.Title, c))]
+		}
+		chunks += len(sd.Chunks)
+	}
+	rep.Embedded += len(missing)
+	rep.Reused += chunks - len(missing) // includes repeats of one text in the batch
+	return nil
+}
+
+// Reembed embeds every chunk in the index again with the configured
+// embedder, without re-reading sources (after the pin changed). progress,
+// when set, is called with the number of chunks done.
+func (ix *Indexer) Reembed(ctx context.Context, progress func(done int)) (int, error) {
+	if ix.opt.Embedder == nil {
+		return 0, errors.New("re-embed: no embedder configured")
+	}
+	var ids []int64
+	var texts []string
+	done := 0
+	flush := func() error {
+		if len(ids) == 0 {
+			return nil
+		}
+		vecs, err := ix.opt.Embedder.EmbedDocuments(ctx, texts)
+		if err != nil {
+			return err
+		}
+		m := make(map[int64][]float32, len(ids))
+		for i, id := range ids {
+			m[id] = vecs[i]
+		}
+		if err := ix.store.SetVectors(ctx, m); err != nil {
+			return err
+		}
+		done += len(ids)
+		if progress != nil {
+			progress(done)
+		}
+		ids, texts = ids[:0], texts[:0]
+		return nil
+	}
+	err := ix.store.EachChunk(ctx, func(c doc.Chunk, title string) error {
+		ids = append(ids, c.ID)
+		texts = append(texts, doc.ContextText(title, c))
+		if len(ids) == 512 {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	return done, err
+}
+
+// prune deletes file sources whose file is gone.
+func (ix *Indexer) prune(ctx context.Context) (int, error) {
+	srcs, err := ix.store.Sources(ctx, store.ListOptions{Type: doc.TypeFile})
+	if err != nil {
+		return 0, err
+	}
+	var gone []string
+	for _, s := range srcs {
+		if _, err := os.Stat(filepath.FromSlash(s.URI)); errors.Is(err, os.ErrNotExist) {
+			gone = append(gone, s.ID)
+			ix.log.Info("pruning source whose file is gone", "source", s.URI)
+		}
+	}
+	if len(gone) == 0 {
+		return 0, nil
+	}
+	return ix.store.Delete(ctx, gone)
+}

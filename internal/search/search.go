@@ -1,0 +1,317 @@
+// Package search answers queries over a store: keyword (BM25) search with
+// filters, grouped per chunk with its source, and the original content of a
+// source or one of its sections.
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/embed"
+	"github.com/sagasu-dev/sagasu/internal/store"
+)
+
+// Mode selects the retrieval method.
+type Mode string
+
+// Retrieval modes.
+const (
+	ModeKeyword  Mode = "keyword"
+	ModeSemantic Mode = "semantic"
+	ModeHybrid   Mode = "hybrid"
+)
+
+// DefaultK is the number of results when a request does not say.
+const DefaultK = 10
+
+// MaxK bounds k so a single request cannot ask for the whole index.
+const MaxK = 1000
+
+// Request is one search.
+type Request struct {
+	Query  string
+	K      int  // results wanted; 0 means DefaultK
+	Mode   Mode // "" picks the index's default: hybrid with an embedder, else keyword
+	Filter store.Filter
+	// MMR, when above 0, re-ranks hybrid and semantic results for diversity
+	// with maximal marginal relevance; it is the weight of relevance against
+	// novelty (0.7 is a good start). It needs stored vectors.
+	MMR float64
+}
+
+// Response is the answer to a Request.
+type Response struct {
+	Query string
+	Mode  Mode
+	Took  time.Duration
+	Hits  []doc.Hit
+}
+
+// Engine runs searches against one store.
+type Engine struct {
+	store    store.Store
+	embedder embed.Embedder
+	fusion   Fusion
+}
+
+// Option configures an Engine.
+type Option func(*Engine)
+
+// WithEmbedder enables semantic and hybrid search with e, which must be the
+// embedder the index is pinned to.
+func WithEmbedder(e embed.Embedder) Option { return func(en *Engine) { en.embedder = e } }
+
+// WithFusion sets how hybrid search fuses its lists.
+func WithFusion(f Fusion) Option { return func(en *Engine) { en.fusion = f } }
+
+// New returns an Engine over s.
+func New(s store.Store, opts ...Option) *Engine {
+	e := &Engine{store: s, fusion: DefaultFusion()}
+	for _, o := range opts {
+		o(e)
+	}
+	return e
+}
+
+// Embedder returns the engine's embedder, nil when it has none.
+func (e *Engine) Embedder() embed.Embedder { return e.embedder }
+
+// DefaultMode is hybrid when the engine has an embedder, keyword otherwise.
+func (e *Engine) DefaultMode() Mode {
+	if e.embedder != nil {
+		return ModeHybrid
+	}
+	return ModeKeyword
+}
+
+// Store returns the engine's store.
+func (e *Engine) Store() store.Store { return e.store }
+
+// ErrEmptyQuery is returned for a query with no text.
+var ErrEmptyQuery = errors.New("empty query: give the words to search for")
+
+// Search runs req.
+func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
+	start := time.Now()
+	if strings.TrimSpace(req.Query) == "" {
+		return Response{}, ErrEmptyQuery
+	}
+	k := req.K
+	if k == 0 {
+		k = DefaultK
+	}
+	if k < 0 || k > MaxK {
+		return Response{}, fmt.Errorf("k = %d is out of range: use 1 to %d", req.K, MaxK)
+	}
+	mode := req.Mode
+	if mode == "" {
+		mode = e.DefaultMode()
+	}
+	var scored []store.Scored
+	var err error
+	switch mode {
+	case ModeKeyword:
+		scored, err = e.store.KeywordSearch(ctx, req.Query, k, req.Filter)
+	case ModeSemantic, ModeHybrid:
+		if e.embedder == nil {
+			return Response{}, fmt.Errorf("mode %q needs an embedder, and this index has none: index with --embedder, or use --mode keyword", mode)
+		}
+		scored, err = e.vectorOrHybrid(ctx, req, mode, k)
+	default:
+		return Response{}, fmt.Errorf("unknown mode %q: use keyword, semantic or hybrid", mode)
+	}
+	if err != nil {
+		return Response{}, fmt.Errorf("search %q: %w", req.Query, err)
+	}
+	hits, err := e.hits(ctx, scored)
+	if err != nil {
+		return Response{}, err
+	}
+	return Response{Query: req.Query, Mode: mode, Took: time.Since(start), Hits: hits}, nil
+}
+
+// hits loads the chunks of scored results and attaches their scores.
+func (e *Engine) hits(ctx context.Context, scored []store.Scored) ([]doc.Hit, error) {
+	ids := make([]int64, len(scored))
+	score := make(map[int64]float64, len(scored))
+	for i, s := range scored {
+		ids[i] = s.ChunkID
+		score[s.ChunkID] = s.Score
+	}
+	hits, err := e.store.Hits(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("load results: %w", err)
+	}
+	for i := range hits {
+		hits[i].Score = score[hits[i].Chunk.ID]
+	}
+	return hits, nil
+}
+
+// Resolve finds a source by ID, URI, or a unique URI suffix ("routing.md").
+func (e *Engine) Resolve(ctx context.Context, ref string) (doc.Source, error) {
+	if ref == "" {
+		return doc.Source{}, errors.New("no source given: pass a source ID or URI (see `sagasu list`)")
+	}
+	if src, err := e.store.Source(ctx, ref); err == nil {
+		return src, nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return doc.Source{}, err
+	}
+	if src, err := e.store.SourceByURI(ctx, ref); err == nil {
+		return src, nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return doc.Source{}, err
+	}
+	clean := strings.TrimPrefix(ref, "./")
+	if src, err := e.store.SourceByURI(ctx, clean); err == nil {
+		return src, nil
+	}
+	all, err := e.store.Sources(ctx, store.ListOptions{})
+	if err != nil {
+		return doc.Source{}, err
+	}
+	var found []doc.Source
+	for _, s := range all {
+		if strings.HasSuffix(s.URI, "/"+clean) {
+			found = append(found, s)
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return doc.Source{}, fmt.Errorf("source %q: %w: pass an ID or URI from `sagasu list`", ref, store.ErrNotFound)
+	}
+	names := make([]string, 0, 5)
+	for i, s := range found {
+		if i == 5 {
+			names = append(names, "...")
+			break
+		}
+		names = append(names, s.URI)
+	}
+	return doc.Source{}, fmt.Errorf("source %q is ambiguous, it matches %s: give the full URI", ref, strings.Join(names, ", "))
+}
+
+// Original is a source's content, or the part of it one section spans.
+type Original struct {
+	Source  doc.Source
+	Section string // heading path of the section, "" for the whole source
+	Content string
+	// StartLine and EndLine give the span within the source (1-based).
+	StartLine, EndLine int
+}
+
+// Get returns the original content of the source ref names; with a non-empty
+// section, only that section (with its subsections). section matches a
+// heading's text or a heading path such as "Routing > Dynamic Routes",
+// case-insensitively.
+func (e *Engine) Get(ctx context.Context, ref, section string) (Original, error) {
+	src, err := e.Resolve(ctx, ref)
+	if err != nil {
+		return Original{}, err
+	}
+	content, err := e.store.Content(ctx, src.ID)
+	if err != nil {
+		return Original{}, fmt.Errorf("read %q: %w", src.URI, err)
+	}
+	lines := strings.Count(content, "\n") + 1
+	if section == "" {
+		return Original{Source: src, Content: content, StartLine: 1, EndLine: lines}, nil
+	}
+	chunks, err := e.store.Chunks(ctx, src.ID)
+	if err != nil {
+		return Original{}, err
+	}
+	path, from, to, ok := sectionSpan(chunks, section)
+	if !ok {
+		return Original{}, fmt.Errorf("%s has no section %q; its sections are: %s", src.URI, section, strings.Join(Sections(chunks), "; "))
+	}
+	out := Original{Source: src, Section: path, Content: content[from:to]}
+	out.StartLine = strings.Count(content[:from], "\n") + 1
+	out.EndLine = out.StartLine + strings.Count(strings.TrimSuffix(out.Content, "\n"), "\n")
+	return out, nil
+}
+
+// sectionSpan finds the byte span covered by the chunks under the first
+// heading that matches want.
+func sectionSpan(chunks []doc.Chunk, want string) (path string, from, to int, ok bool) {
+	wantParts := splitPath(want)
+	for _, c := range chunks {
+		if n := matchAt(c.Heading, wantParts); n > 0 {
+			prefix := c.Heading[:n]
+			from, to = c.StartByte, c.EndByte
+			for _, d := range chunks {
+				if hasPrefix(d.Heading, prefix) {
+					from, to = min(from, d.StartByte), max(to, d.EndByte)
+				}
+			}
+			return doc.JoinHeading(prefix), from, to, true
+		}
+	}
+	return "", 0, 0, false
+}
+
+func splitPath(s string) []string {
+	var parts []string
+	for _, p := range strings.Split(s, ">") {
+		if p = strings.TrimSpace(p); p != "" {
+			parts = append(parts, strings.ToLower(p))
+		}
+	}
+	return parts
+}
+
+// matchAt returns the length of the heading prefix of h whose tail equals
+// want, or 0.
+func matchAt(h []string, want []string) int {
+	if len(want) == 0 {
+		return 0
+	}
+	for end := len(want); end <= len(h); end++ {
+		match := true
+		for i, w := range want {
+			if strings.ToLower(strings.TrimSpace(h[end-len(want)+i])) != w {
+				match = false
+				break
+			}
+		}
+		if match {
+			return end
+		}
+	}
+	return 0
+}
+
+func hasPrefix(h, prefix []string) bool {
+	if len(h) < len(prefix) {
+		return false
+	}
+	for i := range prefix {
+		if h[i] != prefix[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Sections lists the distinct heading paths of chunks, in order.
+func Sections(chunks []doc.Chunk) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, c := range chunks {
+		for n := 1; n <= len(c.Heading); n++ {
+			p := doc.JoinHeading(c.Heading[:n])
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
