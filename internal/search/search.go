@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sagasu-dev/sagasu/internal/chunk"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/embed"
 	"github.com/sagasu-dev/sagasu/internal/store"
@@ -224,13 +225,17 @@ func (e *Engine) Get(ctx context.Context, ref, section string) (Original, error)
 	if section == "" {
 		return Original{Source: src, Content: content, StartLine: 1, EndLine: lines}, nil
 	}
-	chunks, err := e.store.Chunks(ctx, src.ID)
-	if err != nil {
-		return Original{}, err
+	secs := sections(content, src.Format)
+	if len(secs) == 0 {
+		return Original{}, fmt.Errorf("%s has no sections (only markdown sources do); use `get` without --section", src.URI)
 	}
-	path, from, to, ok := sectionSpan(chunks, section)
+	path, from, to, ok := findSection(secs, section)
 	if !ok {
-		return Original{}, fmt.Errorf("%s has no section %q; its sections are: %s", src.URI, section, strings.Join(Sections(chunks), "; "))
+		names := make([]string, len(secs))
+		for i, sec := range secs {
+			names[i] = doc.JoinHeading(sec.Heading)
+		}
+		return Original{}, fmt.Errorf("%s has no section %q; its sections are: %s", src.URI, section, strings.Join(names, "; "))
 	}
 	out := Original{Source: src, Section: path, Content: content[from:to]}
 	out.StartLine = strings.Count(content[:from], "\n") + 1
@@ -238,20 +243,35 @@ func (e *Engine) Get(ctx context.Context, ref, section string) (Original, error)
 	return out, nil
 }
 
-// sectionSpan finds the byte span covered by the chunks under the first
-// heading that matches want.
-func sectionSpan(chunks []doc.Chunk, want string) (path string, from, to int, ok bool) {
+// sections returns the heading structure of markdown content.
+func sections(content string, f doc.Format) []chunk.Section {
+	if f != doc.FormatMarkdown {
+		return nil
+	}
+	return chunk.Sections(content)
+}
+
+// findSection returns the first section whose heading path ends with want
+// ("Dynamic Routes" or "Routing > Dynamic Routes", case-insensitive).
+func findSection(secs []chunk.Section, want string) (path string, from, to int, ok bool) {
 	wantParts := splitPath(want)
-	for _, c := range chunks {
-		if n := matchAt(c.Heading, wantParts); n > 0 {
-			prefix := c.Heading[:n]
-			from, to = c.StartByte, c.EndByte
-			for _, d := range chunks {
-				if hasPrefix(d.Heading, prefix) {
-					from, to = min(from, d.StartByte), max(to, d.EndByte)
-				}
+	if len(wantParts) == 0 {
+		return "", 0, 0, false
+	}
+	for _, sec := range secs {
+		h := sec.Heading
+		if len(h) < len(wantParts) {
+			continue
+		}
+		match := true
+		for i, w := range wantParts {
+			if strings.ToLower(strings.TrimSpace(h[len(h)-len(wantParts)+i])) != w {
+				match = false
+				break
 			}
-			return doc.JoinHeading(prefix), from, to, true
+		}
+		if match {
+			return doc.JoinHeading(h), sec.Start, sec.End, true
 		}
 	}
 	return "", 0, 0, false
@@ -265,53 +285,4 @@ func splitPath(s string) []string {
 		}
 	}
 	return parts
-}
-
-// matchAt returns the length of the heading prefix of h whose tail equals
-// want, or 0.
-func matchAt(h []string, want []string) int {
-	if len(want) == 0 {
-		return 0
-	}
-	for end := len(want); end <= len(h); end++ {
-		match := true
-		for i, w := range want {
-			if strings.ToLower(strings.TrimSpace(h[end-len(want)+i])) != w {
-				match = false
-				break
-			}
-		}
-		if match {
-			return end
-		}
-	}
-	return 0
-}
-
-func hasPrefix(h, prefix []string) bool {
-	if len(h) < len(prefix) {
-		return false
-	}
-	for i := range prefix {
-		if h[i] != prefix[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// Sections lists the distinct heading paths of chunks, in order.
-func Sections(chunks []doc.Chunk) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, c := range chunks {
-		for n := 1; n <= len(c.Heading); n++ {
-			p := doc.JoinHeading(c.Heading[:n])
-			if !seen[p] {
-				seen[p] = true
-				out = append(out, p)
-			}
-		}
-	}
-	return out
 }

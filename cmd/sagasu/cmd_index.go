@@ -1,0 +1,190 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/index"
+	"github.com/sagasu-dev/sagasu/internal/source"
+)
+
+func newIndexCmd(g *globals) *cobra.Command {
+	var (
+		text, title  string
+		prune, force bool
+	)
+	cmd := &cobra.Command{
+		Use:   "index [PATH|GLOB|-]...",
+		Short: "Add files, folders, globs or text to the index (incremental)",
+		Long: `Index reads files, folders (recursively), globs such as 'docs/**/*.md', text
+given with --text, or stdin ("-"), splits them into chunks and stores them.
+
+It is incremental: a source whose content has not changed is skipped, a changed
+one is replaced in one transaction, and running it twice leaves the same index.
+--prune removes sources whose files are gone. .git, node_modules, hidden
+folders, binary files and files over --max-file-size are skipped.`,
+		Example: `  sagasu index README.md docs/
+  sagasu index 'docs/**/*.md' --prune
+  sagasu index --text "Meeting notes: ship on Friday" --title "notes"
+  cat notes.txt | sagasu index -`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := g.load(cmd)
+			if err != nil {
+				return err
+			}
+			if text == "" && len(args) == 0 {
+				return usagef("nothing to index: give files, folders or globs, or --text")
+			}
+			if err := source.Check(args); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			st, err := a.OpenStore(ctx, true)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			unlock, err := st.Lock(ctx)
+			if err != nil {
+				return err
+			}
+			defer unlock()
+			emb, err := a.Embedder(ctx, st, true)
+			if err != nil {
+				return err
+			}
+
+			opt := a.IndexOptions()
+			opt.Prune, opt.Force = prune, force
+			opt.Source.Stdin = g.stdin
+			opt.Embedder = emb
+			var bar *progressbar.ProgressBar
+			if !a.Config.JSON && isTerminal(g.stderr) {
+				bar = progressbar.NewOptions64(-1,
+					progressbar.OptionSetWriter(g.stderr),
+					progressbar.OptionSetDescription("indexing"),
+					progressbar.OptionShowCount(),
+					progressbar.OptionShowIts(),
+					progressbar.OptionSetItsString("sources"),
+					progressbar.OptionClearOnFinish(),
+					progressbar.OptionThrottle(100_000_000),
+				)
+				opt.Progress = func(p index.Progress) { _ = bar.Set(p.Read) }
+			}
+			ix := index.New(st, opt)
+			var rep index.Report
+			if text != "" {
+				d := source.FromText(text, title)
+				rep, err = ix.Documents(ctx, []doc.Document{d})
+				if err == nil && len(args) > 0 {
+					var more index.Report
+					more, err = ix.Run(ctx, args)
+					rep = merge(rep, more)
+				}
+			} else {
+				rep, err = ix.Run(ctx, args)
+			}
+			if bar != nil {
+				_ = bar.Finish()
+			}
+			unreadable := 0
+			for _, s := range rep.Skipped {
+				if s.Reason == source.SkipUnreadable {
+					unreadable++
+				}
+			}
+			if a.Config.JSON {
+				if jerr := writeJSON(g.stdout, reportView(rep, err)); jerr != nil {
+					return jerr
+				}
+			} else {
+				printReport(g.stdout, rep)
+			}
+			if err != nil {
+				if errors.Is(err, ctx.Err()) || ctx.Err() != nil {
+					return fmt.Errorf("interrupted: %d sources were written before the stop and are kept; run the same command again to finish", rep.Added+rep.Updated)
+				}
+				return err
+			}
+			if unreadable > 0 {
+				return fmt.Errorf("%d file(s) could not be read (listed above); fix their permissions and index again", unreadable)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&text, "text", "", "index this text as a source")
+	f.StringVar(&title, "title", "", "title for --text")
+	f.BoolVar(&prune, "prune", false, "remove sources whose files no longer exist")
+	f.BoolVar(&force, "force", false, "re-index sources even when unchanged")
+	f.Int("chunk-size", 0, "maximum tokens per chunk (default 512)")
+	f.Int("chunk-overlap", 0, "tokens repeated between pieces of a long section (default 64)")
+	f.Int64("max-file-size", 0, "skip files larger than this many bytes (default 10 MiB)")
+	f.StringSlice("exclude", nil, "glob patterns to skip (repeatable)")
+	addEmbedderFlags(f)
+	return cmd
+}
+
+func merge(a, b index.Report) index.Report {
+	a.Added += b.Added
+	a.Updated += b.Updated
+	a.Unchanged += b.Unchanged
+	a.Removed += b.Removed
+	a.Chunks += b.Chunks
+	a.Embedded += b.Embedded
+	a.Reused += b.Reused
+	a.Bytes += b.Bytes
+	a.Skipped = append(a.Skipped, b.Skipped...)
+	a.Took += b.Took
+	return a
+}
+
+type skipView struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+	Error  string `json:"error,omitempty"`
+}
+
+func reportView(rep index.Report, err error) any {
+	skips := make([]skipView, 0, len(rep.Skipped))
+	for _, s := range rep.Skipped {
+		v := skipView{Path: s.Path, Reason: string(s.Reason)}
+		if s.Err != nil {
+			v.Error = s.Err.Error()
+		}
+		skips = append(skips, v)
+	}
+	out := map[string]any{
+		"added": rep.Added, "updated": rep.Updated, "unchanged": rep.Unchanged, "removed": rep.Removed,
+		"chunks": rep.Chunks, "bytes": rep.Bytes, "embedded": rep.Embedded, "reused": rep.Reused, "tookMs": rep.Took.Milliseconds(), "skipped": skips,
+	}
+	if err != nil {
+		out["error"] = err.Error()
+	}
+	return out
+}
+
+func printReport(w io.Writer, rep index.Report) {
+	for _, s := range rep.Skipped {
+		msg := fmt.Sprintf("skipped %s (%s)", s.Path, s.Reason)
+		if s.Err != nil {
+			msg += ": " + s.Err.Error()
+		}
+		fmt.Fprintln(w, msg)
+	}
+	parts := []string{fmt.Sprintf("%d added", rep.Added), fmt.Sprintf("%d updated", rep.Updated), fmt.Sprintf("%d unchanged", rep.Unchanged)}
+	if rep.Removed > 0 {
+		parts = append(parts, fmt.Sprintf("%d removed", rep.Removed))
+	}
+	fmt.Fprintf(w, "indexed %d sources (%s), %d chunks written, %.1f MB read in %s\n",
+		rep.Added+rep.Updated+rep.Unchanged, strings.Join(parts, ", "), rep.Chunks, float64(rep.Bytes)/1e6, rep.Took.Round(1e6))
+	if rep.Embedded+rep.Reused > 0 {
+		fmt.Fprintf(w, "embedded %d chunks, reused %d stored vectors\n", rep.Embedded, rep.Reused)
+	}
+}

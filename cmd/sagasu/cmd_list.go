@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/glob"
+	"github.com/sagasu-dev/sagasu/internal/store"
+)
+
+func newListCmd(g *globals) *cobra.Command {
+	var (
+		typ, pathGlob string
+		limit, offset int
+	)
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List indexed sources",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a, err := g.load(cmd)
+			if err != nil {
+				return err
+			}
+			if pathGlob != "" {
+				if err := glob.Valid(pathGlob); err != nil {
+					return usagef("--glob: %v", err)
+				}
+			}
+			if limit < 0 || offset < 0 {
+				return usagef("--limit and --offset must not be negative")
+			}
+			ctx := cmd.Context()
+			st, err := a.OpenStore(ctx, false)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			srcs, err := st.Sources(ctx, store.ListOptions{Type: doc.SourceType(typ), PathGlob: pathGlob, Limit: limit, Offset: offset})
+			if err != nil {
+				return err
+			}
+			if a.Config.JSON {
+				type row struct {
+					ID        string `json:"id"`
+					URI       string `json:"uri"`
+					Title     string `json:"title"`
+					Type      string `json:"type"`
+					Format    string `json:"format"`
+					Chunks    int    `json:"chunks"`
+					Bytes     int    `json:"bytes"`
+					IndexedAt string `json:"indexedAt"`
+				}
+				rows := make([]row, 0, len(srcs))
+				for _, s := range srcs {
+					rows = append(rows, row{s.ID, s.URI, s.Title, string(s.Type), string(s.Format), s.Chunks, s.Size,
+						time.Unix(s.IndexedAt, 0).UTC().Format(time.RFC3339)})
+				}
+				return writeJSON(g.stdout, map[string]any{"sources": rows})
+			}
+			if len(srcs) == 0 {
+				fmt.Fprintln(g.stdout, "no sources")
+				return nil
+			}
+			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tTYPE\tCHUNKS\tURI\tTITLE")
+			for _, s := range srcs {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.ID, s.Type, s.Chunks, s.URI, snippet(s.Title, 60))
+			}
+			return tw.Flush()
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&typ, "type", "", "only sources of this type: file, text, url")
+	f.StringVar(&pathGlob, "glob", "", "only sources whose URI matches this glob")
+	f.IntVar(&limit, "limit", 0, "at most this many sources (0: all)")
+	f.IntVar(&offset, "offset", 0, "skip this many sources first")
+	return cmd
+}

@@ -1,0 +1,140 @@
+// Command sagasu turns documents into a knowledge base that people and agents
+// can search: index files, folders and text, then query them by keyword (BM25)
+// from the command line.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/sagasu-dev/sagasu/internal/app"
+)
+
+// exit codes
+const (
+	exitOK          = 0
+	exitError       = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+// globals are the flags every command shares.
+type globals struct {
+	configPath string
+	stdout     io.Writer
+	stderr     io.Writer
+	stdin      io.Reader
+	environ    []string
+
+	cpuProfile  string
+	stopProfile func()
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
+	stop()
+	os.Exit(code)
+}
+
+// usageError marks errors in how a command was called (exit code 2).
+type usageError struct{ error }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// run executes one sagasu command line and returns the exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, environ []string) int {
+	g := &globals{stdout: stdout, stderr: stderr, stdin: stdin, environ: environ}
+	root := newRootCmd(g)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if g.stopProfile != nil {
+		g.stopProfile()
+	}
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(stderr, "sagasu:", err)
+	var ue usageError
+	switch {
+	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
+		return exitInterrupted
+	case errors.As(err, &ue):
+		return exitUsage
+	}
+	return exitError
+}
+
+func newRootCmd(g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "sagasu",
+		Short: "Search your documents, and let agents search them in the loop",
+		Long: `sagasu (探す, "to search") indexes documents — markdown, code, text — into a
+local knowledge base and answers queries over it with BM25 keyword search that
+understands English and Japanese. No network, API key or model file is needed.
+
+  sagasu index README.md docs/        # index files and folders (incremental)
+  sagasu query "how do I configure it" # search
+  sagasu get docs/guide.md --section "Install"
+
+The index lives in ./.sagasu/sagasu.db unless --db says otherwise. Settings come
+from sagasu.yaml, SAGASU_* environment variables and flags (flags win).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	pf := root.PersistentFlags()
+	pf.String("db", app.Defaults().DB, "index file")
+	pf.Bool("json", false, "print machine-readable JSON")
+	pf.String("log-level", app.Defaults().LogLevel, "log level: debug, info, warn, error")
+	pf.StringVar(&g.configPath, "config", "", "config file (default ./sagasu.yaml when present)")
+	pf.StringVar(&g.cpuProfile, "cpuprofile", "", "write a CPU profile to this file (for performance work)")
+	_ = pf.MarkHidden("cpuprofile")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if g.cpuProfile == "" {
+			return nil
+		}
+		f, err := os.Create(g.cpuProfile)
+		if err != nil {
+			return err
+		}
+		g.stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
+		return pprof.StartCPUProfile(f)
+	}
+	root.AddCommand(
+		newIndexCmd(g), newQueryCmd(g), newGetCmd(g), newListCmd(g), newInfoCmd(g),
+		newDeleteCmd(g), newEvalCmd(g), newBenchCmd(g), newVersionCmd(g),
+		newReindexCmd(g), newModelCmd(g),
+	)
+	return root
+}
+
+// addEmbedderFlags adds the flags that select an embedding model.
+func addEmbedderFlags(f *pflag.FlagSet) {
+	f.String("embedder", "", "embedding driver: openai (also Ollama, llama.cpp, vLLM, LM Studio), gemini, static")
+	f.String("embedder-model", "", "embedding model name")
+	f.String("embedder-url", "", "base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1")
+	f.String("embedder-path", "", "static embedder: word-vector file or Model2Vec folder")
+	f.Int("embedder-dim", 0, "embedding dimension (0: the model's own)")
+}
+
+// load reads the configuration for cmd.
+func (g *globals) load(cmd *cobra.Command) (*app.App, error) {
+	cfg, err := app.Load(g.configPath, g.environ, cmd.Flags())
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return app.New(cfg, g.stderr, g.environ), nil
+}
