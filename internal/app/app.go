@@ -81,6 +81,12 @@ func (a *App) Engine(s store.Store, e embed.Embedder) *search.Engine {
 	})}
 	if e != nil {
 		opts = append(opts, search.WithEmbedder(e))
+		if e.Info().Driver == "static" {
+			// Measured on SciFact: BM25 alone scores nDCG@10 0.686, hybrid
+			// with GloVe at best 0.633. Static word vectors help recall, not
+			// the top ten, so keyword stays the default; --mode asks for more.
+			opts = append(opts, search.WithDefaultMode(search.ModeKeyword))
+		}
 	}
 	return search.New(s, opts...)
 }

@@ -54,9 +54,10 @@ type Response struct {
 
 // Engine runs searches against one store.
 type Engine struct {
-	store    store.Store
-	embedder embed.Embedder
-	fusion   Fusion
+	store       store.Store
+	embedder    embed.Embedder
+	fusion      Fusion
+	defaultMode Mode
 }
 
 // Option configures an Engine.
@@ -65,6 +66,9 @@ type Option func(*Engine)
 // WithEmbedder enables semantic and hybrid search with e, which must be the
 // embedder the index is pinned to.
 func WithEmbedder(e embed.Embedder) Option { return func(en *Engine) { en.embedder = e } }
+
+// WithDefaultMode sets the mode of requests that name none.
+func WithDefaultMode(m Mode) Option { return func(en *Engine) { en.defaultMode = m } }
 
 // WithFusion sets how hybrid search fuses its lists.
 func WithFusion(f Fusion) Option { return func(en *Engine) { en.fusion = f } }
@@ -81,8 +85,12 @@ func New(s store.Store, opts ...Option) *Engine {
 // Embedder returns the engine's embedder, nil when it has none.
 func (e *Engine) Embedder() embed.Embedder { return e.embedder }
 
-// DefaultMode is hybrid when the engine has an embedder, keyword otherwise.
+// DefaultMode is the mode set with WithDefaultMode, else hybrid when the
+// engine has an embedder and keyword otherwise.
 func (e *Engine) DefaultMode() Mode {
+	if e.defaultMode != "" {
+		return e.defaultMode
+	}
 	if e.embedder != nil {
 		return ModeHybrid
 	}
