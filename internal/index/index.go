@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/chunk"
@@ -147,7 +148,7 @@ func (ix *Indexer) write(ctx context.Context, rep *Report, produce func(emit fun
 		data    []store.SourceData
 		updated int
 	}
-	batches := make(chan batch, 2)
+	batches := make(chan batch, 1)
 	writeErr := make(chan error, 1)
 	var prog Progress
 	progress := func() {
@@ -159,30 +160,42 @@ func (ix *Indexer) write(ctx context.Context, rep *Report, produce func(emit fun
 	// through done so the counters never race.
 	type written struct{ sources, chunks int }
 	done := make(chan written, 64)
-	go func() {
-		defer close(done)
-		for b := range batches {
-			err := ix.embed(ctx, b.data, rep)
-			if err == nil {
-				err = ix.store.Replace(ctx, b.data)
-			}
-			if err != nil {
-				writeErr <- err
-				cancel()
-				for range batches { // drain so the producer never blocks
+	// Two writers: while one holds the write transaction, the other analyses
+	// its batch, so the CPU-bound and the I/O-bound halves overlap.
+	var wg sync.WaitGroup
+	var repMu sync.Mutex
+	var failed sync.Once
+	for w := 0; w < 2; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range batches {
+				if ctx.Err() != nil {
+					continue // drain so the producer never blocks
 				}
-				return
+				err := ix.embed(ctx, b.data, rep, &repMu)
+				if err == nil {
+					err = ix.store.Replace(ctx, b.data)
+				}
+				if err != nil {
+					failed.Do(func() { writeErr <- err })
+					cancel()
+					continue
+				}
+				n := 0
+				for _, sd := range b.data {
+					n += len(sd.Chunks)
+				}
+				repMu.Lock()
+				rep.Chunks += n
+				rep.Updated += b.updated
+				rep.Added += len(b.data) - b.updated
+				repMu.Unlock()
+				done <- written{len(b.data), n}
 			}
-			n := 0
-			for _, sd := range b.data {
-				n += len(sd.Chunks)
-			}
-			rep.Chunks += n
-			rep.Updated += b.updated
-			rep.Added += len(b.data) - b.updated
-			done <- written{len(b.data), n}
-		}
-	}()
+		}()
+	}
+	go func() { wg.Wait(); close(done) }()
 	drain := func() {
 		for {
 			select {
@@ -279,7 +292,7 @@ func (ix *Indexer) write(ctx context.Context, rep *Report, produce func(emit fun
 
 // embed attaches vectors to a batch: stored ones for unchanged context
 // texts, fresh ones from the embedder for the rest.
-func (ix *Indexer) embed(ctx context.Context, batch []store.SourceData, rep *Report) error {
+func (ix *Indexer) embed(ctx context.Context, batch []store.SourceData, rep *Report, mu *sync.Mutex) error {
 	if ix.opt.Embedder == nil {
 		return nil
 	}
@@ -327,8 +340,10 @@ func (ix *Indexer) embed(ctx context.Context, batch []store.SourceData, rep *Rep
 		}
 		chunks += len(sd.Chunks)
 	}
+	mu.Lock()
 	rep.Embedded += len(missing)
 	rep.Reused += chunks - len(missing) // includes repeats of one text in the batch
+	mu.Unlock()
 	return nil
 }
 

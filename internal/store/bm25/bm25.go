@@ -133,7 +133,6 @@ func cmpID(a, b Posting) int {
 // Builder collects the postings of a batch of chunks.
 type Builder struct {
 	lists map[string][]Posting
-	tf    map[string]uint32
 	// Docs and Tokens count the chunks added and their total length.
 	Docs   int
 	Tokens int64
@@ -141,22 +140,49 @@ type Builder struct {
 
 // NewBuilder returns an empty Builder.
 func NewBuilder() *Builder {
-	return &Builder{lists: map[string][]Posting{}, tf: map[string]uint32{}}
+	return &Builder{lists: map[string][]Posting{}}
 }
 
 // Add records chunk id with its analysed terms. IDs must be added in
 // increasing order.
 func (b *Builder) Add(id uint64, terms []string) {
-	clear(b.tf)
+	b.AddCounts(id, Count(terms))
+}
+
+// TermCount is one distinct term of a chunk and how often it occurs.
+type TermCount struct {
+	Term string
+	N    uint32
+}
+
+// Counts holds a chunk's distinct terms and its length in terms.
+type Counts struct {
+	Terms []TermCount
+	Len   uint32
+}
+
+// Count tallies terms. It is the part of indexing that can run in parallel
+// before the postings are assembled.
+func Count(terms []string) Counts {
+	tf := make(map[string]uint32, len(terms)/2+1)
 	for _, t := range terms {
-		b.tf[t]++
+		tf[t]++
 	}
-	dl := uint32(len(terms))
-	for t, n := range b.tf {
-		b.lists[t] = append(b.lists[t], Posting{ID: id, TF: n, DL: dl})
+	c := Counts{Terms: make([]TermCount, 0, len(tf)), Len: uint32(len(terms))}
+	for t, n := range tf {
+		c.Terms = append(c.Terms, TermCount{t, n})
+	}
+	return c
+}
+
+// AddCounts records chunk id with its tallied terms. IDs must be added in
+// increasing order.
+func (b *Builder) AddCounts(id uint64, c Counts) {
+	for _, tc := range c.Terms {
+		b.lists[tc.Term] = append(b.lists[tc.Term], Posting{ID: id, TF: tc.N, DL: c.Len})
 	}
 	b.Docs++
-	b.Tokens += int64(dl)
+	b.Tokens += int64(c.Len)
 }
 
 // Terms returns the builder's terms in sorted order.

@@ -73,7 +73,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	}
 	dsn := "file:" + path + "?_pragma=busy_timeout(15000)&_pragma=journal_mode(WAL)" +
 		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=cache_size(-16384)" +
-		"&_pragma=temp_store(MEMORY)&_txlock=immediate"
+		"&_pragma=temp_store(MEMORY)&_pragma=wal_autocheckpoint(4096)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open index %q: %w", path, err)
@@ -151,9 +151,9 @@ func (s *Store) wrapBusy(err error) error {
 
 // chunkRow is the analysed form of a chunk ready to insert.
 type chunkRow struct {
-	c     doc.Chunk
-	terms []string
-	hash  string // of the context text, to find reusable embeddings
+	c      doc.Chunk
+	counts bm25.Counts
+	hash   string // of the context text, to find reusable embeddings
 }
 
 // Replace implements store.Store.
@@ -183,7 +183,7 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 				sd := batch[i]
 				for j, c := range sd.Chunks {
 					ctxText := doc.ContextText(sd.Source.Title, c)
-					rows[i][j] = chunkRow{c: c, terms: s.an.Terms(ctxText), hash: doc.ContentHash(ctxText)}
+					rows[i][j] = chunkRow{c: c, counts: bm25.Count(s.an.Terms(ctxText)), hash: doc.ContentHash(ctxText)}
 				}
 			}
 		}()
@@ -231,7 +231,7 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 			for j, r := range rows[i] {
 				c := r.c
 				res, err := insChunk.ExecContext(ctx, src.ID, j, c.Text, headingJSON(c.Heading), c.StartLine, c.EndLine,
-					c.StartByte, c.EndByte, c.Tokens, len(r.terms), seg, r.hash)
+					c.StartByte, c.EndByte, c.Tokens, r.counts.Len, seg, r.hash)
 				if err != nil {
 					return fmt.Errorf("insert chunk %d of %q: %w", j, src.URI, err)
 				}
@@ -239,7 +239,7 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 				if err != nil {
 					return err
 				}
-				b.Add(uint64(id), r.terms)
+				b.AddCounts(uint64(id), r.counts)
 				if sd.Vectors != nil {
 					if err := s.putVector(ctx, tx, id, sd.Vectors[j]); err != nil {
 						return fmt.Errorf("store vector of chunk %d of %q: %w", j, src.URI, err)
@@ -252,7 +252,12 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 	if err != nil {
 		return err
 	}
-	return s.compact(ctx)
+	// The batch is committed. Merging segments only speeds up queries: if it
+	// is interrupted it rolls back whole and the next write merges instead.
+	if err := s.compact(ctx); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("sources written; %w", err)
+	}
+	return nil
 }
 
 // Delete implements store.Store.
@@ -275,14 +280,14 @@ func (s *Store) deleteTx(ctx context.Context, tx *sql.Tx, ids []string) (int, er
 	}
 	var chunks []gone
 	removed := 0
+	titles, err := existingTitles(ctx, tx, ids)
+	if err != nil {
+		return 0, err
+	}
 	for _, id := range ids {
-		var title string
-		err := tx.QueryRowContext(ctx, `SELECT title FROM sources WHERE id = ?`, id).Scan(&title)
-		if errors.Is(err, sql.ErrNoRows) {
+		title, ok := titles[id]
+		if !ok {
 			continue
-		}
-		if err != nil {
-			return 0, fmt.Errorf("look up source %s: %w", id, err)
 		}
 		rows, err := tx.QueryContext(ctx, `SELECT id, seg, text, heading FROM chunks WHERE source_id = ?`, id)
 		if err != nil {
@@ -383,6 +388,35 @@ func (s *Store) deleteTx(ctx context.Context, tx *sql.Tx, ids []string) (int, er
 	return removed, nil
 }
 
+// existingTitles returns the titles of those of ids that are stored.
+func existingTitles(ctx context.Context, tx *sql.Tx, ids []string) (map[string]string, error) {
+	out := map[string]string{}
+	for i := 0; i < len(ids); i += 500 {
+		part := ids[i:min(i+500, len(ids))]
+		args := make([]any, len(part))
+		for j, id := range part {
+			args[j] = id
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT id, title FROM sources WHERE id IN (`+placeholders(len(part))+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("look up sources: %w", err)
+		}
+		for rows.Next() {
+			var id, title string
+			if err := rows.Scan(&id, &title); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[id] = title
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 func nextSegment(ctx context.Context, tx *sql.Tx) (int64, error) {
 	var seg int64
 	err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seg), 0) + 1 FROM segments`).Scan(&seg)
@@ -417,20 +451,30 @@ func writeSegment(ctx context.Context, tx *sql.Tx, seg int64, b *bm25.Builder) e
 const mergeFactor = 8
 
 // compact merges segments of similar size until no tier holds mergeFactor of them.
+// The choice is made inside the merge's transaction, so concurrent writers
+// never merge the same segments twice.
 func (s *Store) compact(ctx context.Context) error {
 	for {
-		segs, err := s.segmentsToMerge(ctx)
-		if err != nil || len(segs) == 0 {
-			return err
-		}
-		if err := s.tx(ctx, func(tx *sql.Tx) error { return s.mergeSegments(ctx, tx, segs) }); err != nil {
+		merged := false
+		err := s.tx(ctx, func(tx *sql.Tx) error {
+			segs, err := segmentsToMerge(ctx, tx)
+			if err != nil || len(segs) == 0 {
+				return err
+			}
+			merged = true
+			return s.mergeSegments(ctx, tx, segs)
+		})
+		if err != nil {
 			return fmt.Errorf("merge index segments: %w", err)
+		}
+		if !merged {
+			return nil
 		}
 	}
 }
 
-func (s *Store) segmentsToMerge(ctx context.Context) ([]int64, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT seg, docs FROM segments ORDER BY seg`)
+func segmentsToMerge(ctx context.Context, tx *sql.Tx) ([]int64, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT seg, docs FROM segments ORDER BY seg`)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,475 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
+	"github.com/sagasu-dev/sagasu/internal/store/storetest"
+)
+
+// testDSN is the server the tests use: SAGASU_TEST_POSTGRES, which
+// scripts/postgres.sh prints. Without it the tests skip, except in CI, where
+// a missing database is a failure.
+func testDSN(t *testing.T) string {
+	t.Helper()
+	dsn := os.Getenv("SAGASU_TEST_POSTGRES")
+	if dsn == "" {
+		msg := "SAGASU_TEST_POSTGRES is not set: run `export SAGASU_TEST_POSTGRES=$(scripts/postgres.sh | tail -n1)` to test against PostgreSQL"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return dsn
+}
+
+// withParams returns dsn with query parameters set.
+func withParams(t *testing.T, dsn string, kv ...string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	for i := 0; i+1 < len(kv); i += 2 {
+		q.Set(kv[i], kv[i+1])
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// freshDSN names a new, empty schema on the test server, dropped when the
+// test ends, so every test starts from nothing.
+func freshDSN(t *testing.T) string {
+	t.Helper()
+	base := testDSN(t)
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "sagasu_test_" + hex.EncodeToString(b)
+	t.Cleanup(func() { dropSchema(t, base, schema) })
+	return withParams(t, base, "schema", schema)
+}
+
+func dropSchema(t *testing.T, dsn, schema string) {
+	conn := rawConn(t, dsn)
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), `DROP SCHEMA IF EXISTS `+quoteIdent(schema)+` CASCADE`); err != nil {
+		t.Errorf("drop test schema %s: %v", schema, err)
+	}
+}
+
+// rawConn is a plain connection to the server dsn names, for looking
+// behind the driver's back.
+func rawConn(t *testing.T, dsn string) *pgx.Conn {
+	t.Helper()
+	connStr, _, err := ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(context.Background(), connStr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+func open(t *testing.T, dsn string) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), dsn, Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return open(t, freshDSN(t)) })
+}
+
+func TestConformanceWithPagedMerges(t *testing.T) {
+	// Merges that read the postings a few rows at a time must give the same index.
+	storetest.Run(t, func(t *testing.T) store.Store {
+		s := open(t, freshDSN(t))
+		s.mergePage = 3
+		return s
+	})
+}
+
+// result is a search hit as both stores can name it: chunk IDs differ
+// between stores, a source's URI and a chunk's position in it do not.
+type result struct {
+	URI   string
+	Index int
+	Score float64
+}
+
+func named(t *testing.T, s store.Store, res []store.Scored) []result {
+	t.Helper()
+	ids := make([]int64, len(res))
+	for i, r := range res {
+		ids[i] = r.ChunkID
+	}
+	hits, err := s.Hits(context.Background(), ids)
+	if err != nil || len(hits) != len(res) {
+		t.Fatalf("Hits: %d of %d, %v", len(hits), len(res), err)
+	}
+	out := make([]result, len(res))
+	for i, h := range hits {
+		out[i] = result{h.Source.URI, h.Chunk.Index, res[i].Score}
+	}
+	return out
+}
+
+func TestSameRankingsAndScoresAsSQLite(t *testing.T) {
+	ctx := context.Background()
+	pg := open(t, freshDSN(t))
+	defer pg.Close()
+	pg.mergePage = 7
+	lite, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "s.db"), sqlite.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lite.Close()
+
+	// Many batches (so segments merge), replacements and deletes, the same
+	// in both stores.
+	words := strings.Fields("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda 設定 ファイル テーマ")
+	var all []store.SourceData
+	for i := range 700 {
+		var b strings.Builder
+		for j := range 3 + i%5 {
+			fmt.Fprintf(&b, "%s %s item %d. ", words[(i*7+j)%len(words)], words[(i+j*3)%len(words)], i%13)
+			if j == 2 {
+				b.WriteString("\n\n")
+			}
+		}
+		all = append(all, storetest.Source(fmt.Sprintf("gen/%04d.md", i), doc.TypeFile, words[i%len(words)], b.String()))
+	}
+	for _, s := range []store.Store{pg, lite} {
+		for i := 0; i < len(all); i += 1 + i%9 {
+			if err := s.Replace(ctx, all[i:min(len(all), i+1+i%9)]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := 0; i < len(all); i += 5 {
+			if err := s.Replace(ctx, all[i:i+1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var del []string
+		for i := 3; i < len(all); i += 11 {
+			del = append(del, all[i].Source.ID)
+		}
+		if _, err := s.Delete(ctx, del); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []string{"alpha", "beta gamma item", "設定ファイル", "theta 7", "kappa lambda iota", "テーマ alpha 3"} {
+		want := named(t, lite, kw(t, lite, q, 50))
+		got := named(t, pg, kw(t, pg, q, 50))
+		if len(want) == 0 || !slices.Equal(got, want) {
+			t.Errorf("%q: postgres and sqlite differ\npostgres: %v\nsqlite:   %v", q, got, want)
+		}
+	}
+	a, _ := pg.Stats(ctx)
+	b, _ := lite.Stats(ctx)
+	if a.Sources != b.Sources || a.Chunks != b.Chunks || a.Terms != b.Terms || a.Bytes != b.Bytes {
+		t.Errorf("stats differ: postgres %+v, sqlite %+v", a, b)
+	}
+}
+
+func kw(t *testing.T, s store.Store, q string, k int) []store.Scored {
+	t.Helper()
+	res, err := s.KeywordSearch(context.Background(), q, k, store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestTSVectorHoldsTheAnalysedTerms(t *testing.T) {
+	ctx := context.Background()
+	dsn := freshDSN(t)
+	s := open(t, dsn)
+	defer s.Close()
+	if err := s.Replace(ctx, []store.SourceData{
+		storetest.Source("ja.md", doc.TypeFile, "設定", "VitePressの設定ファイルを作成します。"),
+		storetest.Source("en.md", doc.TypeFile, "Generalization", "Generalizations of the routing tables."),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	conn := rawConn(t, dsn)
+	defer conn.Close(ctx)
+	for q, want := range map[string]string{"設定 & ファ": "ja.md", "gener & rout": "en.md"} {
+		var uri string
+		err := conn.QueryRow(ctx, `SELECT s.uri FROM `+quoteIdent(s.set.Schema)+`.chunks c JOIN `+quoteIdent(s.set.Schema)+`.sources s ON s.id = c.source_id
+			WHERE c.tsv @@ $1::tsquery`, q).Scan(&uri)
+		if err != nil || uri != want {
+			t.Errorf("tsv @@ %q found %q, %v; want %s", q, uri, err, want)
+		}
+	}
+}
+
+func TestOpenRefusesWhatIsNotAnIndex(t *testing.T) {
+	ctx := context.Background()
+	base := testDSN(t)
+
+	// Another program's tables in the schema: refused, and left alone.
+	dsn := freshDSN(t)
+	_, set, _ := ParseDSN(dsn)
+	conn := rawConn(t, base)
+	defer conn.Close(ctx)
+	schema := quoteIdent(set.Schema)
+	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema+`; CREATE TABLE `+schema+`.customers(id int, name text); INSERT INTO `+schema+`.customers VALUES (1, 'ada')`); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(ctx, dsn, Options{Create: true})
+	if !errors.Is(err, store.ErrForeign) || !strings.Contains(err.Error(), "schema=") {
+		t.Errorf("Open(schema of another program) = %v, want ErrForeign suggesting ?schema=", err)
+	}
+	var name string
+	if err := conn.QueryRow(ctx, `SELECT name FROM `+schema+`.customers`).Scan(&name); err != nil || name != "ada" {
+		t.Errorf("foreign schema damaged: %q, %v", name, err)
+	}
+
+	// No index and no Create: an error that says to index first, and nothing created.
+	missing := freshDSN(t)
+	_, err = Open(ctx, missing, Options{})
+	if !errors.Is(err, ErrNoIndex) || !strings.Contains(err.Error(), "sagasu index") {
+		t.Errorf("Open(missing, no create) = %v, want ErrNoIndex", err)
+	}
+	_, mset, _ := ParseDSN(missing)
+	var exists bool
+	_ = conn.QueryRow(ctx, `SELECT EXISTS(SELECT 1 FROM pg_namespace WHERE nspname = $1)`, mset.Schema).Scan(&exists)
+	if exists {
+		t.Errorf("Open without Create created the schema")
+	}
+
+	// A newer schema, and another analyzer.
+	newer := freshDSN(t)
+	s := open(t, newer)
+	s.Close()
+	_, nset, _ := ParseDSN(newer)
+	if _, err := conn.Exec(ctx, `INSERT INTO `+quoteIdent(nset.Schema)+`.schema_migrations(version) VALUES (999)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(ctx, newer, Options{}); !errors.Is(err, store.ErrTooNew) {
+		t.Errorf("Open(newer schema) = %v, want ErrTooNew", err)
+	}
+	other := freshDSN(t)
+	s = open(t, other)
+	if err := s.SetMeta(ctx, metaAnalyzer, "0-old"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := Open(ctx, other, Options{}); err == nil || !strings.Contains(err.Error(), "analyzer version") {
+		t.Errorf("Open(index of another analyzer) = %v", err)
+	}
+}
+
+func TestBadDSNs(t *testing.T) {
+	ctx := context.Background()
+	base := testDSN(t)
+	u, _ := url.Parse(base)
+	for _, tc := range []struct {
+		name, dsn, want string
+	}{
+		{"not a URL", "postgres://[::1", "want postgres://"},
+		{"bad option", withParams(t, base, "hnsw_ef_search", "lots"), "hnsw_ef_search"},
+		{"bad iterative scan", withParams(t, base, "hnsw_iterative_scan", "sometimes"), "relaxed_order"},
+		{"no database", strings.Replace(base, u.Path, "/no_such_database_here", 1), "createdb"},
+		{"nobody listening", "postgres://postgres@127.0.0.1:1/sagasu?connect_timeout=5", "is the server running"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Open(ctx, tc.dsn, Options{Create: true})
+			if err == nil {
+				s.Close()
+				t.Fatalf("Open(%s) succeeded", tc.dsn)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Open(%s) = %v, want it to mention %q", tc.dsn, err, tc.want)
+			}
+		})
+	}
+	if got := redact("postgres://ann:secret@db:5432/x"); strings.Contains(got, "secret") {
+		t.Errorf("redact kept the password: %s", got)
+	}
+}
+
+func TestTwoProcessesOpenAndWriteAtOnce(t *testing.T) {
+	ctx := context.Background()
+	dsn := freshDSN(t)
+	// Both create the same schema at the same moment: the migration lock
+	// makes one wait for the other.
+	stores := make([]*Store, 4)
+	var wg sync.WaitGroup
+	errs := make([]error, len(stores))
+	for i := range stores {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stores[i], errs[i] = Open(ctx, dsn, Options{Create: true})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("Open %d: %v", i, err)
+		}
+		defer stores[i].Close()
+	}
+	var versions int
+	conn := rawConn(t, dsn)
+	defer conn.Close(ctx)
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM `+quoteIdent(stores[0].set.Schema)+`.schema_migrations`).Scan(&versions); err != nil || versions != SchemaVersion {
+		t.Errorf("schema_migrations has %d rows, %v; want %d", versions, err, SchemaVersion)
+	}
+	// Writers in separate stores (as in separate processes) take turns.
+	for i, s := range stores {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 30 {
+				sd := storetest.Source(fmt.Sprintf("w%d/%02d.txt", i, j), doc.TypeFile, "", fmt.Sprintf("writer %d wrote document %d", i, j))
+				if err := s.Replace(ctx, []store.SourceData{sd}); err != nil {
+					t.Errorf("writer %d: %v", i, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	st, _ := stores[0].Stats(ctx)
+	if st.Sources != 120 || st.Chunks != 120 {
+		t.Errorf("after concurrent writers: %+v, want 120 sources and chunks", st)
+	}
+	if res := kw(t, stores[1], "writer", 500); len(res) != 120 {
+		t.Errorf("keyword search finds %d of 120 documents", len(res))
+	}
+}
+
+func TestLockHeldByAnotherStore(t *testing.T) {
+	ctx := context.Background()
+	dsn := freshDSN(t)
+	a, b := open(t, dsn), open(t, dsn)
+	defer a.Close()
+	defer b.Close()
+	unlock, err := a.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.Lock(ctx)
+	if !errors.Is(err, store.ErrLocked) || !strings.Contains(err.Error(), "server process") {
+		t.Errorf("second writer = %v, want ErrLocked naming the holder", err)
+	}
+	// Another index in the same database has a lock of its own.
+	c := open(t, freshDSN(t))
+	defer c.Close()
+	unlockC, err := c.Lock(ctx)
+	if err != nil {
+		t.Errorf("Lock of another schema: %v", err)
+	} else {
+		unlockC()
+	}
+	unlock()
+	unlock() // twice is harmless
+	unlockB, err := b.Lock(ctx)
+	if err != nil {
+		t.Fatalf("Lock after release: %v", err)
+	}
+	unlockB()
+}
+
+func TestVectorSearchWithSmallEfSearch(t *testing.T) {
+	// ef_search below k must not cut the result short.
+	ctx := context.Background()
+	s := open(t, withParams(t, freshDSN(t), "hnsw_ef_search", "5", "hnsw_iterative_scan", "off"))
+	defer s.Close()
+	if err := s.InitVectors(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	var batch []store.SourceData
+	for i := range 60 {
+		sd := storetest.Source(fmt.Sprintf("v/%02d", i), doc.TypeText, "", fmt.Sprintf("vector %d", i))
+		a := float64(i) / 60 * math.Pi
+		sd.Vectors = [][]float32{{float32(math.Cos(a)), float32(math.Sin(a)), 0.5}}
+		batch = append(batch, sd)
+	}
+	if err := s.Replace(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.VectorSearch(ctx, []float32{1, 0, 0.5}, 40, store.Filter{})
+	if err != nil || len(res) != 40 {
+		t.Fatalf("VectorSearch k=40 with ef_search 5: %d hits, %v", len(res), err)
+	}
+	hits, _ := s.Hits(ctx, []int64{res[0].ChunkID})
+	if hits[0].Source.URI != "v/00" || math.Abs(res[0].Score-1) > 1e-6 {
+		t.Errorf("nearest = %s %.6f, want v/00 at 1", hits[0].Source.URI, res[0].Score)
+	}
+	for i := 1; i < len(res); i++ {
+		if res[i].Score > res[i-1].Score {
+			t.Errorf("hits out of order at %d", i)
+		}
+	}
+}
+
+func TestHighDimensionalVectors(t *testing.T) {
+	// 3,072 dimensions (Gemini's and OpenAI's large models) go through a
+	// half-precision HNSW index; 5,000 through an exact scan.
+	ctx := context.Background()
+	for _, dim := range []int{3072, 5000} {
+		s := open(t, freshDSN(t))
+		if err := s.InitVectors(ctx, dim); err != nil {
+			t.Fatalf("InitVectors(%d): %v", dim, err)
+		}
+		var batch []store.SourceData
+		for i := range 5 {
+			sd := storetest.Source(fmt.Sprintf("d/%d", i), doc.TypeText, "", fmt.Sprintf("doc %d", i))
+			v := make([]float32, dim)
+			v[i] = 1
+			sd.Vectors = [][]float32{v}
+			batch = append(batch, sd)
+		}
+		if err := s.Replace(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		q := make([]float32, dim)
+		q[3] = 1
+		res, err := s.VectorSearch(ctx, q, 2, store.Filter{})
+		if err != nil || len(res) != 2 || math.Abs(res[0].Score-1) > 1e-6 {
+			t.Errorf("dim %d: %v, %v", dim, res, err)
+		}
+		s.Close()
+	}
+}
+
+func TestNULBytesAreRefusedWhole(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, freshDSN(t))
+	defer s.Close()
+	good := storetest.Source("good.txt", doc.TypeFile, "", "fine text")
+	bad := storetest.Source("bad.txt", doc.TypeFile, "", "nul \x00 byte")
+	err := s.Replace(ctx, []store.SourceData{good, bad})
+	if err == nil || !strings.Contains(err.Error(), "NUL") {
+		t.Errorf("Replace with a NUL byte = %v", err)
+	}
+	if _, err := s.SourceByURI(ctx, "good.txt"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("half of a refused batch was written: %v", err)
+	}
+}
