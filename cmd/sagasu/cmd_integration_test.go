@@ -525,3 +525,42 @@ func TestDemoRunsFromTheRepository(t *testing.T) {
 		t.Errorf("demo answered from %q", q.Results[0].Source.URI)
 	}
 }
+
+// sharedData locates ../shared/data beside the repository (CI puts it there).
+func sharedData(t *testing.T, name string) string {
+	t.Helper()
+	dir, _ := filepath.Abs(filepath.Join("..", "..", "..", "shared", "data", name))
+	if _, err := os.Stat(dir); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("shared data %s is missing: CI runs with ../shared beside the repository", dir)
+		}
+		t.Skipf("shared data %s not present", dir)
+	}
+	return dir
+}
+
+func TestJapaneseQueriesFindJapanesePages(t *testing.T) {
+	docs := sharedData(t, "vitepress-docs")
+	work := t.TempDir()
+	db := filepath.Join(work, "vp.db")
+	code, out, errs := sagasu(t, docs, "", "--db", db, "index", "en", "ja")
+	if code != 0 {
+		t.Fatalf("index vitepress docs: %d %s %s", code, out, errs)
+	}
+	for q, want := range map[string]string{
+		"ルーティング":         "ja/guide/routing.md",
+		"サイドバーの設定":       "ja/reference/default-theme-sidebar.md",
+		"多言語サイト":         "ja/guide/i18n.md",
+		"デプロイ":           "ja/guide/deploy.md",
+		"dynamic routes": "en/guide/routing.md",
+	} {
+		res := query(t, docs, "--db", db, "-k", "3", q)
+		if len(res.Results) == 0 || res.Results[0].Source.URI != want {
+			var got []string
+			for _, r := range res.Results {
+				got = append(got, r.Source.URI)
+			}
+			t.Errorf("%q found %v, want %s first", q, got, want)
+		}
+	}
+}
