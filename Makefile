@@ -7,7 +7,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 SCIFACT   ?= ../shared/data/scifact
 DEMO_DB   := .sagasu/demo.db
 
-.PHONY: all build demo test unit lint fmt-check vet staticcheck eval bench clean
+.PHONY: all build demo test unit test-deps mcp-clients lint fmt-check vet staticcheck eval bench clean
 
 all: build
 
@@ -23,7 +23,13 @@ demo: build
 
 test: lint unit
 
-unit:
+# Real clients for the MCP tests (pinned, into .tools/, which git ignores).
+mcp-clients:
+	bash scripts/mcp-clients.sh
+
+test-deps: mcp-clients
+
+unit: test-deps
 	$(GO) test -count=1 ./...
 
 lint: fmt-check vet staticcheck

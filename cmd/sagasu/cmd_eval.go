@@ -18,7 +18,7 @@ func newEvalCmd(g *globals) *cobra.Command {
 		Use:   "eval",
 		Short: "Measure retrieval quality on a labelled dataset",
 	}
-	cmd.AddCommand(newEvalBEIRCmd(g))
+	cmd.AddCommand(newEvalBEIRCmd(g), newEvalGoalsCmd(g))
 	return cmd
 }
 

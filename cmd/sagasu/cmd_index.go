@@ -85,7 +85,7 @@ folders, binary files and files over --max-file-size are skipped.`,
 				if err == nil && len(args) > 0 {
 					var more index.Report
 					more, err = ix.Run(ctx, args)
-					rep = merge(rep, more)
+					rep.Add(more)
 				}
 			} else {
 				rep, err = ix.Run(ctx, args)
@@ -129,20 +129,6 @@ folders, binary files and files over --max-file-size are skipped.`,
 	f.StringSlice("exclude", nil, "glob patterns to skip (repeatable)")
 	addEmbedderFlags(f)
 	return cmd
-}
-
-func merge(a, b index.Report) index.Report {
-	a.Added += b.Added
-	a.Updated += b.Updated
-	a.Unchanged += b.Unchanged
-	a.Removed += b.Removed
-	a.Chunks += b.Chunks
-	a.Embedded += b.Embedded
-	a.Reused += b.Reused
-	a.Bytes += b.Bytes
-	a.Skipped = append(a.Skipped, b.Skipped...)
-	a.Took += b.Took
-	return a
 }
 
 type skipView struct {

@@ -64,6 +64,20 @@ type Report struct {
 	Took      time.Duration `json:"-"`
 }
 
+// Add accumulates another run's counts into r.
+func (r *Report) Add(o Report) {
+	r.Added += o.Added
+	r.Updated += o.Updated
+	r.Unchanged += o.Unchanged
+	r.Removed += o.Removed
+	r.Chunks += o.Chunks
+	r.Bytes += o.Bytes
+	r.Embedded += o.Embedded
+	r.Reused += o.Reused
+	r.Skipped = append(r.Skipped, o.Skipped...)
+	r.Took += o.Took
+}
+
 // Indexer writes documents into a store.
 type Indexer struct {
 	store store.Store

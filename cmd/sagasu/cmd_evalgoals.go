@@ -1,0 +1,129 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sagasu-dev/sagasu/internal/app"
+	"github.com/sagasu-dev/sagasu/internal/index"
+	"github.com/sagasu-dev/sagasu/internal/loop"
+	"github.com/sagasu-dev/sagasu/internal/search"
+)
+
+func newEvalGoalsCmd(g *globals) *cobra.Command {
+	var setPath, docs, mode string
+	var maxIt int
+	cmd := &cobra.Command{
+		Use:   "goals --set FILE --docs DIR",
+		Short: "Measure what the loop finds against a labelled goal set (aspect coverage)",
+		Long: `Goals indexes --docs into a temporary index (URIs relative to --docs, so they
+match the set's labels) and, for every goal, counts how many of its labelled
+aspects the top -k results cover when searched
+
+  single      the goal's stored query, once
+  goal text   the goal itself used as one query
+  loop        sagasu loop --goal G --query Q (the loop from the same query)
+  from goal   sagasu loop --goal G (the loop's first query from the goal)
+  aspects     sagasu loop --goal G --query Q --aspect ... (told the labelled aspects)
+
+and prints each goal, the averages, the iterations the loops used, and how
+the loop's own confidence compares with labelled coverage. No agent cache is
+used, so goals do not learn from one another.`,
+		Example: `  sagasu eval goals --set testdata/goals/vitepress.json --docs ../shared/data/vitepress-docs
+  sagasu eval goals --set testdata/goals/vitepress.json --docs ../shared/data/vitepress-docs --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a, err := g.load(cmd)
+			if err != nil {
+				return err
+			}
+			if setPath == "" || docs == "" {
+				return usagef("--set and --docs are required: a goal set (JSON) and the folder of documents it labels")
+			}
+			k, err := searchK(a, maxIt)
+			if err != nil {
+				return err
+			}
+			set, err := loop.LoadGoalSet(setPath)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			dir, err := os.MkdirTemp("", "sagasu-goals-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(dir)
+			st, err := app.OpenStore(ctx, filepath.Join(dir, "goals.db"), true)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			opt := a.IndexOptions()
+			ix := index.New(st, opt)
+			irep, err := loop.IndexCorpus(ctx, ix, docs, opt.Source)
+			if err != nil {
+				return err
+			}
+			if !a.Config.JSON {
+				fmt.Fprintf(g.stderr, "indexed %d documents (%d chunks) from %s\n", irep.Added+irep.Updated+irep.Unchanged, irep.Chunks, docs)
+			}
+			eng := loop.New(a.Engine(st, nil), loop.Options{Logger: a.Log})
+			rep, err := eng.EvaluateGoals(ctx, set, loop.GoalOptions{K: k, MaxIterations: maxIt, Mode: search.Mode(mode)})
+			if err != nil {
+				return err
+			}
+			if a.Config.JSON {
+				return writeJSON(g.stdout, rep)
+			}
+			printGoalReport(g.stdout, rep)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&setPath, "set", "", "goal set (JSON), e.g. testdata/goals/vitepress.json")
+	f.StringVar(&docs, "docs", "", "folder of the documents the set labels")
+	f.IntP("k", "k", 10, "results judged per method")
+	f.IntVar(&maxIt, "max-iterations", loop.DefaultMaxIterations, "loop budget")
+	f.StringVar(&mode, "mode", "", "retrieval mode: keyword (default)")
+	return cmd
+}
+
+// printGoalReport prints the per-goal table, the averages and the calibration.
+func printGoalReport(w io.Writer, rep loop.GoalReport) {
+	fmt.Fprintf(w, "goal set %s: aspect coverage of the top %d results\n\n", rep.Set, rep.K)
+	fmt.Fprintf(w, "%-16s %7s %9s %7s %5s %9s %5s %7s %5s\n", "goal", "single", "goal text", "loop", "iter", "from goal", "iter", "aspects", "iter")
+	cov := func(c loop.Coverage) string { return fmt.Sprintf("%d/%d", c.Covered, c.Aspects) }
+	for _, s := range rep.Goals {
+		fmt.Fprintf(w, "%-16s %7s %9s %7s %5d %9s %5d %7s %5d\n", s.ID, cov(s.Single), cov(s.GoalText), cov(s.Loop), s.Iterations,
+			cov(s.LoopFromGoal), s.IterationsFromGoal, cov(s.LoopAspects), s.IterationsAspects)
+	}
+	av := rep.Average
+	fmt.Fprintf(w, "%-16s %7.3f %9.3f %7.3f %5.1f %9.3f %5.1f %7.3f %5.1f\n", "average", av.Single, av.GoalText, av.Loop, av.Iterations,
+		av.LoopFromGoal, av.IterationsFromGoal, av.LoopAspects, av.IterationsAspects)
+	if len(rep.LoopWorseThanSingle) > 0 {
+		fmt.Fprintf(w, "\nthe loop covered less than the single query on: %s\n", strings.Join(rep.LoopWorseThanSingle, ", "))
+	}
+	fmt.Fprintf(w, "\nloop aspects derived from the goals:\n")
+	for _, s := range rep.Goals {
+		fmt.Fprintf(w, "  %-16s %s\n", s.ID, strings.Join(s.LoopAspectNames, " · "))
+	}
+	fmt.Fprintf(w, "\ncalibration (every iteration of the loop): confidence → labelled coverage\n")
+	for _, b := range rep.Calibration {
+		if b.Lists == 0 {
+			continue
+		}
+		hi := fmt.Sprintf("%.2f", b.High)
+		if b.High > 1 {
+			hi = "1.00]"
+		} else {
+			hi += ")"
+		}
+		fmt.Fprintf(w, "  [%.2f, %-6s %3d result lists, mean coverage %.2f, all aspects covered in %.0f%%\n", b.Low, hi, b.Lists, b.MeanCoverage, b.AllCovered*100)
+	}
+}

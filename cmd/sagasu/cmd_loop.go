@@ -1,0 +1,217 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/sagasu-dev/sagasu/internal/agentcache"
+	"github.com/sagasu-dev/sagasu/internal/app"
+	"github.com/sagasu-dev/sagasu/internal/glob"
+	"github.com/sagasu-dev/sagasu/internal/loop"
+	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/store"
+)
+
+// agentFlags are the flags the loop, plan and cache commands share.
+type agentFlags struct {
+	cacheDir  string
+	noCache   bool
+	retention int
+}
+
+// register adds --cache-dir, and for commands that record steps
+// --no-cache and --cache-retention.
+func (f *agentFlags) register(fs *pflag.FlagSet, records bool) {
+	fs.StringVar(&f.cacheDir, "cache-dir", "", "agent cache folder (default: cache/agent beside the index, e.g. .sagasu/cache/agent)")
+	if records {
+		fs.BoolVar(&f.noCache, "no-cache", false, "do not record the steps in the agent cache")
+		fs.IntVar(&f.retention, "cache-retention", agentcache.DefaultRetention, "records of each kind the agent cache keeps (older ones are removed)")
+	}
+}
+
+// agentCacheDir is the agent cache folder: --cache-dir, else cache/agent in
+// the folder of the index.
+func agentCacheDir(a *app.App, flag string) string {
+	if flag != "" {
+		return flag
+	}
+	db := strings.TrimPrefix(a.Config.DB, "sqlite://")
+	return filepath.Join(filepath.Dir(db), "cache", "agent")
+}
+
+// openCache opens the agent cache for a.
+func (f *agentFlags) openCache(a *app.App) (*agentcache.Cache, error) {
+	return agentcache.Open(agentCacheDir(a, f.cacheDir), agentcache.Options{Logger: a.Log, Retention: f.retention})
+}
+
+// openLoop opens the index (with its embedder, if it has one) and a loop
+// engine over it, recording to the agent cache unless --no-cache. Call the
+// returned function when done.
+func (f *agentFlags) openLoop(cmd *cobra.Command, a *app.App) (*loop.Engine, func(), error) {
+	if f.retention < 1 && !f.noCache {
+		return nil, nil, usagef("--cache-retention %d: keep at least 1 record of each kind", f.retention)
+	}
+	se, closeFn, err := a.OpenEngine(cmd.Context())
+	if err != nil {
+		return nil, nil, err
+	}
+	opt := loop.Options{Logger: a.Log}
+	if !f.noCache {
+		c, err := f.openCache(a)
+		if err != nil {
+			closeFn()
+			return nil, nil, err
+		}
+		opt.Cache = c
+	}
+	return loop.New(se, opt), closeFn, nil
+}
+
+func newLoopCmd(g *globals) *cobra.Command {
+	var (
+		goal, query, mode, pathGlob string
+		aspects                     []string
+		maxIt                       int
+		minConf                     float64
+		af                          agentFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "loop --goal TEXT",
+		Short: "Search in a loop: search, evaluate against a goal, refine, search again",
+		Long: `Loop runs the agent-in-the-loop cycle by itself: it searches, evaluates the
+merged results against the goal's aspects, refines the query toward the
+aspects still missing (from the index's own words and headings), and searches
+again — excluding what it has already seen — until the evaluation says the
+results are enough or --max-iterations is reached.
+
+Aspects come from the goal, split at "and", "or", commas, と, や, 、; a goal
+with one topic is expanded into the sections the index has for it. Give
+--aspect (repeatable) to say them yourself. Without --query the first query is
+the goal without its boilerplate ("understand how to", "を理解する").
+
+Every evaluation, refinement and the session are recorded in the agent cache
+(see sagasu cache). --json prints the iterations and the top -k merged results
+in the same shape as sagasu query --json.`,
+		Example: `  sagasu loop --goal "VitePressの設定方法を理解する"
+  sagasu loop --goal "Deploy to GitHub Pages and generate a sitemap" --query "deploy" --json
+  sagasu loop --goal "configure search" --aspect "local search" --aspect "Algolia" -k 5`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a, err := g.load(cmd)
+			if err != nil {
+				return err
+			}
+			if strings.TrimSpace(goal) == "" {
+				return usagef("--goal is required: say what the search should find out")
+			}
+			k, err := searchK(a, maxIt)
+			if err != nil {
+				return err
+			}
+			if minConf < 0 || minConf > 1 {
+				return usagef("--min-confidence %g is out of range: use 0 to 1", minConf)
+			}
+			if pathGlob != "" {
+				if err := glob.Valid(pathGlob); err != nil {
+					return usagef("--glob: %v", err)
+				}
+			}
+			eng, closeFn, err := af.openLoop(cmd, a)
+			if err != nil {
+				return err
+			}
+			defer closeFn()
+			res, err := eng.Run(cmd.Context(), loop.RunOptions{
+				Goal: goal, Query: query, Aspects: aspects, K: k, Mode: search.Mode(mode),
+				MaxIterations: maxIt, MinConfidence: minConf, Filter: store.Filter{PathGlob: pathGlob},
+			})
+			if err != nil {
+				return err
+			}
+			if a.Config.JSON {
+				return writeJSON(g.stdout, res)
+			}
+			printRun(g.stdout, res)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&goal, "goal", "", "what the search should find out (required)")
+	f.StringVar(&query, "query", "", "first query (default: the goal's own words)")
+	f.StringArrayVar(&aspects, "aspect", nil, "an aspect the results must cover (repeatable; default: from the goal)")
+	f.IntP("k", "k", 10, "number of merged results")
+	f.IntVar(&maxIt, "max-iterations", loop.DefaultMaxIterations, "most searches to run")
+	f.Float64Var(&minConf, "min-confidence", loop.DefaultMinConfidence, "confidence at which the results are enough")
+	f.StringVar(&mode, "mode", "", "retrieval mode: keyword (default)")
+	f.StringVar(&pathGlob, "glob", "", "only sources whose URI matches this glob")
+	af.register(f, true)
+	return cmd
+}
+
+// searchK returns the configured -k after checking it and a loop budget.
+func searchK(a *app.App, maxIterations int) (int, error) {
+	k := a.Config.Search.K
+	if k < 1 || k > search.MaxK {
+		return 0, usagef("-k %d is out of range: use 1 to %d", k, search.MaxK)
+	}
+	if maxIterations < 1 || maxIterations > 50 {
+		return 0, usagef("--max-iterations %d is out of range: use 1 to 50", maxIterations)
+	}
+	return k, nil
+}
+
+// printRun writes a readable trace of a loop.
+func printRun(w io.Writer, res loop.RunResult) {
+	fmt.Fprintf(w, "goal     %s\n", res.Goal)
+	fmt.Fprintf(w, "aspects  %s\n", strings.Join(res.Aspects, " · "))
+	for i, it := range res.Iterations {
+		ev := it.Evaluation
+		fmt.Fprintf(w, "\n%d. query %q  (%d new results)\n", i+1, it.Query, it.NewResults)
+		printEvaluation(w, "   ", ev)
+		if r := it.Refinement; r != nil {
+			target := ""
+			if r.Target != "" {
+				target = fmt.Sprintf(" for %q", r.Target)
+			}
+			fmt.Fprintf(w, "   refine   %s%s → %q (%s)\n", r.Strategy, target, r.RefinedQuery, r.Origin)
+		}
+	}
+	fmt.Fprintf(w, "\nstopped  %s\n", res.Stopped)
+	fmt.Fprintf(w, "\nresults (final query %q)\n", res.FinalQuery)
+	printResults(w, res.Results)
+}
+
+// printEvaluation writes the scores and the recommendation of an evaluation.
+func printEvaluation(w io.Writer, indent string, ev loop.Evaluation) {
+	fmt.Fprintf(w, "%sconfidence %.2f  coverage %.2f  relevance %.2f\n", indent, ev.Confidence, ev.Coverage, ev.Relevance)
+	if len(ev.FoundAspects) > 0 {
+		fmt.Fprintf(w, "%sfound    %s\n", indent, strings.Join(ev.FoundAspects, " · "))
+	}
+	if len(ev.MissingAspects) > 0 {
+		fmt.Fprintf(w, "%smissing  %s\n", indent, strings.Join(ev.MissingAspects, " · "))
+	}
+	if len(ev.UnindexedWords) > 0 {
+		fmt.Fprintf(w, "%snot in the index: %s\n", indent, strings.Join(ev.UnindexedWords, ", "))
+	}
+	fmt.Fprintf(w, "%s→ %s: %s\n", indent, ev.Recommendation.Action, ev.Recommendation.Reason)
+}
+
+// printResults writes results the way sagasu query does.
+func printResults(w io.Writer, rs []search.ResultView) {
+	if len(rs) == 0 {
+		fmt.Fprintln(w, "  no results")
+		return
+	}
+	for i, r := range rs {
+		fmt.Fprintf(w, "%2d. %s:%d-%d  score %.2f\n", i+1, r.Source.URI, r.Lines[0], r.Lines[1], r.Score)
+		if r.Heading != "" {
+			fmt.Fprintf(w, "    %s\n", r.Heading)
+		}
+		fmt.Fprintf(w, "    %s\n", snippet(r.Text, 160))
+	}
+}

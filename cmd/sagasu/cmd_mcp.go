@@ -1,0 +1,133 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sagasu-dev/sagasu/internal/agentcache"
+	"github.com/sagasu-dev/sagasu/internal/budget"
+	"github.com/sagasu-dev/sagasu/internal/mcpserver"
+)
+
+func newMCPCmd(g *globals) *cobra.Command {
+	var (
+		httpAddr, token, encoding string
+		roots, origins            []string
+		maxTokens                 int
+		margin                    float64
+		af                        agentFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve the index to LLM agents over MCP (stdio, or streamable HTTP with --http)",
+		Long: `Mcp serves the index to LLM agents (Claude Code, Claude Desktop, VS Code, any
+MCP client) over the Model Context Protocol. Without --http it speaks on
+standard input and output, as clients that start it expect; logs go to stderr.
+
+Tools: sagasu_index, sagasu_query, sagasu_search (goal-aware; modes summary,
+detailed, full), sagasu_get, sagasu_list, sagasu_evaluate, sagasu_refine_query,
+sagasu_plan_execute_stage, sagasu_read_cache. Resources: sagasu://source/{id}
+and sagasu://chunk/{id}. Every result is measured with a tokenizer and fitted
+to its budget: summary 5,000 tokens, detailed 15,000, anything at most
+--max-output-tokens. docs/mcp.md has client configurations.
+
+sagasu_index reads only files under the allowed roots (--root, repeatable;
+default the working directory). --http serves streamable HTTP at /mcp, on
+loopback unless told otherwise; any other address needs a bearer token
+(--token or SAGASU_MCP_TOKEN). Requests from browser origins other than
+loopback ones are refused unless allowed with --allow-origin.`,
+		Example: `  claude mcp add sagasu -- sagasu mcp --db /abs/path/.sagasu/sagasu.db
+  sagasu mcp --http 127.0.0.1:8765
+  SAGASU_MCP_TOKEN=secret sagasu mcp --http 0.0.0.0:8765 --root /srv/docs`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a, err := g.load(cmd)
+			if err != nil {
+				return err
+			}
+			if token == "" {
+				token = envValue(g.environ, "SAGASU_MCP_TOKEN")
+			}
+			if httpAddr != "" {
+				if err := mcpserver.CheckAddr(httpAddr, token); err != nil {
+					return usageError{err}
+				}
+			}
+			counter, err := budget.New(budget.Options{Encoding: encoding, Margin: margin})
+			if err != nil {
+				return usageError{err}
+			}
+			limits, err := budget.WithCap(maxTokens)
+			if err != nil {
+				return usageError{err}
+			}
+			ctx := cmd.Context()
+			st, err := a.OpenStore(ctx, true)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			stats, err := st.Stats(ctx)
+			if err != nil {
+				return err
+			}
+			// An empty index takes the configured embedder for good, as
+			// `sagasu index --embedder` would.
+			emb, err := a.Embedder(ctx, st, stats.Sources == 0)
+			if err != nil {
+				return err
+			}
+			var cache *agentcache.Cache
+			if !af.noCache {
+				if cache, err = af.openCache(a); err != nil {
+					return err
+				}
+			}
+			srv, err := mcpserver.New(mcpserver.Options{
+				Engine: a.Engine(st, emb), Cache: cache, Counter: counter, Limits: limits,
+				Roots: roots, Index: a.IndexOptions(), Logger: a.Log, Version: version,
+			})
+			if err != nil {
+				return usageError{err}
+			}
+			if httpAddr == "" {
+				a.Log.Info("serving MCP over stdio", "db", a.Config.DB, "sources", stats.Sources)
+				return srv.ServeIO(ctx, g.stdin, g.stdout)
+			}
+			ln, err := net.Listen("tcp", httpAddr)
+			if err != nil {
+				return fmt.Errorf("listen on %s: %w", httpAddr, err)
+			}
+			fmt.Fprintf(g.stderr, "sagasu mcp: serving %s on http://%s%s\n", a.Config.DB, ln.Addr(), mcpserver.Path)
+			return srv.ServeHTTP(ctx, ln, mcpserver.HTTPOptions{Token: token, AllowedOrigins: origins})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8765) instead of stdio")
+	f.StringVar(&token, "token", "", "bearer token HTTP clients must send (default $SAGASU_MCP_TOKEN); required off loopback")
+	f.StringArrayVar(&origins, "allow-origin", nil, "browser origin allowed to call the HTTP server besides loopback ones (repeatable)")
+	f.StringArrayVar(&roots, "root", nil, "folder sagasu_index may read (repeatable; default the working directory)")
+	f.IntVar(&maxTokens, "max-output-tokens", budget.DefaultCap, "most tokens any tool result may take")
+	f.StringVar(&encoding, "tokenizer", budget.Cl100k, "tokenizer that measures results: cl100k_base or o200k_base")
+	f.Float64Var(&margin, "token-margin", budget.DefaultMargin, "safety margin added to every count for other vendors' tokenizers (0.2 = 20%)")
+	f.Int("chunk-size", 0, "sagasu_index default: maximum tokens per chunk (default 512)")
+	f.Int("chunk-overlap", 0, "sagasu_index default: tokens repeated between pieces of a long section (default 64)")
+	f.Int64("max-file-size", 0, "sagasu_index: skip files larger than this many bytes (default 10 MiB)")
+	f.StringSlice("exclude", nil, "sagasu_index: glob patterns to skip (repeatable)")
+	addEmbedderFlags(f)
+	af.register(f, true)
+	return cmd
+}
+
+// envValue reads one variable from environ ("KEY=value" entries).
+func envValue(environ []string, key string) string {
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}

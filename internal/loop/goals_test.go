@@ -1,0 +1,227 @@
+package loop
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sagasu-dev/sagasu/internal/app"
+	"github.com/sagasu-dev/sagasu/internal/index"
+	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/source"
+)
+
+// vitepressDocs is the real corpus the goal sets label, beside the repository.
+const vitepressDocs = "../../../shared/data/vitepress-docs"
+
+var goalSets = []string{"../../testdata/goals/vitepress.json", "../../testdata/goals/vitepress-holdout.json"}
+
+// vitepressEngine indexes the VitePress documentation, or skips the test
+// when it is not there.
+func vitepressEngine(t *testing.T) *Engine {
+	t.Helper()
+	if _, err := os.Stat(vitepressDocs); err != nil {
+		t.Skipf("the VitePress documentation is not at %s: %v", vitepressDocs, err)
+	}
+	ctx := context.Background()
+	st, err := app.OpenStore(ctx, filepath.Join(t.TempDir(), "vp.db"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	rep, err := IndexCorpus(ctx, index.New(st, index.Options{}), vitepressDocs, source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Added < 60 {
+		t.Fatalf("indexed only %d documents", rep.Added)
+	}
+	return New(search.New(st), Options{})
+}
+
+func TestLoadGoalSetRejectsBadSets(t *testing.T) {
+	dir := t.TempDir()
+	tests := map[string]string{
+		"not json":        `{"goals": [`,
+		"unknown field":   `{"goals": [{"id": "a", "goal": "g", "query": "q", "aspects": [{"name": "x", "pages": ["a.md"]}], "extra": 1}]}`,
+		"no goals":        `{"name": "x", "goals": []}`,
+		"duplicate id":    `{"goals": [{"id": "a", "goal": "g", "query": "q", "aspects": [{"name": "x", "pages": ["a.md"]}]}, {"id": "a", "goal": "g", "query": "q", "aspects": [{"name": "x", "pages": ["a.md"]}]}]}`,
+		"empty goal":      `{"goals": [{"id": "a", "goal": " ", "query": "q", "aspects": [{"name": "x", "pages": ["a.md"]}]}]}`,
+		"aspect no pages": `{"goals": [{"id": "a", "goal": "g", "query": "q", "aspects": [{"name": "x", "pages": []}]}]}`,
+		"no aspects":      `{"goals": [{"id": "a", "goal": "g", "query": "q", "aspects": []}]}`,
+	}
+	for name, content := range tests {
+		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".json")
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadGoalSet(path); err == nil || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: %v; want an error naming the file", name, err)
+		}
+	}
+	if _, err := LoadGoalSet(filepath.Join(dir, "missing.json")); err == nil {
+		t.Error("a missing file loaded")
+	}
+}
+
+func TestCoversLabel(t *testing.T) {
+	a := LabelledAspect{Name: "x", Pages: []string{"en/a.md", "en/b.md#Search > Local Search", "en/c.md#ClientOnly"}}
+	tests := []struct {
+		uri, heading string
+		want         bool
+	}{
+		{"en/a.md", "Anything > Else", true},
+		{"en/b.md", "Search > Local Search > i18n", true},
+		{"en/b.md", "Search > Algolia Search > i18n", false},
+		{"en/b.md", "Local Search", false}, // the label's path must appear whole
+		{"en/c.md", "Runtime API > `<ClientOnly />` <Badge type=\"info\" text=\"component\" />", true},
+		{"en/d.md", "Search > Local Search", false},
+	}
+	for _, tt := range tests {
+		if got := coversLabel(a, result(1, tt.uri, tt.heading, "text")); got != tt.want {
+			t.Errorf("coversLabel(%s, %q) = %v", tt.uri, tt.heading, got)
+		}
+	}
+	// A section the chunker packed into a chunk's text counts; a heading
+	// inside a code fence does not.
+	packed := result(1, "en/b.md", "Search", "Intro.\n\n## Local Search\n\nEnable it.")
+	fenced := result(1, "en/b.md", "Search", "```sh\n## Local Search\n```")
+	if !coversLabel(a, packed) || coversLabel(a, fenced) {
+		t.Errorf("packed section: %v, fenced comment: %v; want true, false", coversLabel(a, packed), coversLabel(a, fenced))
+	}
+}
+
+// TestGoalSetLabelsResolve checks the committed goal sets against the
+// corpus: every labelled page exists and every labelled section heading is
+// the heading of some chunk, so no label silently never matches.
+func TestGoalSetLabelsResolve(t *testing.T) {
+	e := vitepressEngine(t)
+	ctx := context.Background()
+	st := e.search.(*search.Engine).Store()
+	for _, file := range goalSets {
+		set, err := LoadGoalSet(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(set.Goals) < 8 {
+			t.Errorf("%s has %d goals; the issue asks for at least 8", file, len(set.Goals))
+		}
+		ja := 0
+		for _, g := range set.Goals {
+			if hasCJK(g.Goal) {
+				ja++
+			}
+			if len(g.Aspects) < 2 || len(g.Aspects) > 4 {
+				t.Errorf("%s: goal %s has %d aspects; want 2 to 4", file, g.ID, len(g.Aspects))
+			}
+			for _, a := range g.Aspects {
+				for _, p := range a.Pages {
+					page, _, _ := strings.Cut(p, "#")
+					src, err := st.SourceByURI(ctx, page)
+					if err != nil {
+						t.Errorf("%s: goal %s: page %q: %v", file, g.ID, page, err)
+						continue
+					}
+					chunks, err := st.Chunks(ctx, src.ID)
+					if err != nil {
+						t.Fatal(err)
+					}
+					one := LabelledAspect{Name: a.Name, Pages: []string{p}}
+					found := false
+					for _, c := range chunks {
+						r := result(c.ID, src.URI, c.HeadingPath(), c.Text)
+						if coversLabel(one, r) {
+							found = true
+							break
+						}
+					}
+					if !found {
+						t.Errorf("%s: goal %s: label %q matches no chunk", file, g.ID, p)
+					}
+				}
+			}
+		}
+		if ja == 0 || ja == len(set.Goals) {
+			t.Errorf("%s: %d of %d goals are Japanese; want a mix", file, ja, len(set.Goals))
+		}
+	}
+}
+
+// TestLoopBeatsBaselines is the issue's closing note as a test: on both
+// goal sets the loop covers more labelled aspects in its top 10 than one
+// query and than the goal text as a query, and never fewer than the single
+// query on any goal. Its own confidence is calibrated: result lists it
+// scores 0.7 or more cover more than those it scores below 0.5.
+func TestLoopBeatsBaselines(t *testing.T) {
+	e := vitepressEngine(t)
+	for _, file := range goalSets {
+		set, err := LoadGoalSet(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := e.EvaluateGoals(context.Background(), set, GoalOptions{K: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		av := rep.Average
+		t.Logf("%s: single %.3f, goal text %.3f, loop %.3f (%.1f iterations), from goal %.3f, with aspects %.3f",
+			set.Name, av.Single, av.GoalText, av.Loop, av.Iterations, av.LoopFromGoal, av.LoopAspects)
+		if av.Loop <= av.Single || av.Loop <= av.GoalText {
+			t.Errorf("%s: loop %.3f does not beat single %.3f and goal text %.3f", set.Name, av.Loop, av.Single, av.GoalText)
+		}
+		if av.LoopFromGoal <= av.Single {
+			t.Errorf("%s: the loop from the goal alone %.3f does not beat one query %.3f", set.Name, av.LoopFromGoal, av.Single)
+		}
+		if len(rep.LoopWorseThanSingle) > 0 {
+			t.Errorf("%s: the loop covers less than one query on %v", set.Name, rep.LoopWorseThanSingle)
+		}
+		for _, g := range rep.Goals {
+			if g.Iterations < 1 || g.Iterations > DefaultMaxIterations {
+				t.Errorf("%s: goal %s used %d iterations", set.Name, g.ID, g.Iterations)
+			}
+		}
+		var low, high *CalibrationBin
+		for i := range rep.Calibration {
+			b := &rep.Calibration[i]
+			switch {
+			case b.High <= 0.5 && b.Lists > 0:
+				low = b
+			case b.Low >= 0.7 && b.Lists > 0 && (high == nil || b.MeanCoverage < high.MeanCoverage):
+				high = b
+			}
+		}
+		if low == nil || high == nil {
+			t.Errorf("%s: calibration lacks lists on both sides of 0.7: %+v", set.Name, rep.Calibration)
+		} else if high.MeanCoverage <= low.MeanCoverage {
+			t.Errorf("%s: lists scored ≥ 0.7 cover %.2f, not more than those below 0.5 (%.2f)", set.Name, high.MeanCoverage, low.MeanCoverage)
+		}
+	}
+}
+
+// TestSeedGoalAspects: the seed's goal and its English twin yield the
+// configuration references the index has, not a single vague aspect.
+func TestSeedGoalAspects(t *testing.T) {
+	e := vitepressEngine(t)
+	ctx := context.Background()
+	for goal, want := range map[string][]string{
+		"VitePressの設定方法を理解する":                   {"サイト設定", "フロントマター設定", "デフォルトテーマの設定"},
+		"Understand how to configure VitePress": {"Site Config", "Frontmatter Config", "Default Theme Config"},
+	} {
+		got, err := e.Aspects(ctx, goal, nil)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("Aspects(%q) = %q, %v; want %q", goal, got, err, want)
+		}
+	}
+	// Explicit aspects win; a goal with several aspects is not expanded.
+	got, _ := e.Aspects(ctx, "VitePressの設定方法を理解する", []string{"プラグイン", " "})
+	if !slices.Equal(got, []string{"プラグイン"}) {
+		t.Errorf("explicit aspects: %q", got)
+	}
+	got, _ = e.Aspects(ctx, "サイドバーとフッターの設定", nil)
+	if !slices.Equal(got, []string{"サイドバー", "フッターの設定"}) {
+		t.Errorf("two aspects: %q", got)
+	}
+}

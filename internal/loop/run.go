@@ -1,0 +1,368 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sagasu-dev/sagasu/internal/agentcache"
+	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/store"
+)
+
+// RunOptions configure a loop.
+type RunOptions struct {
+	Goal string
+	// Query is the first query; "" starts from the goal's core words.
+	Query string
+	// Aspects replace the aspects derived from the goal.
+	Aspects       []string
+	K             int         // results kept (default 10)
+	Mode          search.Mode // retrieval mode ("" for the index's default)
+	MaxIterations int         // default 5
+	MinConfidence float64     // default 0.7
+	// Filter narrows every search (glob, types); chunks already seen are
+	// excluded on top of it.
+	Filter store.Filter
+}
+
+// RunResult is what a loop did and found.
+type RunResult struct {
+	Goal       string      `json:"goal"`
+	Aspects    []string    `json:"aspects"`
+	Iterations []Iteration `json:"iterations"`
+	FinalQuery string      `json:"finalQuery"`
+	// Results are the top k of all hits of all iterations, merged and
+	// de-duplicated, in the JSON shape of `sagasu query --json`.
+	Results []search.ResultView `json:"results"`
+	// Stopped says why the loop ended.
+	Stopped string `json:"stopped"`
+}
+
+// Iteration is one search of a loop.
+type Iteration struct {
+	Query string `json:"query"`
+	// NewResults is how many hits this search added to what was seen.
+	NewResults int        `json:"newResults"`
+	Evaluation Evaluation `json:"evaluation"`
+	// Refinement is how the next query was made; nil on the last iteration.
+	Refinement *Refinement `json:"refinement,omitempty"`
+}
+
+// closeEnough is the least coverage for which a hit is kept as an aspect's
+// closest lead when no hit covers it.
+const closeEnough = 0.4
+
+// maxAttempts is how many focused queries a loop spends on one aspect.
+const maxAttempts = 2
+
+// rrfK is the rank offset of reciprocal rank fusion.
+const rrfK = 60
+
+// Run searches, evaluates the merged results, refines the query toward the
+// aspects still missing and searches again, until the evaluation says to stop
+// or MaxIterations is reached. Each later search excludes the chunks already
+// seen, so it can only add. The results are the top k of the merged hits,
+// chosen so that every aspect found is represented by its best hit first.
+func (e *Engine) Run(ctx context.Context, opt RunOptions) (RunResult, error) {
+	if strings.TrimSpace(opt.Goal) == "" {
+		return RunResult{}, ErrEmptyGoal
+	}
+	if e.search == nil {
+		return RunResult{}, errors.New("loop: this engine has no index to search")
+	}
+	k := opt.K
+	if k == 0 {
+		k = search.DefaultK
+	}
+	if k < 1 || k > search.MaxK {
+		return RunResult{}, fmt.Errorf("k = %d is out of range: use 1 to %d", k, search.MaxK)
+	}
+	maxIt := opt.MaxIterations
+	if maxIt == 0 {
+		maxIt = DefaultMaxIterations
+	}
+	if maxIt < 1 {
+		return RunResult{}, fmt.Errorf("max iterations = %d: use at least 1", maxIt)
+	}
+	pg, err := ParseGoal(opt.Goal)
+	if err != nil {
+		return RunResult{}, err
+	}
+	w, aspects, err := e.goalAspects(ctx, opt.Goal, opt.Aspects)
+	if err != nil {
+		return RunResult{}, err
+	}
+	res := RunResult{Goal: opt.Goal, Iterations: []Iteration{}}
+	for _, a := range aspects {
+		res.Aspects = append(res.Aspects, a.name)
+	}
+
+	q := strings.TrimSpace(opt.Query)
+	if q == "" {
+		q = pg.Core
+	}
+	p := &pool{byID: map[int64]*pooled{}}
+	issued := newQuerySet(e, q)
+	queries := []string{q}
+	attempts := map[string]int{}
+	var history []float64
+	var pending *Refinement // the refinement whose query is being run
+	var sel []doc.Hit       // the merged results so far
+	for it := 1; it <= maxIt; it++ {
+		// Exclude the results in hand, so that the search brings k others;
+		// hits seen before but not kept may come back and rank higher.
+		f := opt.Filter
+		f.ExcludeChunks = append(slices.Clone(f.ExcludeChunks), ids(sel)...)
+		resp, err := e.search.Search(ctx, search.Request{Query: q, K: k, Mode: opt.Mode, Filter: f})
+		if err != nil && !errors.Is(err, search.ErrEmptyQuery) {
+			return res, fmt.Errorf("iteration %d: %w", it, err)
+		}
+		added := p.add(e, aspects, resp.Hits)
+		sel = p.top(aspects, k)
+		ev, err := e.judge(w, aspects, EvaluateInput{
+			Goal: opt.Goal, Query: q, Results: Views(sel), Iteration: it, History: history,
+			MinConfidence: opt.MinConfidence, MaxIterations: maxIt,
+		})
+		if err != nil {
+			return res, err
+		}
+		e.saveEvaluation(ev)
+		if pending != nil {
+			gain := ev.Confidence - history[len(history)-1]
+			e.saveRefinement(opt.Goal, *pending, &outcome{Gain: round3(gain), TargetFound: pending.Target != "" && slices.Contains(ev.FoundAspects, pending.Target)})
+		}
+		history = append(history, ev.Confidence)
+		iter := Iteration{Query: q, NewResults: added, Evaluation: ev}
+		res.FinalQuery = q
+		if !ev.ShouldContinue {
+			res.Iterations = append(res.Iterations, iter)
+			res.Stopped = ev.Recommendation.Action + ": " + ev.Recommendation.Reason
+			break
+		}
+		next := e.nextRefinement(ev, q, attempts, queries, opt.Goal)
+		if len(next.MissingAspects) > 0 && attempts[next.MissingAspects[0]] >= maxAttempts {
+			res.Iterations = append(res.Iterations, iter)
+			res.Stopped = fmt.Sprintf("%s: %s searched for %d times each without being found", ActionUseResults,
+				strings.Join(quoteAll(next.MissingAspects), ", "), maxAttempts)
+			break
+		}
+		ref, err := e.refine(ctx, w, next)
+		if err != nil {
+			return res, fmt.Errorf("iteration %d: refine: %w", it, err)
+		}
+		iter.Refinement = &ref
+		res.Iterations = append(res.Iterations, iter)
+		if issued.has(ref.RefinedQuery) {
+			res.Stopped = ActionStop + ": every query worth trying was already run"
+			break
+		}
+		attempts[ref.Target]++
+		issued.add(ref.RefinedQuery)
+		queries = append(queries, ref.RefinedQuery)
+		q = ref.RefinedQuery
+		pending = &ref
+	}
+	if res.Stopped == "" {
+		res.Stopped = fmt.Sprintf("%s: iteration limit (%d) reached", ActionStop, maxIt)
+	}
+	res.Results = Views(p.top(aspects, k))
+	e.saveSession(res)
+	return res, nil
+}
+
+// nextRefinement says what to ask Refine for after an evaluation: the
+// missing aspects least tried first, with the strategy the evaluation
+// recommends, and pivot for an aspect already tried once.
+func (e *Engine) nextRefinement(ev Evaluation, q string, attempts map[string]int, issued []string, goal string) RefineInput {
+	var missing []string
+	for _, a := range ev.Aspects {
+		if !a.Found && !a.NotInIndex {
+			missing = append(missing, a.Name)
+		}
+	}
+	slices.SortStableFunc(missing, func(a, b string) int { return attempts[a] - attempts[b] })
+	strategy := StrategyCombine
+	switch ev.Recommendation.Action {
+	case ActionBroaden:
+		strategy = StrategyBroaden
+	case ActionNarrow:
+		strategy = StrategyNarrow
+	case ActionPivot:
+		strategy = StrategyPivot
+	}
+	if len(missing) > 0 && attempts[missing[0]] > 0 {
+		strategy = StrategyPivot
+	}
+	return RefineInput{CurrentQuery: q, Goal: goal, MissingAspects: missing, FoundAspects: ev.FoundAspects, Strategy: strategy, Avoid: slices.Clone(issued)}
+}
+
+// sessionRecord is a loop as the cache keeps it: the results as references.
+type sessionRecord struct {
+	RunResult
+	Results []resultRef `json:"results"`
+}
+
+type resultRef struct {
+	ChunkID int64  `json:"chunkId"`
+	URI     string `json:"uri"`
+	Heading string `json:"heading,omitempty"`
+}
+
+func refs(rs []search.ResultView) []resultRef {
+	out := make([]resultRef, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, resultRef{ChunkID: r.ChunkID, URI: r.Source.URI, Heading: r.Heading})
+	}
+	return out
+}
+
+func (e *Engine) saveSession(res RunResult) {
+	var conf *float64
+	last := Evaluation{}
+	if n := len(res.Iterations); n > 0 {
+		last = res.Iterations[n-1].Evaluation
+		conf = ptr(last.Confidence)
+	}
+	summary := fmt.Sprintf("%d iterations, %d of %d aspects; %s", len(res.Iterations), len(last.FoundAspects), len(res.Aspects), res.Stopped)
+	rec := sessionRecord{RunResult: res, Results: refs(res.Results)}
+	rec.RunResult.Results = nil
+	e.save(agentcache.Sessions, res.Goal, res.FinalQuery, conf, summary, rec)
+}
+
+// pool holds every hit a loop has seen.
+type pool struct {
+	items []*pooled
+	byID  map[int64]*pooled
+}
+
+type pooled struct {
+	hit   doc.Hit
+	fused float64   // reciprocal rank fusion over the searches that returned it
+	cover []float64 // per aspect: how well the hit covers it (aspect.score)
+	whole []float64 // per aspect: the share of its terms anywhere in the hit
+	order int       // when it was first seen
+}
+
+// add merges one search's hits and returns how many were new.
+func (p *pool) add(e *Engine, aspects []aspect, hits []doc.Hit) int {
+	n := 0
+	for rank, h := range hits {
+		it := p.byID[h.Chunk.ID]
+		if it == nil {
+			it = &pooled{hit: h, order: len(p.items)}
+			sh := resultShape(e.an, search.View(h))
+			all := unit{terms: makeSet(e.an, h.Source.Title+"\n"+h.Chunk.HeadingPath()+"\n"+h.Chunk.Text)}
+			for _, a := range aspects {
+				it.whole = append(it.whole, a.coverage(all))
+				s, _ := a.score(sh)
+				if e.opt.Similarity != nil {
+					s = max(s, e.opt.Similarity(a.name, h.Chunk.HeadingPath()+"\n"+h.Chunk.Text))
+				}
+				it.cover = append(it.cover, s)
+			}
+			p.items = append(p.items, it)
+			p.byID[h.Chunk.ID] = it
+			n++
+		}
+		it.fused += 1 / float64(rrfK+rank+1)
+	}
+	return n
+}
+
+func ids(hits []doc.Hit) []int64 {
+	out := make([]int64, 0, len(hits))
+	for _, h := range hits {
+		out = append(out, h.Chunk.ID)
+	}
+	return out
+}
+
+// top chooses k hits: first, for each aspect, the hit that covers it best
+// (when one covers it at least fairly); then the rest by fused rank, each further hit from a page
+// already chosen counting half as much, so the results span more pages.
+func (p *pool) top(aspects []aspect, k int) []doc.Hit {
+	chosen := map[*pooled]bool{}
+	perSource := map[string]int{}
+	var sel []*pooled
+	take := func(it *pooled) {
+		chosen[it] = true
+		perSource[it.hit.Source.ID]++
+		sel = append(sel, it)
+	}
+	better := func(a, b *pooled) bool { return a.fused > b.fused || a.fused == b.fused && a.order < b.order }
+	for i := range aspects {
+		// The hits that cover the aspect best; of equals, the best ranked.
+		// An aspect not found keeps its two closest hits, when they are
+		// fair: they are the best leads the agent has.
+		var cands []*pooled
+		for _, it := range p.items {
+			if it.cover[i] >= closeEnough {
+				cands = append(cands, it)
+			}
+		}
+		slices.SortStableFunc(cands, func(a, b *pooled) int {
+			switch {
+			case a.cover[i] > b.cover[i]+1e-9:
+				return -1
+			case b.cover[i] > a.cover[i]+1e-9:
+				return 1
+			case a.whole[i] > b.whole[i]+1e-9:
+				return -1
+			case b.whole[i] > a.whole[i]+1e-9:
+				return 1
+			case better(a, b):
+				return -1
+			case better(b, a):
+				return 1
+			}
+			return 0
+		})
+		n := 1
+		if len(cands) > 0 && cands[0].cover[i] < FoundThreshold {
+			n = 2
+		}
+		for _, it := range cands[:min(n, len(cands))] {
+			if len(sel) < k && !chosen[it] {
+				take(it)
+			}
+		}
+	}
+	for len(sel) < k {
+		var best *pooled
+		bestV := 0.0
+		for _, it := range p.items {
+			if chosen[it] {
+				continue
+			}
+			v := it.fused
+			for range perSource[it.hit.Source.ID] {
+				v /= 2
+			}
+			if best == nil || v > bestV || v == bestV && it.order < best.order {
+				best, bestV = it, v
+			}
+		}
+		if best == nil {
+			break
+		}
+		take(best)
+	}
+	slices.SortStableFunc(sel, func(a, b *pooled) int {
+		switch {
+		case better(a, b):
+			return -1
+		case better(b, a):
+			return 1
+		}
+		return 0
+	})
+	out := make([]doc.Hit, len(sel))
+	for i, it := range sel {
+		out[i] = it.hit
+	}
+	return out
+}

@@ -1,0 +1,491 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sagasu-dev/sagasu/internal/agentcache"
+	"github.com/sagasu-dev/sagasu/internal/app"
+	"github.com/sagasu-dev/sagasu/internal/budget"
+	"github.com/sagasu-dev/sagasu/internal/chunk"
+	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/index"
+	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/store"
+)
+
+// fixture is a server over a fresh index, with a connected client.
+type fixture struct {
+	t       *testing.T
+	dir     string
+	store   store.Store
+	srv     *Server
+	cs      *mcp.ClientSession
+	counter *budget.Counter
+	// progress receives the client's progress notifications.
+	progress chan *mcp.ProgressNotificationParams
+}
+
+func newFixture(t *testing.T, opt Options) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := app.OpenStore(ctx, filepath.Join(dir, "sagasu.db"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	cache, err := agentcache.Open(filepath.Join(dir, "cache", "agent"), agentcache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.Engine = search.New(st)
+	opt.Cache = cache
+	if opt.Roots == nil {
+		opt.Roots = []string{dir}
+	}
+	if opt.Index.Chunk.MaxTokens == 0 {
+		opt.Index.Chunk = chunk.Options{MaxTokens: 512, Overlap: 64}
+	}
+	srv, err := New(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, dir: dir, store: st, srv: srv, counter: srv.counter, progress: make(chan *mcp.ProgressNotificationParams, 1000)}
+	ct, stt := mcp.NewInMemoryTransports()
+	ss, err := srv.mcp.Connect(ctx, stt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			select {
+			case f.progress <- r.Params:
+			default:
+			}
+		},
+	})
+	f.cs, err = client.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.cs.Close() })
+	return f
+}
+
+// add indexes documents straight into the store, chunked at size tokens.
+func (f *fixture) add(size int, docs ...doc.Document) {
+	f.t.Helper()
+	ix := index.New(f.store, index.Options{Chunk: chunk.Options{MaxTokens: size, Overlap: 0}})
+	if _, err := ix.Documents(context.Background(), docs); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// call calls a tool and returns its result, its structured content and
+// the measured token count of the result as received.
+func (f *fixture) call(name string, args any) (*mcp.CallToolResult, map[string]any, int) {
+	f.t.Helper()
+	res, err := f.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		f.t.Fatalf("%s: protocol error: %v", name, err)
+	}
+	raw, err := json.Marshal(res)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var sc map[string]any
+	if res.StructuredContent != nil {
+		b, _ := json.Marshal(res.StructuredContent)
+		_ = json.Unmarshal(b, &sc)
+	}
+	return res, sc, f.counter.Count(string(raw))
+}
+
+// ok calls a tool that must succeed.
+func (f *fixture) ok(name string, args any) (map[string]any, int) {
+	f.t.Helper()
+	res, sc, n := f.call(name, args)
+	if res.IsError {
+		f.t.Fatalf("%s(%v): %s", name, args, text(res))
+	}
+	if sc == nil {
+		f.t.Fatalf("%s: no structuredContent", name)
+	}
+	return sc, n
+}
+
+// fails calls a tool that must fail with a message containing want.
+func (f *fixture) fails(name string, args any, want string) {
+	f.t.Helper()
+	res, _, _ := f.call(name, args)
+	if !res.IsError {
+		f.t.Fatalf("%s(%v) succeeded, want an error saying %q", name, args, want)
+	}
+	if !strings.Contains(text(res), want) {
+		f.t.Fatalf("%s(%v) error %q does not say %q", name, args, text(res), want)
+	}
+}
+
+func text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
+}
+
+func num(sc map[string]any, key string) int {
+	v, _ := sc[key].(float64)
+	return int(v)
+}
+
+func list(sc map[string]any, key string) []any {
+	v, _ := sc[key].([]any)
+	return v
+}
+
+// english and japanese make long documents with distinct words per section.
+func english(i, sections, words int) doc.Document {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Guide %d\n\n", i)
+	for s := range sections {
+		fmt.Fprintf(&b, "## Configure sidebar part %d-%d\n\n", i, s)
+		for w := range words {
+			fmt.Fprintf(&b, "The sidebar configuration option%d controls navigation links and theme layout value%d. ", w%97, (w*7+s)%101)
+			if w%12 == 11 {
+				b.WriteString("\n\n")
+			}
+		}
+		b.WriteString("\n\n")
+	}
+	return doc.Document{URI: fmt.Sprintf("docs/guide%d.md", i), Type: doc.TypeFile, Format: doc.FormatMarkdown, Title: fmt.Sprintf("Guide %d", i), Content: b.String()}
+}
+
+func japanese(i, sections, sentences int) doc.Document {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# 設定ガイド %d\n\n", i)
+	for s := range sections {
+		fmt.Fprintf(&b, "## サイドバーの設定 %d-%d\n\n", i, s)
+		for w := range sentences {
+			fmt.Fprintf(&b, "サイドバーの設定ファイルではナビゲーションのリンクとテーマのレイアウトを指定します（項目%d）。", (w*13+s)%89)
+			if w%8 == 7 {
+				b.WriteString("\n\n")
+			}
+		}
+		b.WriteString("\n\n")
+	}
+	return doc.Document{URI: fmt.Sprintf("docs/ja%d.md", i), Type: doc.TypeFile, Format: doc.FormatMarkdown, Title: fmt.Sprintf("設定ガイド %d", i), Content: b.String()}
+}
+
+// checkBudget asserts a response's measured size is its estimatedTokens
+// and within its budget.
+func checkBudget(t *testing.T, label string, sc map[string]any, measured, limit int) {
+	t.Helper()
+	if got := num(sc, "estimatedTokens"); got != measured {
+		t.Errorf("%s: estimatedTokens %d, but the response measures %d tokens", label, got, measured)
+	}
+	if measured+envelope > limit {
+		t.Errorf("%s: %d tokens (+%d envelope) exceed the budget of %d", label, measured, envelope, limit)
+	}
+	if b := num(sc, "budget"); b != limit {
+		t.Errorf("%s: budget %d, want %d", label, b, limit)
+	}
+}
+
+func TestToolsListedWithSchemas(t *testing.T) {
+	f := newFixture(t, Options{})
+	res, err := f.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{ToolIndex, ToolQuery, ToolSearch, ToolGet, ToolList, ToolEvaluate, ToolRefine, ToolExecuteStage, ToolReadCache}
+	got := map[string]*mcp.Tool{}
+	for _, tl := range res.Tools {
+		got[tl.Name] = tl
+	}
+	for _, name := range want {
+		tl := got[name]
+		if tl == nil {
+			t.Errorf("tool %s is not listed", name)
+			continue
+		}
+		if tl.OutputSchema == nil || tl.InputSchema == nil || tl.Description == "" {
+			t.Errorf("tool %s lacks an input schema, output schema or description", name)
+		}
+		raw, _ := json.Marshal(tl.OutputSchema)
+		if !strings.Contains(string(raw), "estimatedTokens") {
+			t.Errorf("tool %s: output schema has no estimatedTokens", name)
+		}
+	}
+	if len(res.Tools) != len(want) {
+		t.Errorf("%d tools listed, want %d", len(res.Tools), len(want))
+	}
+}
+
+func TestSearchModesAndPaging(t *testing.T) {
+	f := newFixture(t, Options{})
+	f.add(512, english(1, 6, 40), english(2, 6, 40), japanese(1, 6, 30))
+	seen := map[float64]bool{}
+	args := map[string]any{"goal": "understand how to configure the sidebar", "query": "sidebar configuration", "options": map[string]any{"k": 3, "mode": "detailed"}}
+	for page := 0; page < 3; page++ {
+		sc, _ := f.ok(ToolSearch, args)
+		rs := list(sc, "results")
+		if len(rs) != 3 {
+			t.Fatalf("page %d: %d results, want 3", page, len(rs))
+		}
+		for _, r := range rs {
+			id := r.(map[string]any)["chunkId"].(float64)
+			if seen[id] {
+				t.Fatalf("page %d repeats chunk %v", page, id)
+			}
+			seen[id] = true
+		}
+		if num(sc, "offset") != page*3 {
+			t.Errorf("page %d: offset %d", page, num(sc, "offset"))
+		}
+		cur, _ := sc["nextCursor"].(string)
+		if cur == "" {
+			t.Fatalf("page %d has no nextCursor", page)
+		}
+		args["cursor"] = cur
+	}
+	// summary mode: no texts, a coverage status and a next action.
+	sc, _ := f.ok(ToolSearch, map[string]any{"goal": "サイドバーの設定方法を理解する", "query": "サイドバー 設定"})
+	if sc["mode"] != "summary" || sc["results"] != nil || len(list(sc, "topResults")) == 0 {
+		t.Errorf("summary mode: mode %v, results %v, topResults %v", sc["mode"], sc["results"], sc["topResults"])
+	}
+	summary := sc["summary"].(map[string]any)
+	if summary["coverageStatus"].(map[string]any)["status"] == "" || sc["primaryAction"].(map[string]any)["action"] == "" {
+		t.Errorf("summary lacks coverage status or primary action: %v", sc)
+	}
+}
+
+func TestCursorsAreTamperEvident(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	f := newFixture(t, Options{CursorTTL: time.Hour, Now: func() time.Time { return now }})
+	f.add(512, english(1, 8, 30), english(2, 8, 30))
+	args := map[string]any{"query": "sidebar configuration", "k": 2}
+	sc, _ := f.ok(ToolQuery, args)
+	cur := sc["nextCursor"].(string)
+
+	forged := []byte(cur)
+	forged[5] ^= 1
+	f.fails(ToolQuery, map[string]any{"query": "sidebar configuration", "k": 2, "cursor": string(forged)}, "invalid cursor")
+	f.fails(ToolQuery, map[string]any{"query": "sidebar configuration", "k": 2, "cursor": "garbage"}, "invalid cursor")
+	f.fails(ToolQuery, map[string]any{"query": "navigation", "k": 2, "cursor": cur}, "different request")
+	f.fails(ToolSearch, map[string]any{"goal": "g", "query": "sidebar configuration", "cursor": cur}, "issued by sagasu_query")
+
+	// Stale: the index changed under the cursor; a new best hit moves the ranking.
+	f.add(512, doc.Document{URI: "best.md", Type: doc.TypeFile, Format: doc.FormatMarkdown, Title: "Sidebar configuration",
+		Content: "# Sidebar configuration\n\n" + strings.Repeat("sidebar configuration ", 20)})
+	f.fails(ToolQuery, map[string]any{"query": "sidebar configuration", "k": 2, "cursor": cur}, "stale cursor")
+
+	// Expired.
+	sc, _ = f.ok(ToolQuery, args)
+	cur = sc["nextCursor"].(string)
+	now = now.Add(2 * time.Hour)
+	f.fails(ToolQuery, map[string]any{"query": "sidebar configuration", "k": 2, "cursor": cur}, "expired cursor")
+
+	// A cursor from another server (another key) is refused.
+	g := newFixture(t, Options{})
+	g.add(512, english(1, 8, 30), english(2, 8, 30))
+	g.fails(ToolQuery, map[string]any{"query": "sidebar configuration", "k": 2, "cursor": cur}, "invalid cursor")
+}
+
+func TestBadInputKeepsServing(t *testing.T) {
+	f := newFixture(t, Options{})
+	f.add(512, english(1, 3, 20))
+	ctx := context.Background()
+	if _, err := f.cs.CallTool(ctx, &mcp.CallToolParams{Name: "sagasu_nope", Arguments: map[string]any{}}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+		t.Errorf("unknown tool: error %v, want a protocol error naming it", err)
+	}
+	f.fails(ToolSearch, map[string]any{"query": "x"}, "goal")
+	f.fails(ToolSearch, map[string]any{"goal": "g", "query": "x", "options": map[string]any{"k": 11}}, "maximum")
+	f.fails(ToolSearch, map[string]any{"goal": "g", "query": "x", "options": map[string]any{"k": "five"}}, "options")
+	f.fails(ToolSearch, map[string]any{"goal": "g", "query": "x", "options": map[string]any{"mode": "verbose"}}, "mode")
+	f.fails(ToolQuery, map[string]any{"query": "x", "k": 0.5}, "k")
+	f.fails(ToolQuery, map[string]any{"query": "x", "bogus": 1}, "bogus")
+	f.fails(ToolGet, map[string]any{"source": "nope.md"}, "not found")
+	f.fails(ToolList, map[string]any{"glob": "[", "limit": 5}, "glob")
+	f.fails(ToolEvaluate, map[string]any{"goal": "g", "chunkIds": []int{999999}}, "not in the index")
+	f.fails(ToolExecuteStage, map[string]any{}, "no plan")
+	f.fails(ToolExecuteStage, map[string]any{"planId": "plan-nothere"}, "not in the agent cache")
+	f.fails(ToolReadCache, map[string]any{"id": "../../etc/passwd"}, "not a record ID")
+	f.fails(ToolIndex, map[string]any{}, "nothing to index")
+	f.fails(ToolIndex, map[string]any{"file": "/etc/passwd"}, "outside the allowed roots")
+	f.fails(ToolIndex, map[string]any{"files": []string{"../*"}}, "climbs out")
+	f.fails(ToolIndex, map[string]any{"file": "-"}, "standard input")
+	// Still serving.
+	sc, _ := f.ok(ToolQuery, map[string]any{"query": "sidebar"})
+	if len(list(sc, "results")) == 0 {
+		t.Error("no results after bad input")
+	}
+}
+
+func TestIndexRootsAndSymlinks(t *testing.T) {
+	f := newFixture(t, Options{})
+	docs := filepath.Join(f.dir, "docs")
+	if err := os.MkdirAll(docs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(docs, "a.md"), []byte("# Alpha\n\nsidebar settings\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "secret.md")
+	if err := os.WriteFile(outside, []byte("# Secret\n\ntop secret words\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(docs, "link.md")); err != nil {
+		t.Fatal(err)
+	}
+	sc, _ := f.ok(ToolIndex, map[string]any{"files": []string{docs}, "text": "# Note\n\nremember the sidebar"})
+	if num(sc, "added") != 2 {
+		t.Errorf("added %d sources, want 2 (a.md and the text): %v", num(sc, "added"), sc)
+	}
+	skipped := fmt.Sprint(sc["skipped"])
+	if !strings.Contains(skipped, "outside-roots") {
+		t.Errorf("the symlink out of the root was not reported as skipped: %s", skipped)
+	}
+	q, _ := f.ok(ToolQuery, map[string]any{"query": "top secret"})
+	if len(list(q, "results")) != 0 {
+		t.Errorf("a file outside the roots was indexed through a symlink: %v", q["results"])
+	}
+}
+
+func TestIndexCancelledMidRunStaysConsistent(t *testing.T) {
+	f := newFixture(t, Options{})
+	docs := filepath.Join(f.dir, "corpus")
+	if err := os.MkdirAll(docs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Six batches' worth of files.
+	for i := range 60 {
+		d := english(i, 40, 60)
+		if err := os.WriteFile(filepath.Join(docs, fmt.Sprintf("f%02d.md", i)), []byte(d.Content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	f.srv.onIndexProgress = func(c context.Context) {
+		// Cancel at the first notification after a batch was written.
+		if st, err := f.store.Stats(c); err == nil && st.Sources > 0 {
+			cancel()
+			<-c.Done() // the server has seen the cancellation
+		}
+	}
+	_, err := f.cs.CallTool(ctx, &mcp.CallToolParams{Name: ToolIndex, Arguments: map[string]any{"file": docs},
+		Meta: mcp.Meta{"progressToken": "tok"}})
+	if err == nil {
+		t.Fatal("the cancelled call returned a result")
+	}
+	if len(f.progress) == 0 {
+		t.Error("no progress notification arrived")
+	}
+	f.srv.onIndexProgress = nil
+	// Every source written so far is whole: its chunks are all there.
+	st, err := f.store.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Sources == 0 || st.Sources >= 60 {
+		t.Fatalf("%d sources after cancelling mid-run; want some but not all of 60", st.Sources)
+	}
+	srcs, _ := f.store.Sources(context.Background(), store.ListOptions{})
+	for _, s := range srcs {
+		cs, err := f.store.Chunks(context.Background(), s.ID)
+		if err != nil || len(cs) != s.Chunks || len(cs) == 0 {
+			t.Fatalf("source %s: %d chunks stored, record says %d (%v)", s.URI, len(cs), s.Chunks, err)
+		}
+	}
+	// The server still serves, and running again finishes the job (once
+	// the cancelled run has let go of the index's writer lock).
+	var sc map[string]any
+	for range 200 {
+		res, got, _ := f.call(ToolIndex, map[string]any{"file": docs})
+		if !res.IsError {
+			sc = got
+			break
+		}
+		if !strings.Contains(text(res), "another indexing run") {
+			t.Fatalf("second run: %s", text(res))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if sc == nil {
+		t.Fatal("the cancelled run never released the index")
+	}
+	if num(sc, "unchanged") != st.Sources || num(sc, "added") != 60-st.Sources {
+		t.Errorf("second run: %v added, %v unchanged; want %d and %d", sc["added"], sc["unchanged"], 60-st.Sources, st.Sources)
+	}
+	if idx := sc["index"].(map[string]any); int(idx["sources"].(float64)) != 60 {
+		t.Errorf("index holds %v sources after finishing, want 60", idx["sources"])
+	}
+}
+
+func TestGetPagesLargeSource(t *testing.T) {
+	f := newFixture(t, Options{})
+	d := english(1, 60, 80)
+	f.add(512, d)
+	var got strings.Builder
+	args := map[string]any{"source": "guide1.md", "maxTokens": 3000}
+	pages := 0
+	for {
+		sc, n := f.ok(ToolGet, args)
+		checkBudget(t, "get page", sc, n, 3000)
+		got.WriteString(sc["content"].(string))
+		pages++
+		if sc["complete"] == true {
+			break
+		}
+		args["cursor"] = sc["nextCursor"]
+		if pages > 200 {
+			t.Fatal("paging does not end")
+		}
+	}
+	if got.String() != d.Content {
+		t.Errorf("the pages do not join into the source (%d of %d bytes)", got.Len(), len(d.Content))
+	}
+	if pages < 5 {
+		t.Errorf("%d pages for a %d-byte source at 3000 tokens a page", pages, len(d.Content))
+	}
+}
+
+func TestResourcesAndLinks(t *testing.T) {
+	f := newFixture(t, Options{})
+	f.add(512, english(1, 3, 20))
+	res, _, _ := f.call(ToolQuery, map[string]any{"query": "sidebar", "k": 2})
+	var link *mcp.ResourceLink
+	for _, c := range res.Content {
+		if l, ok := c.(*mcp.ResourceLink); ok {
+			link = l
+			break
+		}
+	}
+	if link == nil {
+		t.Fatal("no resource_link in the results")
+	}
+	rr, err := f.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: link.URI})
+	if err != nil || len(rr.Contents) != 1 || !strings.Contains(rr.Contents[0].Text, "sidebar") {
+		t.Fatalf("read %s: %v %v", link.URI, rr, err)
+	}
+	id := doc.SourceID("docs/guide1.md")
+	rr, err = f.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: sourceURI(id)})
+	if err != nil || rr.Contents[0].Text != english(1, 3, 20).Content {
+		t.Fatalf("read source: %v", err)
+	}
+	if _, err := f.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "sagasu://chunk/987654"}); err == nil {
+		t.Error("reading a missing chunk succeeded")
+	}
+}

@@ -1,0 +1,114 @@
+package mcpserver
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sagasu-dev/sagasu/internal/glob"
+)
+
+// roots are the folders sagasu_index may read. An agent names files the
+// way a user would ("docs/", "docs/**/*.md"); every path is resolved,
+// symbolic links included, and must lie inside a root.
+type roots struct {
+	dirs []string // absolute, symbolic links resolved; dirs[0] anchors relative paths
+	cwd  string   // the working directory, as the OS reports it
+}
+
+func newRoots(dirs []string) (*roots, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("working directory: %w", err)
+	}
+	if len(dirs) == 0 {
+		dirs = []string{cwd}
+	}
+	r := &roots{cwd: cwd}
+	for _, d := range dirs {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return nil, fmt.Errorf("allowed root %q: %w", d, err)
+		}
+		real, err := filepath.EvalSymlinks(abs)
+		if err != nil {
+			return nil, fmt.Errorf("allowed root %q: %w: give an existing folder", d, err)
+		}
+		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("allowed root %q is not a folder: give a folder", d)
+		}
+		r.dirs = append(r.dirs, real)
+	}
+	return r, nil
+}
+
+// String lists the roots for messages.
+func (r *roots) String() string { return strings.Join(r.dirs, ", ") }
+
+// within reports whether the resolved absolute path p lies in a root.
+func (r *roots) within(p string) bool {
+	for _, d := range r.dirs {
+		rel, err := filepath.Rel(d, p)
+		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
+// input checks one file, folder or glob an agent asked to index and
+// returns it in the form source.Walk takes: relative to the working
+// directory when it lies under it (so URIs match those of `sagasu index`),
+// else absolute. Relative inputs start from the first root.
+func (r *roots) input(in string) (string, error) {
+	if strings.TrimSpace(in) == "" {
+		return "", errors.New(`empty path: give a file, a folder or a glob such as "docs/**/*.md"`)
+	}
+	if in == "-" {
+		return "", errors.New(`"-" (standard input) is not available over MCP: pass the text in "text" instead`)
+	}
+	abs := filepath.Clean(filepath.FromSlash(in))
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(r.dirs[0], abs)
+	}
+	check := abs
+	if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) && strings.ContainsAny(in, "*?[") {
+		for _, seg := range strings.Split(filepath.ToSlash(in), "/") {
+			if seg == ".." {
+				return "", fmt.Errorf("glob %q climbs out with \"..\": write the pattern from inside an allowed root (%s)", in, r)
+			}
+		}
+		check = filepath.FromSlash(glob.Base(filepath.ToSlash(abs)))
+	}
+	real, err := filepath.EvalSymlinks(check)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("%q does not exist (relative paths start from %s); check the path", in, r.dirs[0])
+	}
+	if err != nil {
+		return "", fmt.Errorf("%q cannot be read: %w", in, err)
+	}
+	if !r.within(real) {
+		return "", fmt.Errorf("%q is outside the allowed roots (%s): sagasu_index reads only files under them; start the server with --root to allow another folder", in, r)
+	}
+	if rel, err := filepath.Rel(r.cwd, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return rel, nil
+	}
+	return abs, nil
+}
+
+// allows reports whether a file met while walking (named by its URI, a
+// slash path) really lies in a root: a symbolic link inside a root may point
+// anywhere.
+func (r *roots) allows(uri string) bool {
+	real, err := filepath.EvalSymlinks(filepath.FromSlash(uri))
+	if err != nil {
+		return false
+	}
+	if !filepath.IsAbs(real) {
+		real = filepath.Join(r.cwd, real)
+	}
+	return r.within(real)
+}

@@ -1,0 +1,266 @@
+// Package mcpserver serves sagasu to LLM agents over the Model Context
+// Protocol: typed tools to index, search, read and run the agent-in-the-loop
+// steps, and resources for sources and chunks. Every tool result is measured
+// with a tokenizer and fitted to its budget before it is sent.
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sagasu-dev/sagasu/internal/agentcache"
+	"github.com/sagasu-dev/sagasu/internal/budget"
+	"github.com/sagasu-dev/sagasu/internal/index"
+	"github.com/sagasu-dev/sagasu/internal/loop"
+	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/store"
+)
+
+// Options configure a Server. Engine is required; the rest have defaults.
+type Options struct {
+	// Engine searches the index; its store is the one sagasu_index writes.
+	Engine *search.Engine
+	// Cache records evaluations, refinements and stages, and is what
+	// sagasu_read_cache reads; nil records nothing.
+	Cache *agentcache.Cache
+	// Counter measures responses; nil means cl100k_base with budget.DefaultMargin.
+	Counter *budget.Counter
+	// Limits are the budgets; the zero value means budget.DefaultLimits.
+	Limits budget.Limits
+	// Roots are the folders sagasu_index may read; empty means the working
+	// directory.
+	Roots []string
+	// Index holds the defaults of sagasu_index runs (chunk sizes, excluded
+	// globs, file size limit). Its Embedder defaults to the engine's.
+	Index index.Options
+	// Logger receives the server's logs (to stderr: stdout is the protocol's).
+	Logger *slog.Logger
+	// Version is reported to clients.
+	Version string
+	// CursorTTL is how long a cursor stays valid (default one hour).
+	CursorTTL time.Duration
+	// CursorKey signs cursors; nil draws a random key, so cursors end with
+	// the server.
+	CursorKey []byte
+	// Now is the clock cursors are stamped with (default time.Now).
+	Now func() time.Time
+}
+
+// Server is sagasu's MCP server. One Server may serve many sessions at once
+// (stdio, or many HTTP clients).
+type Server struct {
+	opt     Options
+	mcp     *mcp.Server
+	impl    *mcp.Implementation
+	engine  *search.Engine
+	store   store.Store
+	steps   *loop.Engine // records to the cache
+	analyst *loop.Engine // sagasu_search's analysis: records nothing
+	counter *budget.Counter
+	limits  budget.Limits
+	roots   *roots
+	cursors *cursors
+	log     *slog.Logger
+
+	// onIndexProgress, when set (by tests), runs after each progress
+	// notification of sagasu_index.
+	onIndexProgress func(ctx context.Context)
+}
+
+// Tool names.
+const (
+	ToolIndex        = "sagasu_index"
+	ToolQuery        = "sagasu_query"
+	ToolSearch       = "sagasu_search"
+	ToolGet          = "sagasu_get"
+	ToolList         = "sagasu_list"
+	ToolEvaluate     = loop.ToolEvaluate
+	ToolRefine       = loop.ToolRefine
+	ToolExecuteStage = loop.ToolExecuteStage
+	ToolReadCache    = "sagasu_read_cache"
+)
+
+// New builds a server with every tool and resource registered.
+func New(opt Options) (*Server, error) {
+	if opt.Engine == nil {
+		return nil, errors.New("mcpserver: no search engine")
+	}
+	s := &Server{opt: opt, engine: opt.Engine, store: opt.Engine.Store(), counter: opt.Counter, limits: opt.Limits, log: opt.Logger}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.counter == nil {
+		c, err := budget.New(budget.Options{Margin: budget.DefaultMargin})
+		if err != nil {
+			return nil, err
+		}
+		s.counter = c
+	}
+	if s.limits == (budget.Limits{}) {
+		s.limits = budget.DefaultLimits()
+	}
+	if s.limits.Summary > s.limits.Cap || s.limits.Detailed > s.limits.Cap || s.limits.Summary <= envelope {
+		return nil, fmt.Errorf("mcpserver: budgets %+v: summary and detailed must be positive and within the cap", s.limits)
+	}
+	if s.opt.Index.Embedder == nil {
+		s.opt.Index.Embedder = opt.Engine.Embedder()
+	}
+	var err error
+	if s.roots, err = newRoots(opt.Roots); err != nil {
+		return nil, err
+	}
+	if s.cursors, err = newCursors(opt.CursorKey, opt.CursorTTL, opt.Now); err != nil {
+		return nil, err
+	}
+	s.steps = loop.New(opt.Engine, loop.Options{Cache: opt.Cache, Logger: s.log})
+	s.analyst = loop.New(opt.Engine, loop.Options{Logger: s.log})
+
+	version := opt.Version
+	if version == "" {
+		version = "dev"
+	}
+	s.impl = &mcp.Implementation{Name: "sagasu", Title: "sagasu", Version: version}
+	s.mcp = mcp.NewServer(s.impl, &mcp.ServerOptions{
+		Instructions: instructions,
+		Logger:       s.log,
+	})
+	s.addTools()
+	s.addResources()
+	s.mcp.AddReceivingMiddleware(s.guard)
+	return s, nil
+}
+
+// instructions tell an agent how the tools fit together.
+const instructions = `sagasu searches an index of documents (markdown, code, text; English and Japanese).
+Start with sagasu_search: give your goal and a query; mode "summary" (default, under 5,000 tokens) says how well the results cover the goal and what to do next; "detailed" adds the top results with snippets; "full" adds whole chunks.
+Loop: sagasu_evaluate judges results against the goal, sagasu_refine_query proposes a better query, then search again. For a goal with several parts, sagasu_plan_execute_stage makes a plan (pass a goal) and runs it stage by stage.
+Read whole documents or sections with sagasu_get, or read the resources sagasu://source/{id} and sagasu://chunk/{id} that results link to. Every response says its size in estimatedTokens; what did not fit is reachable through nextCursor or a resource link.`
+
+// MCP returns the underlying SDK server (for custom transports).
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// Run serves one session over t until the client disconnects or ctx ends.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	return s.mcp.Run(ctx, t)
+}
+
+// ServeIO serves one session over newline-delimited JSON-RPC on r and w
+// (standard input and output for `sagasu mcp`) until r ends or ctx is done.
+// A client that hangs up is the normal end, not an error.
+func (s *Server) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
+	err := s.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{w}})
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// envelope is what the JSON-RPC envelope around a result adds, in tokens
+// ({"jsonrpc":"2.0","id":…,"result":…}); every budget keeps it free.
+const envelope = 32
+
+// guard checks every tool result against the cap before it is sent: a
+// result over it (which fitting never produces) is replaced by an error
+// rather than sent. Results whose byte length alone proves them small are
+// not counted again.
+func (s *Server) guard(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		r, ok := res.(*mcp.CallToolResult)
+		if err != nil || !ok || r == nil {
+			return res, err
+		}
+		limit := s.limits.Cap - envelope
+		wire, merr := json.Marshal(r)
+		if merr != nil {
+			return nil, merr
+		}
+		// A token is at least one byte.
+		if int(math.Ceil(float64(len(wire))*(1+s.counter.Margin()))) <= limit {
+			return res, nil
+		}
+		if n := s.counter.Count(string(wire)); n > limit {
+			s.log.Error("tool result over the cap withheld", "tokens", n, "cap", s.limits.Cap)
+			out := &mcp.CallToolResult{}
+			out.SetError(fmt.Errorf("the result (%d tokens) would exceed the %d-token cap and was withheld; ask for less (smaller k, mode summary) or page with a cursor", n, s.limits.Cap))
+			return out, nil
+		}
+		return res, nil
+	}
+}
+
+// addTool registers a typed tool whose input schema is derived from In and
+// then adjusted by tweak (ranges and enums the Go types cannot say).
+func addTool[In, Out any](s *Server, t *mcp.Tool, tweak func(in *jsonschema.Schema), h mcp.ToolHandlerFor[In, Out]) {
+	in, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("input schema of %s: %v", t.Name, err)) // a programming error, found by any test
+	}
+	if tweak != nil {
+		tweak(in)
+	}
+	t.InputSchema = in
+	mcp.AddTool(s.mcp, t, h)
+}
+
+// prop returns the schema of a (nested) property.
+func prop(s *jsonschema.Schema, path ...string) *jsonschema.Schema {
+	for _, p := range path {
+		next, ok := s.Properties[p]
+		if !ok {
+			panic(fmt.Sprintf("schema has no property %q", p))
+		}
+		s = next
+	}
+	return s
+}
+
+// between sets an integer property's range.
+func between(s *jsonschema.Schema, lo, hi float64) {
+	s.Minimum, s.Maximum = &lo, &hi
+}
+
+// oneOf restricts a string property to values.
+func oneOf(s *jsonschema.Schema, values ...string) {
+	s.Enum = nil
+	for _, v := range values {
+		s.Enum = append(s.Enum, v)
+	}
+}
+
+// notEmpty requires a string property to have text.
+func notEmpty(s *jsonschema.Schema) {
+	one := 1
+	s.MinLength = &one
+}
+
+func ro(title string) *mcp.ToolAnnotations {
+	f := false
+	return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: true, OpenWorldHint: &f}
+}
+
+func rw(title string, idempotent bool) *mcp.ToolAnnotations {
+	f := false
+	return &mcp.ToolAnnotations{Title: title, IdempotentHint: idempotent, DestructiveHint: &f, OpenWorldHint: &f}
+}
+
+func (s *Server) addTools() {
+	s.addIndexTool()
+	s.addQueryTool()
+	s.addSearchTool()
+	s.addGetTool()
+	s.addLoopTools()
+}

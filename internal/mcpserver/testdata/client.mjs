@@ -1,0 +1,233 @@
+// A real MCP client for sagasu's integration tests: the official TypeScript
+// SDK, installed by scripts/mcp-clients.sh into .tools/mcp-clients (named by
+// $SAGASU_MCP_CLIENTS). Modes:
+//
+//   check       list tools, call every tool and validate its structuredContent
+//               against its outputSchema (ajv), read a resource, follow a
+//               cursor, send bad input, cancel an index run mid-way; prints a
+//               JSON report and writes every result to --out.
+//   bench       time sagasu_search over queries (one JSON object a line with
+//               a "text" field, as BEIR's queries.jsonl); prints p50/p99.
+//   transcript  one evaluate → refine → search round; writes the JSON-RPC
+//               messages both ways to --out.
+//
+// Transport: --stdio "<command> <args...>" (JSON array) with --cwd, or
+// --url http://127.0.0.1:PORT/mcp [--token T].
+import { createRequire } from "node:module";
+import { writeFileSync, readFileSync } from "node:fs";
+import path from "node:path";
+
+const clients = process.env.SAGASU_MCP_CLIENTS;
+if (!clients) {
+  console.error("SAGASU_MCP_CLIENTS is not set: run scripts/mcp-clients.sh and point it at .tools/mcp-clients");
+  process.exit(2);
+}
+const require = createRequire(path.join(clients, "package.json"));
+const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
+const { StdioClientTransport } = require("@modelcontextprotocol/sdk/client/stdio.js");
+const { StreamableHTTPClientTransport } = require("@modelcontextprotocol/sdk/client/streamableHttp.js");
+const Ajv = require("ajv");
+
+function flags(argv) {
+  const out = { _: [] };
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i].startsWith("--")) out[argv[i].slice(2)] = argv[++i];
+    else out._.push(argv[i]);
+  }
+  return out;
+}
+const opt = flags(process.argv.slice(2));
+const mode = opt._[0];
+
+const log = []; // JSON-RPC messages, for the transcript
+async function connect() {
+  let transport;
+  if (opt.url) {
+    const headers = opt.token ? { Authorization: `Bearer ${opt.token}` } : {};
+    transport = new StreamableHTTPClientTransport(new URL(opt.url), { requestInit: { headers } });
+  } else {
+    const [command, ...args] = JSON.parse(opt.stdio);
+    transport = new StdioClientTransport({ command, args, cwd: opt.cwd, stderr: "inherit" });
+  }
+  const send = transport.send.bind(transport);
+  transport.send = async (msg, o) => {
+    log.push({ direction: "client→server", message: msg });
+    return send(msg, o);
+  };
+  const client = new Client({ name: "sagasu-test-client", version: "1.0.0" });
+  await client.connect(transport);
+  const onmessage = transport.onmessage;
+  transport.onmessage = (msg, extra) => {
+    log.push({ direction: "server→client", message: msg });
+    onmessage(msg, extra);
+  };
+  return client;
+}
+
+const text = (res) => (res.content || []).filter((c) => c.type === "text").map((c) => c.text).join("");
+
+async function check() {
+  const client = await connect();
+  const report = { transport: opt.url ? "http" : "stdio", checks: [], failures: [], results: [] };
+  const ok = (name, cond, detail = "") => {
+    report.checks.push(name);
+    if (!cond) report.failures.push(`${name}: ${detail}`);
+  };
+  report.protocolVersion = client.getServerVersion ? client.getServerVersion() : null;
+
+  const { tools } = await client.listTools();
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  const validators = {};
+  for (const t of tools) validators[t.name] = ajv.compile(t.outputSchema);
+  ok("tools/list lists 9 tools", tools.length === 9, tools.map((t) => t.name).join(","));
+
+  async function call(name, args, options) {
+    const res = await client.callTool({ name, arguments: args }, undefined, options);
+    report.results.push({ tool: name, arguments: args, result: res });
+    return res;
+  }
+  async function good(name, args) {
+    const res = await call(name, args);
+    ok(`${name} succeeds`, !res.isError, text(res));
+    const valid = validators[name](res.structuredContent);
+    ok(`${name} structuredContent matches outputSchema`, valid, JSON.stringify(validators[name].errors));
+    ok(`${name} has a text rendering`, text(res).length > 0);
+    return res.structuredContent || {};
+  }
+  async function bad(name, args, want) {
+    let res;
+    try {
+      res = await call(name, args);
+    } catch (e) {
+      ok(`${name} rejects ${JSON.stringify(args)}`, String(e).includes(want), String(e));
+      return;
+    }
+    ok(`${name} rejects ${JSON.stringify(args)}`, res.isError && text(res).includes(want), text(res));
+  }
+
+  const goal = "understand how to configure the sidebar and the theme";
+  const s1 = await good("sagasu_search", { goal, query: "sidebar", options: { k: 2, mode: "detailed" } });
+  ok("sagasu_search returns results", (s1.results || []).length === 2);
+  ok("sagasu_search offers a cursor", !!s1.nextCursor);
+  const s2 = await good("sagasu_search", { goal, query: "sidebar", options: { k: 2, mode: "detailed" }, cursor: s1.nextCursor });
+  ok("the cursor leads to the next page", s2.offset === 2 && s2.results[0].rank === 3, JSON.stringify(s2.results?.[0]));
+  const sum = await good("sagasu_search", { goal: "サイドバーの設定を理解する", query: "サイドバー 設定" });
+  ok("summary mode stays under 5,000 tokens", sum.estimatedTokens <= 5000 && sum.budget === 5000);
+  await good("sagasu_search", { goal, query: "theme", options: { k: 10, mode: "full", includeDebug: true } });
+  const q = await good("sagasu_query", { query: "sidebar", k: 3, section: true });
+  await good("sagasu_get", { source: q.results[0].source.id });
+  const l = await good("sagasu_list", { limit: 2 });
+  await good("sagasu_list", { limit: 2, cursor: l.nextCursor });
+  const ev = await good("sagasu_evaluate", { goal, query: "sidebar", chunkIds: q.results.map((r) => r.chunkId), iteration: 1 });
+  ok("sagasu_evaluate uses the seed's fields", "recommendations" in ev && "shouldContinue" in ev && "missingAspects" in ev);
+  await good("sagasu_evaluate", { goal, query: "sidebar", results: [{ content: "Configure the sidebar in config.js.", score: 1, metadata: { uri: "a.md" } }] });
+  const rf = await good("sagasu_refine_query", { currentQuery: "sidebar", goal, missingAspects: ev.missingAspects, strategy: "broaden" });
+  ok("sagasu_refine_query refines", !!rf.refinedQuery);
+  const st = await good("sagasu_plan_execute_stage", { goal, queryOptions: { k: 3 } });
+  ok("a plan was made", !!st.plan && st.plan.stages.length > 0);
+  await good("sagasu_plan_execute_stage", { planId: st.planId, stageIndex: 0, plan: st.plan, queryOptions: { k: 3, hybrid: true } });
+  await good("sagasu_read_cache", { limit: 5, summary: true });
+  const ix = await good("sagasu_index", { text: "# Extra note\n\nThe sidebar can collapse.", title: "extra" });
+  ok("sagasu_index adds the text", ix.added + ix.unchanged === 1);
+
+  // A resource behind a result's resource_link.
+  const res = await client.callTool({ name: "sagasu_query", arguments: { query: "sidebar", k: 1 } });
+  const link = res.content.find((c) => c.type === "resource_link");
+  ok("results link to resources", !!link);
+  const rr = await client.readResource({ uri: link.uri });
+  ok("the linked resource reads", rr.contents[0].text.length > 0);
+  const src = await client.readResource({ uri: `sagasu://source/${q.results[0].source.id}` });
+  ok("a source resource reads", src.contents[0].text.length > 0);
+
+  // Bad input: the server answers with an error and keeps serving.
+  await bad("sagasu_nope", {}, "unknown tool");
+  await bad("sagasu_search", { query: "x" }, "goal");
+  await bad("sagasu_search", { goal: "g", query: "x", options: { k: "ten" } }, "k");
+  await bad("sagasu_search", { goal: "g", query: "x", options: { k: 11 } }, "k");
+  await bad("sagasu_search", { goal, query: "sidebar", options: { k: 2, mode: "detailed" }, cursor: s1.nextCursor.slice(0, -3) + "AAA" }, "invalid cursor");
+  await bad("sagasu_index", { file: "/etc/passwd" }, "outside the allowed roots");
+
+  // Cancel an index run at its first progress notification.
+  if (opt.corpus) {
+    const ac = new AbortController();
+    let progressed = 0;
+    let cancelled = false;
+    try {
+      await client.callTool({ name: "sagasu_index", arguments: { file: opt.corpus } }, undefined, {
+        signal: ac.signal,
+        onprogress: () => {
+          progressed++;
+          ac.abort("test cancels mid-index");
+        },
+        timeout: 600000,
+      });
+    } catch (e) {
+      cancelled = true;
+    }
+    ok("sagasu_index sends progress notifications", progressed > 0);
+    ok("sagasu_index can be cancelled", cancelled);
+    const after = await good("sagasu_list", { limit: 1 });
+    report.afterCancel = after.index;
+  }
+  const again = await good("sagasu_query", { query: "sidebar", k: 1 });
+  ok("still serving after bad input", again.results.length === 1);
+  await client.close();
+  report.ok = report.failures.length === 0;
+  if (opt.out) writeFileSync(opt.out, JSON.stringify(report.results));
+  delete report.results;
+  console.log(JSON.stringify(report));
+}
+
+async function bench() {
+  const client = await connect();
+  const queries = readFileSync(opt.queries, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l).text);
+  const n = Math.min(Number(opt.n || 300), queries.length);
+  const mode = opt.mode || "summary";
+  // Warm up: the first call opens caches.
+  await client.callTool({ name: "sagasu_search", arguments: { goal: queries[0], query: queries[0] } });
+  const times = [];
+  const tokens = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = process.hrtime.bigint();
+    const res = await client.callTool({ name: "sagasu_search", arguments: { goal: queries[i], query: queries[i], options: { k: 10, mode } } });
+    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    if (res.isError) throw new Error(text(res));
+    tokens.push(res.structuredContent.estimatedTokens);
+  }
+  await client.close();
+  const pct = (arr, p) => {
+    const s = [...arr].sort((a, b) => a - b);
+    return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
+  };
+  console.log(JSON.stringify({ mode, calls: n, p50Ms: pct(times, 50), p99Ms: pct(times, 99), maxMs: Math.max(...times),
+    p50Tokens: pct(tokens, 50), maxTokens: Math.max(...tokens) }));
+}
+
+async function transcript() {
+  const client = await connect();
+  log.length = 0; // from here on: the round itself
+  const goal = opt.goal;
+  let query = opt.query;
+  const s = await client.callTool({ name: "sagasu_search", arguments: { goal, query, options: { k: 5, mode: "detailed" } } });
+  const ids = s.structuredContent.results.map((r) => r.chunkId);
+  const ev = await client.callTool({ name: "sagasu_evaluate", arguments: { goal, query, chunkIds: ids, iteration: 1 } });
+  const e = ev.structuredContent;
+  const rf = await client.callTool({ name: "sagasu_refine_query", arguments: {
+    currentQuery: query, goal, missingAspects: e.missingAspects, foundAspects: e.foundAspects } });
+  const refined = rf.structuredContent.refinedQuery;
+  await client.callTool({ name: "sagasu_search", arguments: { goal, query: refined,
+    context: { previousQueries: [query], excludeResults: ids }, options: { k: 5, mode: "summary" } } });
+  await client.close();
+  writeFileSync(opt.out, JSON.stringify(log, null, 2));
+  console.log(JSON.stringify({ messages: log.length, refined }));
+}
+
+const run = { check, bench, transcript }[mode];
+if (!run) {
+  console.error("usage: client.mjs check|bench|transcript [--stdio JSON | --url URL] ...");
+  process.exit(2);
+}
+run().catch((e) => {
+  console.error(e && e.stack ? e.stack : String(e));
+  process.exit(1);
+});
