@@ -162,7 +162,7 @@ func (ix *Indexer) write(ctx context.Context, rep *Report, produce func(emit fun
 		data    []store.SourceData
 		updated int
 	}
-	batches := make(chan batch, 1)
+	batches := make(chan batch)
 	writeErr := make(chan error, 1)
 	var prog Progress
 	progress := func() {

@@ -38,10 +38,8 @@ var migrations = []string{
 		end_byte INTEGER NOT NULL,
 		tokens INTEGER NOT NULL,
 		terms INTEGER NOT NULL,
-		seg INTEGER NOT NULL,
 		chash TEXT NOT NULL,
 		UNIQUE(source_id, idx));
-	CREATE INDEX chunks_seg ON chunks(seg);
 	CREATE INDEX chunks_chash ON chunks(chash);
 	CREATE TABLE postings(
 		term TEXT NOT NULL,

@@ -45,9 +45,6 @@ type Store struct {
 	path string
 	an   *analyze.Analyzer
 
-	// mergePage is how many terms a segment merge reads at a time.
-	mergePage int
-
 	// writeMu serialises writers inside this process; SQLite serialises
 	// processes (BEGIN IMMEDIATE with a busy timeout).
 	writeMu sync.Mutex
@@ -82,7 +79,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if an == nil {
 		an = analyze.New(analyze.Options{})
 	}
-	s := &Store{db: db, path: path, an: an, mergePage: 4096}
+	s := &Store{db: db, path: path, an: an}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -213,8 +210,8 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 			return err
 		}
 		defer insContent.Close()
-		insChunk, err := tx.PrepareContext(ctx, `INSERT INTO chunks(source_id, idx, text, heading, start_line, end_line, start_byte, end_byte, tokens, terms, seg, chash)
-			VALUES(?,?,?,?,?,?,?,?,?,?,?,?)`)
+		insChunk, err := tx.PrepareContext(ctx, `INSERT INTO chunks(source_id, idx, text, heading, start_line, end_line, start_byte, end_byte, tokens, terms, chash)
+			VALUES(?,?,?,?,?,?,?,?,?,?,?)`)
 		if err != nil {
 			return err
 		}
@@ -231,7 +228,7 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 			for j, r := range rows[i] {
 				c := r.c
 				res, err := insChunk.ExecContext(ctx, src.ID, j, c.Text, headingJSON(c.Heading), c.StartLine, c.EndLine,
-					c.StartByte, c.EndByte, c.Tokens, r.counts.Len, seg, r.hash)
+					c.StartByte, c.EndByte, c.Tokens, r.counts.Len, r.hash)
 				if err != nil {
 					return fmt.Errorf("insert chunk %d of %q: %w", j, src.URI, err)
 				}
@@ -275,7 +272,6 @@ func (s *Store) Delete(ctx context.Context, ids []string) (int, error) {
 func (s *Store) deleteTx(ctx context.Context, tx *sql.Tx, ids []string) (int, error) {
 	type gone struct {
 		id    uint64
-		seg   int64
 		terms []string
 	}
 	var chunks []gone
@@ -289,20 +285,19 @@ func (s *Store) deleteTx(ctx context.Context, tx *sql.Tx, ids []string) (int, er
 		if !ok {
 			continue
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT id, seg, text, heading FROM chunks WHERE source_id = ?`, id)
+		rows, err := tx.QueryContext(ctx, `SELECT id, text, heading FROM chunks WHERE source_id = ?`, id)
 		if err != nil {
 			return 0, err
 		}
 		for rows.Next() {
 			var c doc.Chunk
-			var seg int64
 			var heading string
-			if err := rows.Scan(&c.ID, &seg, &c.Text, &heading); err != nil {
+			if err := rows.Scan(&c.ID, &c.Text, &heading); err != nil {
 				rows.Close()
 				return 0, err
 			}
 			_ = json.Unmarshal([]byte(heading), &c.Heading)
-			chunks = append(chunks, gone{id: uint64(c.ID), seg: seg, terms: s.an.Terms(doc.ContextText(title, c))})
+			chunks = append(chunks, gone{id: uint64(c.ID), terms: s.an.Terms(doc.ContextText(title, c))})
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -321,26 +316,21 @@ func (s *Store) deleteTx(ctx context.Context, tx *sql.Tx, ids []string) (int, er
 	if len(chunks) == 0 {
 		return removed, nil
 	}
-	// Group the postings to remove by (segment, term) and rewrite each row once.
-	type key struct {
-		seg  int64
-		term string
-	}
-	drop := map[key]map[uint64]bool{}
-	segDocs := map[int64]int{}
-	segTokens := map[int64]int64{}
+	// Rewrite each affected postings row once. A chunk's segment is learnt
+	// from the rows it is found in, so chunks need not record it (and
+	// merges need not rewrite the chunks table).
+	drop := map[string]map[uint64]bool{}
+	length := map[uint64]int64{}
 	for _, c := range chunks {
-		segDocs[c.seg]++
-		segTokens[c.seg] += int64(len(c.terms))
+		length[c.id] = int64(len(c.terms))
 		for _, t := range c.terms {
-			k := key{c.seg, t}
-			if drop[k] == nil {
-				drop[k] = map[uint64]bool{}
+			if drop[t] == nil {
+				drop[t] = map[uint64]bool{}
 			}
-			drop[k][c.id] = true
+			drop[t][c.id] = true
 		}
 	}
-	get, err := tx.PrepareContext(ctx, `SELECT data FROM postings WHERE term = ? AND seg = ?`)
+	get, err := tx.PrepareContext(ctx, `SELECT seg, data FROM postings WHERE term = ?`)
 	if err != nil {
 		return 0, err
 	}
@@ -355,27 +345,60 @@ func (s *Store) deleteTx(ctx context.Context, tx *sql.Tx, ids []string) (int, er
 		return 0, err
 	}
 	defer del.Close()
-	for k, ids := range drop {
-		var data []byte
-		err := get.QueryRowContext(ctx, k.term, k.seg).Scan(&data)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue
+	segOf := map[uint64]int64{}
+	for term, ids := range drop {
+		type row struct {
+			seg  int64
+			data []byte
 		}
+		var found []row
+		rows, err := get.QueryContext(ctx, term)
 		if err != nil {
 			return 0, err
 		}
-		kept, n, err := bm25.Remove(data, ids)
-		if err != nil {
-			return 0, fmt.Errorf("postings of %q: %w", k.term, err)
+		for rows.Next() {
+			var r row
+			if err := rows.Scan(&r.seg, &r.data); err != nil {
+				rows.Close()
+				return 0, err
+			}
+			found = append(found, r)
 		}
-		if n == 0 {
-			_, err = del.ExecContext(ctx, k.term, k.seg)
-		} else {
-			_, err = put.ExecContext(ctx, n, kept, k.term, k.seg)
-		}
-		if err != nil {
+		rows.Close()
+		if err := rows.Err(); err != nil {
 			return 0, err
 		}
+		for _, r := range found {
+			ps, err := bm25.DecodeAll(r.data)
+			if err != nil {
+				return 0, fmt.Errorf("postings of %q: %w", term, err)
+			}
+			kept := ps[:0]
+			for _, p := range ps {
+				if ids[p.ID] {
+					segOf[p.ID] = r.seg
+				} else {
+					kept = append(kept, p)
+				}
+			}
+			switch {
+			case len(kept) == len(ps):
+				continue
+			case len(kept) == 0:
+				_, err = del.ExecContext(ctx, term, r.seg)
+			default:
+				_, err = put.ExecContext(ctx, len(kept), bm25.Encode(nil, kept), term, r.seg)
+			}
+			if err != nil {
+				return 0, err
+			}
+		}
+	}
+	segDocs := map[int64]int{}
+	segTokens := map[int64]int64{}
+	for id, seg := range segOf {
+		segDocs[seg]++
+		segTokens[seg] += length[id]
 	}
 	for seg, n := range segDocs {
 		if _, err := tx.ExecContext(ctx, `UPDATE segments SET docs = docs - ?, tokens = tokens - ? WHERE seg = ?`, n, segTokens[seg], seg); err != nil {
@@ -498,9 +521,7 @@ func segmentsToMerge(ctx context.Context, tx *sql.Tx) ([]int64, error) {
 	return nil, rows.Err()
 }
 
-// mergeSegments rewrites the postings of segs as one new segment. It works
-// through the terms a page at a time so memory stays bounded however large
-// the segments are.
+// mergeSegments rewrites the postings of segs as one new segment.
 func (s *Store) mergeSegments(ctx context.Context, tx *sql.Tx, segs []int64) error {
 	into, err := nextSegment(ctx, tx)
 	if err != nil {
@@ -516,50 +537,60 @@ func (s *Store) mergeSegments(ctx context.Context, tx *sql.Tx, segs []int64) err
 		return err
 	}
 	defer ins.Close()
-	page := s.mergePage
-	after := ""
-	for {
-		rows, err := tx.QueryContext(ctx, `SELECT term, data FROM postings WHERE seg IN (`+ph+`) AND term IN
-			(SELECT DISTINCT term FROM postings WHERE seg IN (`+ph+`) AND term > ? ORDER BY term LIMIT `+fmt.Sprint(page)+`)
-			ORDER BY term`, append(append(append([]any{}, args...), args...), after)...)
-		if err != nil {
-			return err
-		}
-		var terms []string
-		lists := map[string][][]byte{}
-		for rows.Next() {
-			var term string
-			var data []byte
-			if err := rows.Scan(&term, &data); err != nil {
-				rows.Close()
-				return err
-			}
-			if len(terms) == 0 || terms[len(terms)-1] != term {
-				terms = append(terms, term)
-			}
-			lists[term] = append(lists[term], data)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if len(terms) == 0 {
-			break
-		}
-		for _, t := range terms {
-			data, n, err := bm25.Merge(lists[t]...)
-			if err != nil {
-				return fmt.Errorf("postings of %q: %w", t, err)
-			}
-			if _, err := ins.ExecContext(ctx, t, into, n, data); err != nil {
-				return err
-			}
-		}
-		after = terms[len(terms)-1]
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM postings WHERE seg IN (`+ph+`)`, args...); err != nil {
+	del, err := tx.PrepareContext(ctx, `DELETE FROM postings WHERE term = ? AND seg IN (`+ph+`)`)
+	if err != nil {
 		return err
 	}
+	defer del.Close()
+	// One scan in primary-key order yields each term's rows together; each
+	// term is merged and written as soon as its rows are read, so memory
+	// holds one term at a time and SQLite needs no temporary sort. The new
+	// rows carry segment `into`, which the scan's filter excludes.
+	rows, err := tx.QueryContext(ctx, `SELECT term, data FROM postings WHERE seg IN (`+ph+`) ORDER BY term`, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var cur string
+	var lists [][]byte
+	flush := func() error {
+		if len(lists) == 0 {
+			return nil
+		}
+		data, n, err := bm25.Merge(lists...)
+		if err != nil {
+			return fmt.Errorf("postings of %q: %w", cur, err)
+		}
+		lists = lists[:0]
+		// Delete by key as we go: one DELETE over all merged segments
+		// would have SQLite collect every key in a temporary table first.
+		if _, err := del.ExecContext(ctx, append([]any{cur}, args...)...); err != nil {
+			return err
+		}
+		_, err = ins.ExecContext(ctx, cur, into, n, data)
+		return err
+	}
+	for rows.Next() {
+		var term string
+		var data []byte
+		if err := rows.Scan(&term, &data); err != nil {
+			return err
+		}
+		if term != cur {
+			if err := flush(); err != nil {
+				return err
+			}
+			cur = term
+		}
+		lists = append(lists, data)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	rows.Close()
 	var docs int
 	var tokens int64
 	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(docs),0), COALESCE(SUM(tokens),0) FROM segments WHERE seg IN (`+ph+`)`, args...).Scan(&docs, &tokens); err != nil {
@@ -568,10 +599,7 @@ func (s *Store) mergeSegments(ctx context.Context, tx *sql.Tx, segs []int64) err
 	if _, err := tx.ExecContext(ctx, `DELETE FROM segments WHERE seg IN (`+ph+`)`, args...); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO segments(seg, docs, tokens) VALUES(?,?,?)`, into, docs, tokens); err != nil {
-		return err
-	}
-	_, err = tx.ExecContext(ctx, `UPDATE chunks SET seg = ? WHERE seg IN (`+ph+`)`, append([]any{into}, args...)...)
+	_, err = tx.ExecContext(ctx, `INSERT INTO segments(seg, docs, tokens) VALUES(?,?,?)`, into, docs, tokens)
 	return err
 }
 

@@ -23,18 +23,6 @@ func TestConformance(t *testing.T) {
 	})
 }
 
-func TestConformanceWithPagedMerges(t *testing.T) {
-	// Merges that read the terms a few at a time must give the same index.
-	storetest.Run(t, func(t *testing.T) store.Store {
-		s, err := Open(context.Background(), filepath.Join(t.TempDir(), "sagasu.db"), Options{Create: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.mergePage = 3
-		return s
-	})
-}
-
 func TestOpenRefusesWhatIsNotAnIndex(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
