@@ -79,6 +79,9 @@ throughput, query latency p50/p99, database size and peak memory.`,
 			}
 			fmt.Fprintf(g.stdout, "corpus     %d sources, %d chunks, %.1f MB\n", res.Sources, res.Chunks, res.MB)
 			fmt.Fprintf(g.stdout, "indexing   %.1f s: %.0f chunks/s, %.2f MB/s\n", res.IndexSeconds, res.ChunksPerSec, res.MBPerSec)
+			if res.Embedded > 0 {
+				fmt.Fprintf(g.stdout, "embedding  %d chunks at %.0f chunks/s\n", res.Embedded, res.EmbedChunksPerSec)
+			}
 			fmt.Fprintf(g.stdout, "queries    %d (%s, k=%d): p50 %.2f ms, p99 %.2f ms\n", res.Queries, res.Mode, a.Config.Search.K, res.Latency.P50, res.Latency.P99)
 			fmt.Fprintf(g.stdout, "database   %.1f MB\n", float64(res.DBBytes)/1e6)
 			fmt.Fprintf(g.stdout, "memory     peak RSS %.0f MB, peak Go heap %.0f MB\n", res.PeakRSSMB, res.PeakHeapMB)

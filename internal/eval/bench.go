@@ -34,12 +34,16 @@ type BenchResult struct {
 	IndexSeconds float64 `json:"indexSeconds"`
 	ChunksPerSec float64 `json:"chunksPerSecond"`
 	MBPerSec     float64 `json:"mbPerSecond"`
-	Mode         string  `json:"mode"`
-	Queries      int     `json:"queries"`
-	Latency      Latency `json:"latencyMs"`
-	DBBytes      int64   `json:"dbBytes"`
-	PeakRSSMB    float64 `json:"peakRssMb"`
-	PeakHeapMB   float64 `json:"peakHeapMb"`
+	// Embedding throughput, when the index has an embedder: chunks sent to
+	// it per second of waiting for it (two writers may wait at once).
+	Embedded          int     `json:"embedded,omitempty"`
+	EmbedChunksPerSec float64 `json:"embedChunksPerSecond,omitempty"`
+	Mode              string  `json:"mode"`
+	Queries           int     `json:"queries"`
+	Latency           Latency `json:"latencyMs"`
+	DBBytes           int64   `json:"dbBytes"`
+	PeakRSSMB         float64 `json:"peakRssMb"`
+	PeakHeapMB        float64 `json:"peakHeapMb"`
 }
 
 // Synthesize builds n documents of real text and passes them to emit one by
@@ -111,6 +115,10 @@ func Bench(ctx context.Context, ix *index.Indexer, e *search.Engine, st store.St
 	res.IndexSeconds = rep.Took.Seconds()
 	res.ChunksPerSec = float64(rep.Chunks) / rep.Took.Seconds()
 	res.MBPerSec = res.MB / rep.Took.Seconds()
+	if rep.Embedded > 0 && rep.EmbedTook > 0 {
+		res.Embedded = rep.Embedded
+		res.EmbedChunksPerSec = float64(rep.Embedded) / rep.EmbedTook.Seconds()
+	}
 	if len(queries) > opt.Queries && opt.Queries > 0 {
 		queries = queries[:opt.Queries]
 	}

@@ -61,6 +61,8 @@ type Report struct {
 	Skipped   []source.Skip `json:"skipped,omitempty"`
 	Embedded  int           `json:"embedded"` // chunks sent to the embedder
 	Reused    int           `json:"reused"`   // chunks whose stored vector was reused
+	// EmbedTook is the time spent waiting for the embedder.
+	EmbedTook time.Duration `json:"-"`
 	Took      time.Duration `json:"-"`
 }
 
@@ -74,6 +76,7 @@ func (r *Report) Add(o Report) {
 	r.Bytes += o.Bytes
 	r.Embedded += o.Embedded
 	r.Reused += o.Reused
+	r.EmbedTook += o.EmbedTook
 	r.Skipped = append(r.Skipped, o.Skipped...)
 	r.Took += o.Took
 }
@@ -337,10 +340,15 @@ func (ix *Indexer) embed(ctx context.Context, batch []store.SourceData, rep *Rep
 		for i, h := range missing {
 			in[i] = texts[h]
 		}
+		start := time.Now()
 		vecs, err := ix.opt.Embedder.EmbedDocuments(ctx, in)
 		if err != nil {
 			return fmt.Errorf("embed: %w", err)
 		}
+		took := time.Since(start)
+		mu.Lock()
+		rep.EmbedTook += took
+		mu.Unlock()
 		for i, h := range missing {
 			have[h] = vecs[i]
 		}
