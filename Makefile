@@ -29,8 +29,12 @@ mcp-clients:
 
 test-deps: mcp-clients
 
+# The PostgreSQL tests need a server: scripts/postgres.sh installs PostgreSQL 15
+# with pgvector and starts it (as root) unless SAGASU_TEST_POSTGRES names one.
 unit: test-deps
-	$(GO) test -count=1 ./...
+	@dsn="$${SAGASU_TEST_POSTGRES:-$$(bash scripts/postgres.sh | tail -n1)}"; \
+	echo "PostgreSQL for tests: $$dsn"; \
+	SAGASU_TEST_POSTGRES="$$dsn" SAGASU_SCIFACT="$${SAGASU_SCIFACT:-$(SCIFACT)}" $(GO) test -count=1 ./...
 
 lint: fmt-check vet staticcheck
 

@@ -117,7 +117,7 @@ from sagasu.yaml, SAGASU_* environment variables and flags (flags win).`,
 		newIndexCmd(g), newQueryCmd(g), newGetCmd(g), newListCmd(g), newInfoCmd(g),
 		newDeleteCmd(g), newEvalCmd(g), newBenchCmd(g), newVersionCmd(g),
 		newReindexCmd(g), newModelCmd(g),
-		newLoopCmd(g), newPlanCmd(g), newCacheCmd(g), newMCPCmd(g),
+		newLoopCmd(g), newPlanCmd(g), newCacheCmd(g), newMCPCmd(g), newMigrateCmd(g),
 	)
 	return root
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/source"
 	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/store/postgres"
 	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
 )
 
@@ -48,8 +49,12 @@ func (a *App) OpenStore(ctx context.Context, create bool) (store.Store, error) {
 	return OpenStore(ctx, a.Config.DB, create)
 }
 
-// OpenStore opens the index at location (today a SQLite file path).
+// OpenStore opens the index at location: a postgres:// or postgresql://
+// DSN for PostgreSQL with pgvector, else a SQLite file path (sqlite:// optional).
 func OpenStore(ctx context.Context, location string, create bool) (store.Store, error) {
+	if strings.HasPrefix(location, "postgres://") || strings.HasPrefix(location, "postgresql://") {
+		return postgres.Open(ctx, location, postgres.Options{Create: create, Analyzer: analyze.New(analyze.Options{})})
+	}
 	location = strings.TrimPrefix(location, "sqlite://")
 	return sqlite.Open(ctx, location, sqlite.Options{Create: create, Analyzer: analyze.New(analyze.Options{})})
 }

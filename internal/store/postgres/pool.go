@@ -17,10 +17,10 @@ type pool struct {
 	cfg   *pgx.ConnConfig
 	setup func(context.Context, *pgx.Conn) error // run on every new connection
 
-	slots chan struct{}  // one token per open connection
-	idle  chan idleConn  // capacity max: never blocks a release
-	mu    sync.Mutex     // guards closed
-	done  chan struct{}  // closed by close
+	slots chan struct{} // one token per open connection
+	idle  chan idleConn // capacity max: never blocks a release
+	mu    sync.Mutex    // guards closed
+	done  chan struct{} // closed by close
 	once  sync.Once
 }
 

@@ -2,13 +2,10 @@ package postgres
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,74 +15,30 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/migrate"
 	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/store/postgres/pgtest"
 	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
 	"github.com/sagasu-dev/sagasu/internal/store/storetest"
 )
 
-// testDSN is the server the tests use: SAGASU_TEST_POSTGRES, which
-// scripts/postgres.sh prints. Without it the tests skip, except in CI, where
-// a missing database is a failure.
-func testDSN(t *testing.T) string {
-	t.Helper()
-	dsn := os.Getenv("SAGASU_TEST_POSTGRES")
-	if dsn == "" {
-		msg := "SAGASU_TEST_POSTGRES is not set: run `export SAGASU_TEST_POSTGRES=$(scripts/postgres.sh | tail -n1)` to test against PostgreSQL"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return dsn
-}
+func testDSN(t *testing.T) string { return pgtest.ServerDSN(t) }
 
-// withParams returns dsn with query parameters set.
+func freshDSN(t *testing.T) string { return pgtest.FreshDSN(t) }
+
 func withParams(t *testing.T, dsn string, kv ...string) string {
-	t.Helper()
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	for i := 0; i+1 < len(kv); i += 2 {
-		q.Set(kv[i], kv[i+1])
-	}
-	u.RawQuery = q.Encode()
-	return u.String()
-}
-
-// freshDSN names a new, empty schema on the test server, dropped when the
-// test ends, so every test starts from nothing.
-func freshDSN(t *testing.T) string {
-	t.Helper()
-	base := testDSN(t)
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "sagasu_test_" + hex.EncodeToString(b)
-	t.Cleanup(func() { dropSchema(t, base, schema) })
-	return withParams(t, base, "schema", schema)
-}
-
-func dropSchema(t *testing.T, dsn, schema string) {
-	conn := rawConn(t, dsn)
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(context.Background(), `DROP SCHEMA IF EXISTS `+quoteIdent(schema)+` CASCADE`); err != nil {
-		t.Errorf("drop test schema %s: %v", schema, err)
-	}
+	return pgtest.WithParams(t, dsn, kv...)
 }
 
 // rawConn is a plain connection to the server dsn names, for looking
 // behind the driver's back.
 func rawConn(t *testing.T, dsn string) *pgx.Conn {
 	t.Helper()
-	connStr, _, err := ParseDSN(dsn)
+	conn, err := pgtest.Connect(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := pgx.Connect(context.Background(), connStr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
 	return conn
 }
 
@@ -111,27 +64,13 @@ func TestConformanceWithPagedMerges(t *testing.T) {
 	})
 }
 
-// result is a search hit as both stores can name it: chunk IDs differ
-// between stores, a source's URI and a chunk's position in it do not.
-type result struct {
-	URI   string
-	Index int
-	Score float64
-}
-
-func named(t *testing.T, s store.Store, res []store.Scored) []result {
+// named names hits by source URI, chunk index and score: chunk IDs differ
+// between stores, those do not.
+func named(t *testing.T, s store.Store, res []store.Scored) []migrate.Result {
 	t.Helper()
-	ids := make([]int64, len(res))
-	for i, r := range res {
-		ids[i] = r.ChunkID
-	}
-	hits, err := s.Hits(context.Background(), ids)
-	if err != nil || len(hits) != len(res) {
-		t.Fatalf("Hits: %d of %d, %v", len(hits), len(res), err)
-	}
-	out := make([]result, len(res))
-	for i, h := range hits {
-		out[i] = result{h.Source.URI, h.Chunk.Index, res[i].Score}
+	out, err := migrate.Named(context.Background(), s, res)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -217,16 +216,4 @@ func (s *Store) noPgvector(err error) error {
 		return fmt.Errorf("%s: %w", msg, err)
 	}
 	return errors.New(msg)
-}
-
-// placeholderList is "$from, $from+1, ..." for n parameters.
-func placeholderList(from, n int) string {
-	var b strings.Builder
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "$%d", from+i)
-	}
-	return b.String()
 }

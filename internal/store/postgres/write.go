@@ -21,9 +21,8 @@ import (
 
 // chunkRow is the analysed form of a chunk ready to insert.
 type chunkRow struct {
-	terms []string // in text order, with repeats: the postings' input
-	lex   []string // distinct, sorted: the tsvector's lexemes
-	hash  string   // of the context text, to find reusable embeddings
+	counts bm25.Counts // distinct terms (sorted: the tsvector's lexemes) and length
+	hash   string      // of the context text, to find reusable embeddings
 }
 
 // Replace implements store.Store: the old rows of every source in the batch
@@ -79,7 +78,12 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 	if err != nil {
 		return err
 	}
-	return s.compact(ctx)
+	// The batch is committed. Merging segments only speeds up queries: if it
+	// is interrupted it rolls back whole and the next write merges instead.
+	if err := s.compact(ctx); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("sources written; %w", err)
+	}
+	return nil
 }
 
 // checkSource refuses what a source cannot be stored as: PostgreSQL text
@@ -137,10 +141,9 @@ func (s *Store) analyse(batch []store.SourceData) [][]chunkRow {
 				sd := batch[i]
 				for j, c := range sd.Chunks {
 					text := doc.ContextText(sd.Source.Title, c)
-					terms := s.an.Terms(text)
-					lex := slices.Clone(terms)
-					slices.Sort(lex)
-					rows[i][j] = chunkRow{terms: terms, lex: slices.Compact(lex), hash: doc.ContentHash(text)}
+					counts := bm25.Count(s.an.Terms(text))
+					slices.SortFunc(counts.Terms, func(a, b bm25.TermCount) int { return strings.Compare(a.Term, b.Term) })
+					rows[i][j] = chunkRow{counts: counts, hash: doc.ContentHash(text)}
 				}
 			}
 		}()
@@ -200,7 +203,7 @@ func (s *Store) insert(ctx context.Context, tx pgx.Tx, batch []store.SourceData,
 	}
 	b := bm25.NewBuilder()
 	for k, p := range flat {
-		b.Add(uint64(ids[k]), rows[p.i][p.j].terms)
+		b.AddCounts(uint64(ids[k]), rows[p.i][p.j].counts)
 	}
 	_, err = tx.CopyFrom(ctx, pgx.Identifier{"chunks"},
 		[]string{"id", "source_id", "idx", "text", "heading", "start_line", "end_line", "start_byte", "end_byte", "tokens", "terms", "chash", "tsv"},
@@ -209,7 +212,7 @@ func (s *Store) insert(ctx context.Context, tx pgx.Tx, batch []store.SourceData,
 			c, r := batch[p.i].Chunks[p.j], rows[p.i][p.j]
 			return []any{ids[k], batch[p.i].Source.ID, int32(p.j), c.Text, headingJSON(c.Heading),
 				int32(c.StartLine), int32(c.EndLine), int32(c.StartByte), int32(c.EndByte), int32(c.Tokens),
-				int32(len(r.terms)), r.hash, tsvector(r.lex)}, nil
+				int32(r.counts.Len), r.hash, tsvector(r.counts.Terms)}, nil
 		}))
 	if err != nil {
 		return fmt.Errorf("insert chunks: %w", err)
@@ -236,10 +239,10 @@ func (s *Store) insert(ctx context.Context, tx pgx.Tx, batch []store.SourceData,
 // tsvector builds the chunk's tsvector from its distinct, sorted terms: the
 // analyser's own terms, not re-parsed by a text-search configuration, so the
 // GIN index finds exactly what keyword search finds ('設定' as well as 'gener').
-func tsvector(lex []string) pgtype.TSVector {
-	v := pgtype.TSVector{Valid: true, Lexemes: make([]pgtype.TSVectorLexeme, len(lex))}
-	for i, t := range lex {
-		v.Lexemes[i].Word = t
+func tsvector(terms []bm25.TermCount) pgtype.TSVector {
+	v := pgtype.TSVector{Valid: true, Lexemes: make([]pgtype.TSVectorLexeme, len(terms))}
+	for i, t := range terms {
+		v.Lexemes[i].Word = t.Term
 	}
 	return v
 }
@@ -420,27 +423,41 @@ func (s *Store) deleteTx(ctx context.Context, tx pgx.Tx, ids []string) (int, err
 // times. The tiers are the SQLite driver's.
 const mergeFactor = 8
 
-// compact merges segments of similar size until no tier holds mergeFactor of them.
+// compact merges segments of similar size until no tier holds mergeFactor of
+// them. The choice is made inside the merge's transaction, under the write
+// lock, so concurrent writers never merge the same segments twice.
 func (s *Store) compact(ctx context.Context) error {
 	for {
-		segs, err := s.segmentsToMerge(ctx)
-		if err != nil || len(segs) == 0 {
-			return err
-		}
-		if err := s.tx(ctx, func(tx pgx.Tx) error { return s.mergeSegments(ctx, tx, segs) }); err != nil {
+		merged := false
+		err := s.tx(ctx, func(tx pgx.Tx) error {
+			segs, err := segmentsToMerge(ctx, tx)
+			if err != nil || len(segs) == 0 {
+				return err
+			}
+			merged = true
+			return s.mergeSegments(ctx, tx, segs)
+		})
+		if err != nil {
 			return fmt.Errorf("merge index segments: %w", err)
+		}
+		if !merged {
+			return nil
 		}
 	}
 }
 
-func (s *Store) segmentsToMerge(ctx context.Context) ([]int64, error) {
+func segmentsToMerge(ctx context.Context, tx pgx.Tx) ([]int64, error) {
+	rows, err := tx.Query(ctx, `SELECT seg, docs FROM segments ORDER BY seg`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
 	tiers := map[int][]int64{}
-	var merge []int64
-	err := s.each(ctx, func(r pgx.Rows) error {
+	for rows.Next() {
 		var seg int64
 		var docs int
-		if err := r.Scan(&seg, &docs); err != nil || merge != nil {
-			return err
+		if err := rows.Scan(&seg, &docs); err != nil {
+			return nil, err
 		}
 		tier := 0
 		for d := docs; d >= mergeFactor*64; d /= mergeFactor {
@@ -448,25 +465,16 @@ func (s *Store) segmentsToMerge(ctx context.Context) ([]int64, error) {
 		}
 		tiers[tier] = append(tiers[tier], seg)
 		if len(tiers[tier]) >= mergeFactor {
-			merge = tiers[tier]
+			return tiers[tier], nil
 		}
-		return nil
-	}, `SELECT seg, docs FROM segments ORDER BY seg`)
-	return merge, err
+	}
+	return nil, rows.Err()
 }
 
 // mergeSegments rewrites the postings of segs as one new segment. It reads
 // them in term order through a cursor, mergePage rows at a time, so memory
 // stays bounded however large the segments are.
 func (s *Store) mergeSegments(ctx context.Context, tx pgx.Tx, segs []int64) error {
-	// Another process may have merged them while this one waited for the lock.
-	var present int
-	if err := tx.QueryRow(ctx, `SELECT count(*) FROM segments WHERE seg = ANY($1)`, segs).Scan(&present); err != nil {
-		return err
-	}
-	if present != len(segs) {
-		return nil
-	}
 	var into int64
 	if err := tx.QueryRow(ctx, `SELECT nextval('segment_ids')`).Scan(&into); err != nil {
 		return err
