@@ -48,6 +48,32 @@ func (f Filter) IsZero() bool {
 	return len(f.Types) == 0 && f.PathGlob == "" && len(f.SourceIDs) == 0 && len(f.ExcludeChunks) == 0
 }
 
+// NarrowsSources reports whether f keeps only some sources.
+func (f Filter) NarrowsSources() bool {
+	return len(f.Types) > 0 || f.PathGlob != "" || len(f.SourceIDs) > 0
+}
+
+// Allow turns f into a chunk predicate; nil allows every chunk. When f
+// narrows sources, kept is called once for the IDs of the chunks of the
+// sources f keeps (a driver matches those its own way).
+func (f Filter) Allow(kept func() (map[int64]bool, error)) (func(id int64) bool, error) {
+	if f.IsZero() {
+		return nil, nil
+	}
+	excluded := make(map[int64]bool, len(f.ExcludeChunks))
+	for _, id := range f.ExcludeChunks {
+		excluded[id] = true
+	}
+	if !f.NarrowsSources() {
+		return func(id int64) bool { return !excluded[id] }, nil
+	}
+	allowed, err := kept()
+	if err != nil {
+		return nil, err
+	}
+	return func(id int64) bool { return allowed[id] && !excluded[id] }, nil
+}
+
 // Scored is a chunk ID with its score from one retrieval method.
 type Scored struct {
 	ChunkID int64

@@ -319,3 +319,62 @@ func (h *topK) Pop() any {
 	*h = old[:len(old)-1]
 	return x
 }
+
+// MergeFactor is how many segments of a similar size are merged into one.
+// Merging by size tiers keeps the number of segments logarithmic in the
+// index size while each posting is rewritten only a logarithmic number of
+// times.
+const MergeFactor = 8
+
+// Segment is a segment's ID and how many chunks it holds.
+type Segment struct {
+	ID   int64
+	Docs int
+}
+
+// ToMerge picks the segments to merge next: the first MergeFactor segments
+// (in the order given) that fall into the same size tier, or nil.
+func ToMerge(segs []Segment) []int64 {
+	tiers := map[int][]int64{}
+	for _, sg := range segs {
+		tier := 0
+		for d := sg.Docs; d >= MergeFactor*64; d /= MergeFactor {
+			tier++
+		}
+		tiers[tier] = append(tiers[tier], sg.ID)
+		if len(tiers[tier]) >= MergeFactor {
+			return tiers[tier]
+		}
+	}
+	return nil
+}
+
+// ListSet gathers the rows a store returns for a query's terms.
+type ListSet struct {
+	byTerm map[string]*List
+}
+
+// Add records one row of term's postings.
+func (ls *ListSet) Add(term string, data []byte) {
+	if ls.byTerm == nil {
+		ls.byTerm = map[string]*List{}
+	}
+	l := ls.byTerm[term]
+	if l == nil {
+		l = &List{Term: term}
+		ls.byTerm[term] = l
+	}
+	l.Data = append(l.Data, data)
+}
+
+// Lists returns the gathered lists in the order of terms, the query order,
+// which keeps floating-point sums identical in every store.
+func (ls *ListSet) Lists(terms []string) []List {
+	out := make([]List, 0, len(ls.byTerm))
+	for _, t := range terms {
+		if l := ls.byTerm[t]; l != nil {
+			out = append(out, *l)
+		}
+	}
+	return out
+}

@@ -23,7 +23,7 @@ func (s *Store) KeywordSearch(ctx context.Context, query string, k int, f store.
 		return nil, nil
 	}
 	var corpus bm25.Corpus
-	byTerm := map[string]*bm25.List{}
+	var ls bm25.ListSet
 	b := &pgx.Batch{}
 	b.Queue(`SELECT COALESCE(SUM(docs), 0), COALESCE(SUM(tokens), 0)::bigint FROM segments`).QueryRow(func(r pgx.Row) error {
 		return r.Scan(&corpus.Docs, &corpus.Tokens)
@@ -35,65 +35,39 @@ func (s *Store) KeywordSearch(ctx context.Context, query string, k int, f store.
 			if err := rows.Scan(&term, &data); err != nil {
 				return err
 			}
-			l := byTerm[term]
-			if l == nil {
-				l = &bm25.List{Term: term}
-				byTerm[term] = l
-			}
-			l.Data = append(l.Data, data)
+			ls.Add(term, data)
 		}
 		return rows.Err()
 	})
 	if err := s.do(ctx, func(c *pgx.Conn) error { return c.SendBatch(ctx, b).Close() }); err != nil {
 		return nil, fmt.Errorf("keyword search: %w", err)
 	}
-	var lists []bm25.List
-	for _, t := range terms { // query order keeps float sums identical across stores
-		if l := byTerm[t]; l != nil {
-			lists = append(lists, *l)
-		}
-	}
 	allow, err := s.allowFunc(ctx, f)
 	if err != nil {
 		return nil, err
 	}
-	return bm25.Score(corpus, lists, k, allow)
+	return bm25.Score(corpus, ls.Lists(terms), k, allow)
 }
 
 // allowFunc turns a filter into a chunk predicate (nil when it allows all).
 func (s *Store) allowFunc(ctx context.Context, f store.Filter) (func(int64) bool, error) {
-	if f.IsZero() {
-		return nil, nil
-	}
-	excluded := map[int64]bool{}
-	for _, id := range f.ExcludeChunks {
-		excluded[id] = true
-	}
-	if !narrowsSources(f) {
-		return func(id int64) bool { return !excluded[id] }, nil
-	}
-	srcs, err := s.matchSources(ctx, f)
-	if err != nil {
-		return nil, err
-	}
-	allowed := map[int64]bool{}
-	if len(srcs) > 0 {
-		err := s.each(ctx, func(r pgx.Rows) error {
+	return f.Allow(func() (map[int64]bool, error) {
+		srcs, err := s.matchSources(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		allowed := map[int64]bool{}
+		if len(srcs) == 0 {
+			return allowed, nil
+		}
+		err = s.each(ctx, func(r pgx.Rows) error {
 			var id int64
 			err := r.Scan(&id)
 			allowed[id] = true
 			return err
 		}, `SELECT id FROM chunks WHERE source_id = ANY($1)`, srcs)
-		if err != nil {
-			return nil, err
-		}
-	}
-	return func(id int64) bool { return allowed[id] && !excluded[id] }, nil
-}
-
-// narrowsSources reports whether f keeps only some sources.
-func narrowsSources(f store.Filter) bool {
-	return len(f.Types) > 0 || f.PathGlob != "" || len(f.SourceIDs) > 0
+		return allowed, err
+	})
 }
 
 // matchSources returns the IDs of the sources a filter keeps. Types and IDs

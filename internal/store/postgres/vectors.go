@@ -128,7 +128,7 @@ func (s *Store) VectorSearch(ctx context.Context, q []float32, k int, f store.Fi
 	}
 	args := []any{pgvector.NewVector(q)}
 	var conds []string
-	if narrowsSources(f) {
+	if f.NarrowsSources() {
 		srcs, err := s.matchSources(ctx, f)
 		if err != nil {
 			return nil, err

@@ -417,14 +417,8 @@ func (s *Store) deleteTx(ctx context.Context, tx pgx.Tx, ids []string) (int, err
 	return removed, nil
 }
 
-// mergeFactor is how many segments of a similar size are merged into one.
-// Merging by size tiers keeps the number of segments logarithmic in the
-// index size while each posting is rewritten only a logarithmic number of
-// times. The tiers are the SQLite driver's.
-const mergeFactor = 8
-
-// compact merges segments of similar size until no tier holds mergeFactor of
-// them. The choice is made inside the merge's transaction, under the write
+// compact merges segments of similar size (bm25.ToMerge, the same tiers as
+// every store) until none are due. The choice is made inside the merge's transaction, under the write
 // lock, so concurrent writers never merge the same segments twice.
 func (s *Store) compact(ctx context.Context) error {
 	for {
@@ -452,23 +446,15 @@ func segmentsToMerge(ctx context.Context, tx pgx.Tx) ([]int64, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	tiers := map[int][]int64{}
+	var segs []bm25.Segment
 	for rows.Next() {
-		var seg int64
-		var docs int
-		if err := rows.Scan(&seg, &docs); err != nil {
+		var sg bm25.Segment
+		if err := rows.Scan(&sg.ID, &sg.Docs); err != nil {
 			return nil, err
 		}
-		tier := 0
-		for d := docs; d >= mergeFactor*64; d /= mergeFactor {
-			tier++
-		}
-		tiers[tier] = append(tiers[tier], seg)
-		if len(tiers[tier]) >= mergeFactor {
-			return tiers[tier], nil
-		}
+		segs = append(segs, sg)
 	}
-	return nil, rows.Err()
+	return bm25.ToMerge(segs), rows.Err()
 }
 
 // mergeSegments rewrites the postings of segs as one new segment. It reads

@@ -468,12 +468,7 @@ func writeSegment(ctx context.Context, tx *sql.Tx, seg int64, b *bm25.Builder) e
 	return err
 }
 
-// mergeFactor is how many segments of a similar size are merged into one.
-// Merging by size tiers keeps the number of segments logarithmic in the
-// index size while each posting is rewritten only a logarithmic number of times.
-const mergeFactor = 8
-
-// compact merges segments of similar size until no tier holds mergeFactor of them.
+// compact merges segments of similar size (bm25.ToMerge) until none are due.
 // The choice is made inside the merge's transaction, so concurrent writers
 // never merge the same segments twice.
 func (s *Store) compact(ctx context.Context) error {
@@ -502,23 +497,15 @@ func segmentsToMerge(ctx context.Context, tx *sql.Tx) ([]int64, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	tiers := map[int][]int64{}
+	var segs []bm25.Segment
 	for rows.Next() {
-		var seg int64
-		var docs int
-		if err := rows.Scan(&seg, &docs); err != nil {
+		var sg bm25.Segment
+		if err := rows.Scan(&sg.ID, &sg.Docs); err != nil {
 			return nil, err
 		}
-		tier := 0
-		for d := docs; d >= mergeFactor*64; d /= mergeFactor {
-			tier++
-		}
-		tiers[tier] = append(tiers[tier], seg)
-		if len(tiers[tier]) >= mergeFactor {
-			return tiers[tier], nil
-		}
+		segs = append(segs, sg)
 	}
-	return nil, rows.Err()
+	return bm25.ToMerge(segs), rows.Err()
 }
 
 // mergeSegments rewrites the postings of segs as one new segment.
@@ -625,8 +612,7 @@ func (s *Store) KeywordSearch(ctx context.Context, query string, k int, f store.
 	if err != nil {
 		return nil, fmt.Errorf("keyword search: %w", err)
 	}
-	byTerm := map[string]*bm25.List{}
-	var lists []bm25.List
+	var ls bm25.ListSet
 	for rows.Next() {
 		var term string
 		var data []byte
@@ -634,70 +620,52 @@ func (s *Store) KeywordSearch(ctx context.Context, query string, k int, f store.
 			rows.Close()
 			return nil, err
 		}
-		l := byTerm[term]
-		if l == nil {
-			l = &bm25.List{Term: term}
-			byTerm[term] = l
-		}
-		l.Data = append(l.Data, data)
+		ls.Add(term, data)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	for _, t := range terms { // query order keeps float sums identical across stores
-		if l := byTerm[t]; l != nil {
-			lists = append(lists, *l)
-		}
-	}
 	allow, err := s.allowFunc(ctx, f)
 	if err != nil {
 		return nil, err
 	}
-	return bm25.Score(corpus, lists, k, allow)
+	return bm25.Score(corpus, ls.Lists(terms), k, allow)
 }
 
 // allowFunc turns a filter into a chunk predicate (nil when it allows all).
 func (s *Store) allowFunc(ctx context.Context, f store.Filter) (func(int64) bool, error) {
-	if f.IsZero() {
-		return nil, nil
-	}
-	excluded := map[int64]bool{}
-	for _, id := range f.ExcludeChunks {
-		excluded[id] = true
-	}
-	if len(f.Types) == 0 && f.PathGlob == "" && len(f.SourceIDs) == 0 {
-		return func(id int64) bool { return !excluded[id] }, nil
-	}
-	srcs, err := s.matchSources(ctx, f)
-	if err != nil {
-		return nil, err
-	}
-	allowed := map[int64]bool{}
-	for i := 0; i < len(srcs); i += 500 {
-		part := srcs[i:min(i+500, len(srcs))]
-		args := make([]any, len(part))
-		for j, id := range part {
-			args[j] = id
-		}
-		rows, err := s.db.QueryContext(ctx, `SELECT id FROM chunks WHERE source_id IN (`+placeholders(len(part))+`)`, args...)
+	return f.Allow(func() (map[int64]bool, error) {
+		srcs, err := s.matchSources(ctx, f)
 		if err != nil {
 			return nil, err
 		}
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
+		allowed := map[int64]bool{}
+		for i := 0; i < len(srcs); i += 500 {
+			part := srcs[i:min(i+500, len(srcs))]
+			args := make([]any, len(part))
+			for j, id := range part {
+				args[j] = id
+			}
+			rows, err := s.db.QueryContext(ctx, `SELECT id FROM chunks WHERE source_id IN (`+placeholders(len(part))+`)`, args...)
+			if err != nil {
 				return nil, err
 			}
-			allowed[id] = true
+			for rows.Next() {
+				var id int64
+				if err := rows.Scan(&id); err != nil {
+					rows.Close()
+					return nil, err
+				}
+				allowed[id] = true
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return nil, err
+			}
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
-	}
-	return func(id int64) bool { return allowed[id] && !excluded[id] }, nil
+		return allowed, nil
+	})
 }
 
 // matchSources returns the IDs of the sources a filter keeps.
