@@ -1,11 +1,13 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
@@ -155,6 +157,14 @@ func (s *Store) VectorSearch(ctx context.Context, q []float32, k int, f store.Fi
 			return nil, err
 		}
 		if len(out) == k || seen < want || want == maxKNN {
+			// Equal distances come back in storage order; order them by
+			// chunk ID so every store agrees.
+			slices.SortStableFunc(out, func(a, b store.Scored) int {
+				if a.Score != b.Score {
+					return cmp.Compare(b.Score, a.Score)
+				}
+				return cmp.Compare(a.ChunkID, b.ChunkID)
+			})
 			return out, nil
 		}
 		want = min(maxKNN, want*4)
