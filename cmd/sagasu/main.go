@@ -82,21 +82,27 @@ func newRootCmd(g *globals) *cobra.Command {
 		Use:   "sagasu",
 		Short: "Search your documents, and let agents search them in the loop",
 		Long: `sagasu (探す, "to search") indexes documents — markdown, code, text — into a
-local knowledge base and answers queries over it with BM25 keyword search that
-understands English and Japanese. No network, API key or model file is needed.
+local knowledge base and answers queries over it: BM25 keyword search that
+understands English and Japanese out of the box (no network, API key or model
+file needed), and semantic or hybrid search when you bring an embedding model.
+Agents search it in the loop — evaluate results against a goal, refine the
+query, run staged plans — from the command line or over MCP.
 
-  sagasu index README.md docs/        # index files and folders (incremental)
-  sagasu query "how do I configure it" # search
+  sagasu index README.md docs/          # index files and folders (incremental)
+  sagasu query "how do I configure it"   # search
   sagasu get docs/guide.md --section "Install"
+  sagasu loop --goal "understand how to deploy"
+  sagasu mcp                             # serve it all to an MCP client
 
-The index lives in ./.sagasu/sagasu.db unless --db says otherwise. Settings come
-from sagasu.yaml, SAGASU_* environment variables and flags (flags win).`,
+The index lives in ./.sagasu/sagasu.db unless --db says otherwise (a file, or a
+postgres:// DSN). Settings come from sagasu.yaml, SAGASU_* environment
+variables and flags (flags win).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	pf := root.PersistentFlags()
-	pf.String("db", app.Defaults().DB, "index file")
+	pf.String("db", app.Defaults().DB, "index: a SQLite file, or a postgres:// DSN")
 	pf.Bool("json", false, "print machine-readable JSON")
 	pf.String("log-level", app.Defaults().LogLevel, "log level: debug, info, warn, error")
 	pf.StringVar(&g.configPath, "config", "", "config file (default ./sagasu.yaml when present)")
