@@ -34,7 +34,7 @@ test-deps: mcp-clients
 unit: test-deps
 	@dsn="$${SAGASU_TEST_POSTGRES:-$$(bash scripts/postgres.sh | tail -n1)}"; \
 	echo "PostgreSQL for tests: $$dsn"; \
-	SAGASU_TEST_POSTGRES="$$dsn" SAGASU_SCIFACT="$${SAGASU_SCIFACT:-$(SCIFACT)}" $(GO) test -count=1 ./...
+	SAGASU_TEST_POSTGRES="$$dsn" SAGASU_SCIFACT="$${SAGASU_SCIFACT:-$(abspath $(SCIFACT))}" $(GO) test -count=1 ./...
 
 lint: fmt-check vet staticcheck
 
