@@ -17,9 +17,9 @@ build:
 # The main job on the embedded default: index this repository's docs, then ask.
 demo: build
 	@rm -f $(DEMO_DB) $(DEMO_DB)-wal $(DEMO_DB)-shm
-	$(BIN) --db $(DEMO_DB) index README.md docs/
+	$(BIN) --db $(DEMO_DB) index README.md 'docs/**/*.md'
 	$(BIN) --db $(DEMO_DB) query -k 3 "how do I search Japanese text"
-	$(BIN) --db $(DEMO_DB) query -k 3 "日本語の検索"
+	$(BIN) --db $(DEMO_DB) query -k 3 "設定ファイルを作成"
 
 test: lint unit
 

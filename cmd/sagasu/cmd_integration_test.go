@@ -503,7 +503,7 @@ func TestDemoRunsFromTheRepository(t *testing.T) {
 	bin := buildBinary(t)
 	root, _ := filepath.Abs("../..")
 	db := filepath.Join(t.TempDir(), "demo.db")
-	args := []string{"--db", db, "index", "README.md", "docs/"}
+	args := []string{"--db", db, "index", "README.md", "docs/**/*.md"}
 	cmd := exec.Command(bin, args...)
 	// Without network: run in a fresh network namespace when the kernel lets us.
 	if _, err := exec.LookPath("unshare"); err == nil && exec.Command("unshare", "-rn", "true").Run() == nil {
