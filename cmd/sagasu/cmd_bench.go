@@ -51,7 +51,7 @@ throughput, query latency p50/p99, database size and peak memory.`,
 				defer os.RemoveAll(dir)
 				dbPath = filepath.Join(dir, "bench.db")
 			}
-			st, err := app.OpenStore(ctx, dbPath, true)
+			st, err := app.OpenStoreWith(ctx, dbPath, app.StoreOptions{Create: true, LongLived: true})
 			if err != nil {
 				return err
 			}

@@ -56,7 +56,7 @@ MRR@10 and the query latency percentiles.`,
 				defer os.RemoveAll(dir)
 				dbPath = filepath.Join(dir, "eval.db")
 			}
-			st, err := app.OpenStore(ctx, dbPath, true)
+			st, err := app.OpenStoreWith(ctx, dbPath, app.StoreOptions{Create: true, LongLived: true})
 			if err != nil {
 				return err
 			}

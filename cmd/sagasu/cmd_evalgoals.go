@@ -59,7 +59,7 @@ used, so goals do not learn from one another.`,
 				return err
 			}
 			defer os.RemoveAll(dir)
-			st, err := app.OpenStore(ctx, filepath.Join(dir, "goals.db"), true)
+			st, err := app.OpenStoreWith(ctx, filepath.Join(dir, "goals.db"), app.StoreOptions{Create: true, LongLived: true})
 			if err != nil {
 				return err
 			}

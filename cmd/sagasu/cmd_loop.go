@@ -56,6 +56,7 @@ func (f *agentFlags) openLoop(cmd *cobra.Command, a *app.App) (*loop.Engine, fun
 	if f.retention < 1 && !f.noCache {
 		return nil, nil, usagef("--cache-retention %d: keep at least 1 record of each kind", f.retention)
 	}
+	a.LongLived = true // the loop runs several searches
 	se, closeFn, err := a.OpenEngine(cmd.Context())
 	if err != nil {
 		return nil, nil, err

@@ -65,6 +65,7 @@ loopback ones are refused unless allowed with --allow-origin.`,
 				return usageError{err}
 			}
 			ctx := cmd.Context()
+			a.LongLived = true // a server answers many queries
 			st, err := a.OpenStore(ctx, true)
 			if err != nil {
 				return err

@@ -23,6 +23,8 @@ type App struct {
 	Log    *slog.Logger
 	// Getenv reads the environment (API keys); tests pass their own.
 	Getenv func(string) string
+	// LongLived is set by faces that answer many queries (see StoreOptions).
+	LongLived bool
 }
 
 // New returns an App logging to stderr at the configured level, reading
@@ -46,17 +48,31 @@ func New(cfg Config, stderr io.Writer, environ []string) *App {
 // OpenStore opens the configured index. With create, a missing index is
 // created; without it, a missing index is an error telling the user to index.
 func (a *App) OpenStore(ctx context.Context, create bool) (store.Store, error) {
-	return OpenStore(ctx, a.Config.DB, create)
+	return OpenStoreWith(ctx, a.Config.DB, StoreOptions{Create: create, LongLived: a.LongLived})
 }
 
 // OpenStore opens the index at location: a postgres:// or postgresql://
 // DSN for PostgreSQL with pgvector, else a SQLite file path (sqlite:// optional).
 func OpenStore(ctx context.Context, location string, create bool) (store.Store, error) {
+	return OpenStoreWith(ctx, location, StoreOptions{Create: create})
+}
+
+// StoreOptions say how a store is opened.
+type StoreOptions struct {
+	Create bool // make a new index when there is none
+	// LongLived marks a process that answers many queries (the MCP server,
+	// the loop, benchmarks): stores may then keep in-memory copies, such as
+	// SQLite's vector cache.
+	LongLived bool
+}
+
+// OpenStoreWith opens the index at location with opt.
+func OpenStoreWith(ctx context.Context, location string, opt StoreOptions) (store.Store, error) {
 	if strings.HasPrefix(location, "postgres://") || strings.HasPrefix(location, "postgresql://") {
-		return postgres.Open(ctx, location, postgres.Options{Create: create, Analyzer: analyze.New(analyze.Options{})})
+		return postgres.Open(ctx, location, postgres.Options{Create: opt.Create, Analyzer: analyze.New(analyze.Options{})})
 	}
 	location = strings.TrimPrefix(location, "sqlite://")
-	return sqlite.Open(ctx, location, sqlite.Options{Create: create, Analyzer: analyze.New(analyze.Options{})})
+	return sqlite.Open(ctx, location, sqlite.Options{Create: opt.Create, Analyzer: analyze.New(analyze.Options{}), CacheVectors: opt.LongLived})
 }
 
 // ChunkOptions returns the configured chunk sizes.

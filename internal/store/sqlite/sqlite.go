@@ -37,6 +37,10 @@ type Options struct {
 	Create bool
 	// Analyzer turns text into keyword terms; nil uses the default analyzer.
 	Analyzer *analyze.Analyzer
+	// CacheVectors keeps an in-memory copy of the vectors (up to 256 MB) for
+	// processes that answer many queries; it is rebuilt whenever any process
+	// changes the vectors. Off, every query goes to sqlite-vec.
+	CacheVectors bool
 }
 
 // Store is a SQLite-backed store.Store.
@@ -44,6 +48,9 @@ type Store struct {
 	db   *sql.DB
 	path string
 	an   *analyze.Analyzer
+
+	cacheVectors bool
+	vcache       vecCache
 
 	// writeMu serialises writers inside this process; SQLite serialises
 	// processes (BEGIN IMMEDIATE with a busy timeout).
@@ -79,7 +86,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if an == nil {
 		an = analyze.New(analyze.Options{})
 	}
-	s := &Store{db: db, path: path, an: an}
+	s := &Store{db: db, path: path, an: an, cacheVectors: opt.CacheVectors}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, err

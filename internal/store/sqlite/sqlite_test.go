@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/store/storetest"
 )
@@ -21,6 +22,59 @@ func TestConformance(t *testing.T) {
 		}
 		return s
 	})
+}
+
+func TestConformanceWithVectorCache(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		s, err := Open(context.Background(), filepath.Join(t.TempDir(), "sagasu.db"), Options{Create: true, CacheVectors: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+func TestVectorCacheSeesOtherWriters(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v.db")
+	reader, err := Open(ctx, path, Options{Create: true, CacheVectors: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	writer, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	if err := writer.InitVectors(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	put := func(uri string, v []float32) {
+		sd := storetest.Source(uri, "file", "", "text of "+uri)
+		sd.Vectors = [][]float32{v}
+		if err := writer.Replace(ctx, []store.SourceData{sd}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("a.md", []float32{1, 0})
+	res, err := reader.VectorSearch(ctx, []float32{0, 1}, 1, store.Filter{})
+	if err != nil || len(res) != 1 {
+		t.Fatalf("first search: %v, %v", res, err)
+	}
+	first := res[0].ChunkID
+	put("b.md", []float32{0, 1}) // written by another connection after the cache was built
+	res, err = reader.VectorSearch(ctx, []float32{0, 1}, 1, store.Filter{})
+	if err != nil || len(res) != 1 || res[0].ChunkID == first || res[0].Score < 0.999 {
+		t.Errorf("cache did not see the other writer's vector: %v, %v", res, err)
+	}
+	if _, err := writer.Delete(ctx, []string{doc.SourceID("b.md")}); err != nil {
+		t.Fatal(err)
+	}
+	res, err = reader.VectorSearch(ctx, []float32{0, 1}, 1, store.Filter{})
+	if err != nil || len(res) != 1 || res[0].ChunkID != first {
+		t.Errorf("cache did not see the other writer's delete: %v, %v", res, err)
+	}
 }
 
 func TestOpenRefusesWhatIsNotAnIndex(t *testing.T) {

@@ -60,6 +60,9 @@ func (s *Store) ClearVectors(ctx context.Context) error {
 		if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS chunk_vectors`); err != nil {
 			return err
 		}
+		if err := bumpVectorVersion(ctx, tx); err != nil {
+			return err
+		}
 		_, err := tx.ExecContext(ctx, `DELETE FROM meta WHERE key = ?`, metaVectorDim)
 		return err
 	})
@@ -83,8 +86,10 @@ func (s *Store) putVector(ctx context.Context, tx *sql.Tx, id int64, v []float32
 	if len(v) != dim {
 		return fmt.Errorf("vector has %d dimensions, the index holds %d", len(v), dim)
 	}
-	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO chunk_vectors(rowid, embedding) VALUES(?, ?)`, id, encodeVector(v))
-	return err
+	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO chunk_vectors(rowid, embedding) VALUES(?, ?)`, id, encodeVector(v)); err != nil {
+		return err
+	}
+	return bumpVectorVersion(ctx, tx)
 }
 
 func isZero(v []float32) bool {
@@ -101,8 +106,10 @@ func (s *Store) deleteVectors(ctx context.Context, tx *sql.Tx, sourceID string) 
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master WHERE name = 'chunk_vectors'`).Scan(&n); err != nil || n == 0 {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, `DELETE FROM chunk_vectors WHERE rowid IN (SELECT id FROM chunks WHERE source_id = ?)`, sourceID)
-	return err
+	if _, err := tx.ExecContext(ctx, `DELETE FROM chunk_vectors WHERE rowid IN (SELECT id FROM chunks WHERE source_id = ?)`, sourceID); err != nil {
+		return err
+	}
+	return bumpVectorVersion(ctx, tx)
 }
 
 // maxKNN is the most neighbours sqlite-vec returns from one query.
@@ -123,6 +130,9 @@ func (s *Store) VectorSearch(ctx context.Context, q []float32, k int, f store.Fi
 	allow, err := s.allowFunc(ctx, f)
 	if err != nil {
 		return nil, err
+	}
+	if out, ok, err := s.cachedSearch(ctx, q, dim, k, allow); err != nil || ok {
+		return out, err
 	}
 	// With a filter, ask for more neighbours and filter them; widen until
 	// k pass or the table is exhausted.
