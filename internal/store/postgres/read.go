@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -212,32 +211,14 @@ func (s *Store) Content(ctx context.Context, id string) (string, error) {
 	return c, err
 }
 
-const chunkCols = `c.id, c.source_id, c.idx, c.text, c.heading, c.start_line, c.end_line, c.start_byte, c.end_byte, c.tokens`
-
-func scanChunk(r pgx.Row, extra ...any) (doc.Chunk, error) {
-	var c doc.Chunk
-	var heading string
-	dst := append([]any{&c.ID, &c.SourceID, &c.Index, &c.Text, &heading, &c.StartLine, &c.EndLine, &c.StartByte, &c.EndByte, &c.Tokens}, extra...)
-	if err := r.Scan(dst...); err != nil {
-		return c, err
-	}
-	if err := json.Unmarshal([]byte(heading), &c.Heading); err != nil {
-		return c, fmt.Errorf("chunk %d: bad heading: %w", c.ID, err)
-	}
-	if len(c.Heading) == 0 {
-		c.Heading = nil
-	}
-	return c, nil
-}
-
 // Chunks implements store.Store.
 func (s *Store) Chunks(ctx context.Context, sourceID string) ([]doc.Chunk, error) {
 	var out []doc.Chunk
 	err := s.each(ctx, func(r pgx.Rows) error {
-		c, err := scanChunk(r)
+		c, err := store.ScanChunk(r)
 		out = append(out, c)
 		return err
-	}, `SELECT `+chunkCols+` FROM chunks c WHERE c.source_id = $1 ORDER BY c.idx`, sourceID)
+	}, `SELECT `+store.ChunkColumns+` FROM chunks c WHERE c.source_id = $1 ORDER BY c.idx`, sourceID)
 	return out, err
 }
 
@@ -250,11 +231,11 @@ func (s *Store) Hits(ctx context.Context, ids []int64) ([]doc.Hit, error) {
 	err := s.each(ctx, func(r pgx.Rows) error {
 		var src doc.Source
 		var typ, format string
-		c, err := scanChunk(r, &src.URI, &typ, &format, &src.Title, &src.ContentHash, &src.Size, &src.Chunks, &src.IndexedAt)
+		c, err := store.ScanChunk(r, &src.URI, &typ, &format, &src.Title, &src.ContentHash, &src.Size, &src.Chunks, &src.IndexedAt)
 		src.ID, src.Type, src.Format = c.SourceID, doc.SourceType(typ), doc.Format(format)
 		byID[c.ID] = doc.Hit{Chunk: c, Source: src}
 		return err
-	}, `SELECT `+chunkCols+`, s.uri, s.type, s.format, s.title, s.hash, s.size, s.chunks, s.indexed_at
+	}, `SELECT `+store.ChunkColumns+`, s.uri, s.type, s.format, s.title, s.hash, s.size, s.chunks, s.indexed_at
 		FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.id = ANY($1)`, ids)
 	if err != nil {
 		return nil, err

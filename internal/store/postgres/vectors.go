@@ -297,10 +297,10 @@ func (s *Store) EachChunk(ctx context.Context, fn func(c doc.Chunk, title string
 		var page []item
 		err := s.each(ctx, func(r pgx.Rows) error {
 			var title string
-			c, err := scanChunk(r, &title)
+			c, err := store.ScanChunk(r, &title)
 			page = append(page, item{c, title})
 			return err
-		}, `SELECT `+chunkCols+`, s.title FROM chunks c JOIN sources s ON s.id = c.source_id
+		}, `SELECT `+store.ChunkColumns+`, s.title FROM chunks c JOIN sources s ON s.id = c.source_id
 			WHERE c.id > $1 ORDER BY c.id LIMIT 1000`, after)
 		if err != nil {
 			return err

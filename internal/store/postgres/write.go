@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"slices"
@@ -210,7 +209,7 @@ func (s *Store) insert(ctx context.Context, tx pgx.Tx, batch []store.SourceData,
 		pgx.CopyFromSlice(len(flat), func(k int) ([]any, error) {
 			p := flat[k]
 			c, r := batch[p.i].Chunks[p.j], rows[p.i][p.j]
-			return []any{ids[k], batch[p.i].Source.ID, int32(p.j), c.Text, headingJSON(c.Heading),
+			return []any{ids[k], batch[p.i].Source.ID, int32(p.j), c.Text, store.HeadingJSON(c.Heading),
 				int32(c.StartLine), int32(c.EndLine), int32(c.StartByte), int32(c.EndByte), int32(c.Tokens),
 				int32(r.counts.Len), r.hash, tsvector(r.counts.Terms)}, nil
 		}))
@@ -548,13 +547,4 @@ func (s *Store) mergeSegments(ctx context.Context, tx pgx.Tx, segs []int64) erro
 	}
 	_, err := tx.Exec(ctx, `UPDATE chunk_segs SET seg = $1 WHERE seg = ANY($2)`, into, segs)
 	return err
-}
-
-// headingJSON is the stored form of a heading path.
-func headingJSON(h []string) string {
-	if h == nil {
-		h = []string{}
-	}
-	b, _ := json.Marshal(h)
-	return string(b)
 }

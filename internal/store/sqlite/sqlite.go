@@ -234,7 +234,7 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 			}
 			for j, r := range rows[i] {
 				c := r.c
-				res, err := insChunk.ExecContext(ctx, src.ID, j, c.Text, headingJSON(c.Heading), c.StartLine, c.EndLine,
+				res, err := insChunk.ExecContext(ctx, src.ID, j, c.Text, store.HeadingJSON(c.Heading), c.StartLine, c.EndLine,
 					c.StartByte, c.EndByte, c.Tokens, r.counts.Len, r.hash)
 				if err != nil {
 					return fmt.Errorf("insert chunk %d of %q: %w", j, src.URI, err)
@@ -818,34 +818,16 @@ func (s *Store) Content(ctx context.Context, id string) (string, error) {
 	return c, err
 }
 
-const chunkCols = `c.id, c.source_id, c.idx, c.text, c.heading, c.start_line, c.end_line, c.start_byte, c.end_byte, c.tokens`
-
-func scanChunk(r scanner, extra ...any) (doc.Chunk, error) {
-	var c doc.Chunk
-	var heading string
-	dst := append([]any{&c.ID, &c.SourceID, &c.Index, &c.Text, &heading, &c.StartLine, &c.EndLine, &c.StartByte, &c.EndByte, &c.Tokens}, extra...)
-	if err := r.Scan(dst...); err != nil {
-		return c, err
-	}
-	if err := json.Unmarshal([]byte(heading), &c.Heading); err != nil {
-		return c, fmt.Errorf("chunk %d: bad heading: %w", c.ID, err)
-	}
-	if len(c.Heading) == 0 {
-		c.Heading = nil
-	}
-	return c, nil
-}
-
 // Chunks implements store.Store.
 func (s *Store) Chunks(ctx context.Context, sourceID string) ([]doc.Chunk, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+chunkCols+` FROM chunks c WHERE c.source_id = ? ORDER BY c.idx`, sourceID)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+store.ChunkColumns+` FROM chunks c WHERE c.source_id = ? ORDER BY c.idx`, sourceID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []doc.Chunk
 	for rows.Next() {
-		c, err := scanChunk(rows)
+		c, err := store.ScanChunk(rows)
 		if err != nil {
 			return nil, err
 		}
@@ -863,7 +845,7 @@ func (s *Store) Hits(ctx context.Context, ids []int64) ([]doc.Hit, error) {
 	for i, id := range ids {
 		args[i] = id
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+chunkCols+`, s.uri, s.type, s.format, s.title, s.hash, s.size, s.chunks, s.indexed_at
+	rows, err := s.db.QueryContext(ctx, `SELECT `+store.ChunkColumns+`, s.uri, s.type, s.format, s.title, s.hash, s.size, s.chunks, s.indexed_at
 		FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.id IN (`+placeholders(len(ids))+`)`, args...)
 	if err != nil {
 		return nil, err
@@ -873,7 +855,7 @@ func (s *Store) Hits(ctx context.Context, ids []int64) ([]doc.Hit, error) {
 	for rows.Next() {
 		var src doc.Source
 		var typ, format string
-		c, err := scanChunk(rows, &src.URI, &typ, &format, &src.Title, &src.ContentHash, &src.Size, &src.Chunks, &src.IndexedAt)
+		c, err := store.ScanChunk(rows, &src.URI, &typ, &format, &src.Title, &src.ContentHash, &src.Size, &src.Chunks, &src.IndexedAt)
 		if err != nil {
 			return nil, err
 		}

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -247,7 +246,7 @@ func (s *Store) VectorsByID(ctx context.Context, ids []int64) (map[int64][]float
 func (s *Store) EachChunk(ctx context.Context, fn func(c doc.Chunk, title string) error) error {
 	var after int64
 	for {
-		rows, err := s.db.QueryContext(ctx, `SELECT `+chunkCols+`, s.title FROM chunks c JOIN sources s ON s.id = c.source_id
+		rows, err := s.db.QueryContext(ctx, `SELECT `+store.ChunkColumns+`, s.title FROM chunks c JOIN sources s ON s.id = c.source_id
 			WHERE c.id > ? ORDER BY c.id LIMIT 1000`, after)
 		if err != nil {
 			return err
@@ -259,7 +258,7 @@ func (s *Store) EachChunk(ctx context.Context, fn func(c doc.Chunk, title string
 		var page []item
 		for rows.Next() {
 			var title string
-			c, err := scanChunk(rows, &title)
+			c, err := store.ScanChunk(rows, &title)
 			if err != nil {
 				rows.Close()
 				return err
@@ -292,13 +291,4 @@ func (s *Store) SetVectors(ctx context.Context, vecs map[int64][]float32) error 
 		}
 		return nil
 	})
-}
-
-// headingJSON is the stored form of a heading path.
-func headingJSON(h []string) string {
-	if h == nil {
-		h = []string{}
-	}
-	b, _ := json.Marshal(h)
-	return string(b)
 }

@@ -1,0 +1,42 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/sagasu-dev/sagasu/internal/doc"
+)
+
+// ChunkColumns are the chunk columns drivers select (table alias c), in the
+// order ScanChunk reads them.
+const ChunkColumns = `c.id, c.source_id, c.idx, c.text, c.heading, c.start_line, c.end_line, c.start_byte, c.end_byte, c.tokens`
+
+// Scanner is a row: *sql.Row, *sql.Rows, pgx.Row and pgx.Rows all are.
+type Scanner interface{ Scan(dest ...any) error }
+
+// ScanChunk reads ChunkColumns, then extra columns into extra. Heading paths
+// are stored as JSON arrays by every driver.
+func ScanChunk(r Scanner, extra ...any) (doc.Chunk, error) {
+	var c doc.Chunk
+	var heading string
+	dst := append([]any{&c.ID, &c.SourceID, &c.Index, &c.Text, &heading, &c.StartLine, &c.EndLine, &c.StartByte, &c.EndByte, &c.Tokens}, extra...)
+	if err := r.Scan(dst...); err != nil {
+		return c, err
+	}
+	if err := json.Unmarshal([]byte(heading), &c.Heading); err != nil {
+		return c, fmt.Errorf("chunk %d: bad heading: %w", c.ID, err)
+	}
+	if len(c.Heading) == 0 {
+		c.Heading = nil
+	}
+	return c, nil
+}
+
+// HeadingJSON is the stored form of a heading path.
+func HeadingJSON(h []string) string {
+	if h == nil {
+		h = []string{}
+	}
+	b, _ := json.Marshal(h)
+	return string(b)
+}
