@@ -2,12 +2,10 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"github.com/sagasu-dev/sagasu/internal/app"
 	"github.com/sagasu-dev/sagasu/internal/eval"
 	"github.com/sagasu-dev/sagasu/internal/index"
 	"github.com/sagasu-dev/sagasu/internal/search"
@@ -42,24 +40,12 @@ throughput, query latency p50/p99, database size and peak memory.`,
 				return err
 			}
 			qs := benchQueries(filepath.Join(filepath.Dir(corpus), "queries.jsonl"), texts)
-			dbPath := a.Config.DB
-			if !cmd.Flags().Changed("db") {
-				dir, err := os.MkdirTemp("", "sagasu-bench-")
-				if err != nil {
-					return err
-				}
-				defer os.RemoveAll(dir)
-				dbPath = filepath.Join(dir, "bench.db")
-			}
-			st, err := app.OpenStoreWith(ctx, dbPath, app.StoreOptions{Create: true, LongLived: true})
+			mi, err := openMeasureIndex(ctx, cmd, a, "bench")
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			emb, err := a.Embedder(ctx, st, true)
-			if err != nil {
-				return err
-			}
+			defer mi.close()
+			st, emb := mi.store, mi.embedder
 			opt := a.IndexOptions()
 			opt.Embedder = emb
 			e := a.Engine(st, emb)

@@ -2,12 +2,9 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"github.com/sagasu-dev/sagasu/internal/app"
 	"github.com/sagasu-dev/sagasu/internal/eval"
 	"github.com/sagasu-dev/sagasu/internal/index"
 	"github.com/sagasu-dev/sagasu/internal/search"
@@ -47,24 +44,12 @@ MRR@10 and the query latency percentiles.`,
 			if err != nil {
 				return err
 			}
-			dbPath := a.Config.DB
-			if !cmd.Flags().Changed("db") {
-				dir, err := os.MkdirTemp("", "sagasu-eval-")
-				if err != nil {
-					return err
-				}
-				defer os.RemoveAll(dir)
-				dbPath = filepath.Join(dir, "eval.db")
-			}
-			st, err := app.OpenStoreWith(ctx, dbPath, app.StoreOptions{Create: true, LongLived: true})
+			mi, err := openMeasureIndex(ctx, cmd, a, "eval")
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			emb, err := a.Embedder(ctx, st, true)
-			if err != nil {
-				return err
-			}
+			defer mi.close()
+			st, emb := mi.store, mi.embedder
 			opt := a.IndexOptions()
 			opt.Embedder = emb
 			ix := index.New(st, opt)

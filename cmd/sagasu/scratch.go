@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sagasu-dev/sagasu/internal/app"
+	"github.com/sagasu-dev/sagasu/internal/embed"
+	"github.com/sagasu-dev/sagasu/internal/store"
+)
+
+// measureIndex is the index that eval and bench measure: --db when the user
+// gave one (reused across runs), else a temporary one removed on close. It
+// is opened for many queries and pinned to the configured embedder.
+type measureIndex struct {
+	store    store.Store
+	embedder embed.Embedder
+	close    func()
+}
+
+func openMeasureIndex(ctx context.Context, cmd *cobra.Command, a *app.App, name string) (*measureIndex, error) {
+	path := a.Config.DB
+	cleanup := func() {}
+	if !cmd.Flags().Changed("db") {
+		dir, err := os.MkdirTemp("", "sagasu-"+name+"-")
+		if err != nil {
+			return nil, err
+		}
+		cleanup = func() { os.RemoveAll(dir) }
+		path = filepath.Join(dir, name+".db")
+	}
+	st, err := app.OpenStoreWith(ctx, path, app.StoreOptions{Create: true, LongLived: true})
+	if err != nil {
+		cleanup()
+		return nil, err
+	}
+	emb, err := a.Embedder(ctx, st, true)
+	if err != nil {
+		st.Close()
+		cleanup()
+		return nil, err
+	}
+	return &measureIndex{store: st, embedder: emb, close: func() { st.Close(); cleanup() }}, nil
+}
