@@ -207,41 +207,32 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 		}
 		b := bm25.NewBuilder()
 		now := time.Now().Unix()
-		insSrc, err := tx.PrepareContext(ctx, `INSERT INTO sources(id, uri, type, format, title, hash, size, chunks, indexed_at) VALUES(?,?,?,?,?,?,?,?,?)`)
-		if err != nil {
+		// Chunk IDs are assigned here, inside the write transaction, so the
+		// chunks can go in with multi-row statements: AUTOINCREMENT's
+		// sequence says where the last write stopped.
+		var nextID int64
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'chunks'), 0)`).Scan(&nextID); err != nil {
 			return err
 		}
-		defer insSrc.Close()
-		insContent, err := tx.PrepareContext(ctx, `INSERT INTO contents(source_id, content) VALUES(?,?)`)
-		if err != nil {
-			return err
-		}
-		defer insContent.Close()
-		insChunk, err := tx.PrepareContext(ctx, `INSERT INTO chunks(source_id, idx, text, heading, start_line, end_line, start_byte, end_byte, tokens, terms, chash)
-			VALUES(?,?,?,?,?,?,?,?,?,?,?)`)
-		if err != nil {
-			return err
-		}
-		defer insChunk.Close()
+		insSrc := newInserter(ctx, tx, `INSERT INTO sources(id, uri, type, format, title, hash, size, chunks, indexed_at)`, 9)
+		insContent := newInserter(ctx, tx, `INSERT INTO contents(source_id, content)`, 2)
+		insChunk := newInserter(ctx, tx, `INSERT INTO chunks(id, source_id, idx, text, heading, start_line, end_line, start_byte, end_byte, tokens, terms, chash)`, 12)
 		for i, sd := range batch {
 			src := sd.Source
-			if _, err := insSrc.ExecContext(ctx, src.ID, src.URI, string(src.Type), string(src.Format), src.Title,
+			if err := insSrc.add(src.ID, src.URI, string(src.Type), string(src.Format), src.Title,
 				src.ContentHash, len(sd.Content), len(sd.Chunks), now); err != nil {
 				return fmt.Errorf("insert source %q: %w", src.URI, err)
 			}
-			if _, err := insContent.ExecContext(ctx, src.ID, sd.Content); err != nil {
+			if err := insContent.add(src.ID, sd.Content); err != nil {
 				return fmt.Errorf("insert content of %q: %w", src.URI, err)
 			}
 			for j, r := range rows[i] {
 				c := r.c
-				res, err := insChunk.ExecContext(ctx, src.ID, j, c.Text, store.HeadingJSON(c.Heading), c.StartLine, c.EndLine,
-					c.StartByte, c.EndByte, c.Tokens, r.counts.Len, r.hash)
-				if err != nil {
+				nextID++
+				id := nextID
+				if err := insChunk.add(id, src.ID, j, c.Text, store.HeadingJSON(c.Heading), c.StartLine, c.EndLine,
+					c.StartByte, c.EndByte, c.Tokens, r.counts.Len, r.hash); err != nil {
 					return fmt.Errorf("insert chunk %d of %q: %w", j, src.URI, err)
-				}
-				id, err := res.LastInsertId()
-				if err != nil {
-					return err
 				}
 				b.AddCounts(uint64(id), r.counts)
 				if sd.Vectors != nil {
@@ -249,6 +240,16 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 						return fmt.Errorf("store vector of chunk %d of %q: %w", j, src.URI, err)
 					}
 				}
+			}
+		}
+		for _, in := range []*inserter{insSrc, insContent, insChunk} {
+			if err := in.flush(); err != nil {
+				return fmt.Errorf("insert sources: %w", err)
+			}
+		}
+		if hasVectors(batch) {
+			if err := bumpVectorVersion(ctx, tx); err != nil {
+				return err
 			}
 		}
 		return writeSegment(ctx, tx, seg, b)
@@ -418,6 +419,15 @@ func (s *Store) deleteTx(ctx context.Context, tx *sql.Tx, ids []string) (int, er
 	return removed, nil
 }
 
+func hasVectors(batch []store.SourceData) bool {
+	for _, sd := range batch {
+		if sd.Vectors != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // existingTitles returns the titles of those of ids that are stored.
 func existingTitles(ctx context.Context, tx *sql.Tx, ids []string) (map[string]string, error) {
 	out := map[string]string{}
@@ -458,20 +468,17 @@ func writeSegment(ctx context.Context, tx *sql.Tx, seg int64, b *bm25.Builder) e
 	if b.Docs == 0 {
 		return nil
 	}
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO postings(term, seg, n, data) VALUES(?,?,?,?)`)
-	if err != nil {
-		return err
-	}
-	defer ins.Close()
-	var buf []byte
+	ins := newInserter(ctx, tx, `INSERT INTO postings(term, seg, n, data)`, 4)
 	for _, t := range b.Terms() {
 		ps := b.Postings(t)
-		buf = bm25.Encode(buf[:0], ps)
-		if _, err := ins.ExecContext(ctx, t, seg, len(ps), buf); err != nil {
+		if err := ins.add(t, seg, len(ps), bm25.Encode(nil, ps)); err != nil {
 			return fmt.Errorf("write postings: %w", err)
 		}
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO segments(seg, docs, tokens) VALUES(?,?,?)`, seg, b.Docs, b.Tokens)
+	if err := ins.flush(); err != nil {
+		return fmt.Errorf("write postings: %w", err)
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO segments(seg, docs, tokens) VALUES(?,?,?)`, seg, b.Docs, b.Tokens)
 	return err
 }
 
@@ -526,27 +533,35 @@ func (s *Store) mergeSegments(ctx context.Context, tx *sql.Tx, segs []int64) err
 	for i, seg := range segs {
 		args[i] = seg
 	}
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO postings(term, seg, n, data) VALUES(?,?,?,?)`)
-	if err != nil {
-		return err
-	}
-	defer ins.Close()
-	del, err := tx.PrepareContext(ctx, `DELETE FROM postings WHERE term = ? AND seg IN (`+ph+`)`)
+	ins := newInserter(ctx, tx, `INSERT INTO postings(term, seg, n, data)`, 4)
+	// Old rows are deleted a range of terms at a time, by primary key: one
+	// DELETE over all merged segments would have SQLite collect every key
+	// in a temporary table first.
+	del, err := tx.PrepareContext(ctx, `DELETE FROM postings WHERE term >= ? AND term <= ? AND seg IN (`+ph+`)`)
 	if err != nil {
 		return err
 	}
 	defer del.Close()
 	// One scan in primary-key order yields each term's rows together; each
-	// term is merged and written as soon as its rows are read, so memory
-	// holds one term at a time and SQLite needs no temporary sort. The new
-	// rows carry segment `into`, which the scan's filter excludes.
+	// term is merged as soon as its rows are read, so memory holds one term
+	// (and a statement's worth of output) at a time. The new rows carry
+	// segment `into`, which the scan's filter excludes.
 	rows, err := tx.QueryContext(ctx, `SELECT term, data FROM postings WHERE seg IN (`+ph+`) ORDER BY term`, args...)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	var cur string
+	var cur, rangeStart string
 	var lists [][]byte
+	pending := 0
+	deleteRange := func() error {
+		if pending == 0 {
+			return nil
+		}
+		pending = 0
+		_, err := del.ExecContext(ctx, append([]any{rangeStart, cur}, args...)...)
+		return err
+	}
 	flush := func() error {
 		if len(lists) == 0 {
 			return nil
@@ -556,13 +571,17 @@ func (s *Store) mergeSegments(ctx context.Context, tx *sql.Tx, segs []int64) err
 			return fmt.Errorf("postings of %q: %w", cur, err)
 		}
 		lists = lists[:0]
-		// Delete by key as we go: one DELETE over all merged segments
-		// would have SQLite collect every key in a temporary table first.
-		if _, err := del.ExecContext(ctx, append([]any{cur}, args...)...); err != nil {
+		if pending == 0 {
+			rangeStart = cur
+		}
+		pending++
+		if err := ins.add(cur, into, n, data); err != nil {
 			return err
 		}
-		_, err = ins.ExecContext(ctx, cur, into, n, data)
-		return err
+		if pending == rowsPerStmt {
+			return deleteRange()
+		}
+		return nil
 	}
 	for rows.Next() {
 		var term string
@@ -584,7 +603,13 @@ func (s *Store) mergeSegments(ctx context.Context, tx *sql.Tx, segs []int64) err
 	if err := flush(); err != nil {
 		return err
 	}
+	if err := deleteRange(); err != nil {
+		return err
+	}
 	rows.Close()
+	if err := ins.flush(); err != nil {
+		return err
+	}
 	var docs int
 	var tokens int64
 	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(docs),0), COALESCE(SUM(tokens),0) FROM segments WHERE seg IN (`+ph+`)`, args...).Scan(&docs, &tokens); err != nil {

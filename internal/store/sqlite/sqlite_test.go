@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"fmt"
 	"database/sql"
 	"errors"
 	"os"
@@ -172,5 +173,57 @@ func TestReopenKeepsData(t *testing.T) {
 	res, err := s.KeywordSearch(ctx, "persistent", 5, store.Filter{})
 	if err != nil || len(res) != 1 {
 		t.Errorf("after reopen: %v, %v", res, err)
+	}
+}
+
+// TestLargeBatchesAndMerges writes enough distinct terms that multi-row
+// statements fill up and segment merges work through many term ranges, then
+// checks every term is found exactly where it was written.
+func TestLargeBatchesAndMerges(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "big.db"), Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	word := func(i, j int) string { return fmt.Sprintf("w%dx%d", i, j) }
+	const sources, words = 40, 90
+	for i := 0; i < sources; i++ {
+		var b strings.Builder
+		for j := 0; j < words; j++ {
+			b.WriteString(word(i, j) + " shared ")
+		}
+		if err := s.Replace(ctx, []store.SourceData{storetest.Source(fmt.Sprintf("s%02d.txt", i), "file", "", b.String())}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var segs int
+	s.db.QueryRow(`SELECT COUNT(*) FROM segments`).Scan(&segs)
+	if segs >= sources {
+		t.Errorf("%d segments after %d writes: nothing was merged", segs, sources)
+	}
+	for _, i := range []int{0, 7, 39} {
+		for _, j := range []int{0, 45, 89} {
+			res, err := s.KeywordSearch(ctx, word(i, j), 5, store.Filter{})
+			if err != nil || len(res) != 1 {
+				t.Fatalf("term %s: %v, %v; want exactly one chunk", word(i, j), res, err)
+			}
+			hits, _ := s.Hits(ctx, []int64{res[0].ChunkID})
+			if len(hits) != 1 || hits[0].Source.URI != fmt.Sprintf("s%02d.txt", i) {
+				t.Errorf("term %s found in %+v", word(i, j), hits)
+			}
+		}
+	}
+	df, n, err := s.DocFreq(ctx, "shared")
+	if err != nil || n != sources || df["share"]+df["shared"] != sources {
+		t.Errorf("DocFreq(shared) = %v of %d, %v; want %d", df, n, err, sources)
+	}
+	// Each unique word lives in exactly one row (merged rows were deleted),
+	// and every remaining row belongs to a live segment.
+	var rows, orphans int
+	s.db.QueryRow(`SELECT COUNT(*) FROM postings WHERE term LIKE 'w%x%'`).Scan(&rows)
+	s.db.QueryRow(`SELECT COUNT(*) FROM postings WHERE seg NOT IN (SELECT seg FROM segments)`).Scan(&orphans)
+	if rows != sources*words || orphans != 0 {
+		t.Errorf("%d rows for %d unique words, %d rows of merged-away segments", rows, sources*words, orphans)
 	}
 }

@@ -67,7 +67,8 @@ func (s *Store) ClearVectors(ctx context.Context) error {
 	})
 }
 
-// putVector stores one chunk's embedding; zero vectors (a text with no known
+// putVector stores one chunk's embedding (the caller bumps the vector
+// version once for its transaction); zero vectors (a text with no known
 // words) are not stored, since no direction can be compared with them.
 func (s *Store) putVector(ctx context.Context, tx *sql.Tx, id int64, v []float32) error {
 	if isZero(v) {
@@ -85,10 +86,8 @@ func (s *Store) putVector(ctx context.Context, tx *sql.Tx, id int64, v []float32
 	if len(v) != dim {
 		return fmt.Errorf("vector has %d dimensions, the index holds %d", len(v), dim)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO chunk_vectors(rowid, embedding) VALUES(?, ?)`, id, encodeVector(v)); err != nil {
-		return err
-	}
-	return bumpVectorVersion(ctx, tx)
+	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO chunk_vectors(rowid, embedding) VALUES(?, ?)`, id, encodeVector(v))
+	return err
 }
 
 func isZero(v []float32) bool {
@@ -289,6 +288,6 @@ func (s *Store) SetVectors(ctx context.Context, vecs map[int64][]float32) error 
 				return fmt.Errorf("chunk %d: %w", id, err)
 			}
 		}
-		return nil
+		return bumpVectorVersion(ctx, tx)
 	})
 }
