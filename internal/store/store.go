@@ -165,3 +165,14 @@ type Store interface {
 	// Close releases the store.
 	Close() error
 }
+
+// IsZeroVector reports a zero vector: a text the model knows no word of. It
+// has no direction to compare, so stores do not keep it.
+func IsZeroVector(v []float32) bool {
+	for _, f := range v {
+		if f != 0 {
+			return false
+		}
+	}
+	return true
+}

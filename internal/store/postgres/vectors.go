@@ -99,17 +99,6 @@ func (s *Store) ClearVectors(ctx context.Context) error {
 	})
 }
 
-// isZero reports a zero vector: a text the model knows no word of. It has no
-// direction to compare, so it is not stored.
-func isZero(v []float32) bool {
-	for _, f := range v {
-		if f != 0 {
-			return false
-		}
-	}
-	return true
-}
-
 // VectorSearch implements store.Store. Scores are cosine similarities
 // (1 - pgvector's cosine distance). The HNSW index answers it; a query for
 // more neighbours than hnsw.ef_search raises ef_search to k for that query,
@@ -245,7 +234,7 @@ func (s *Store) SetVectors(ctx context.Context, vecs map[int64][]float32) error 
 		}
 		var ids []int64
 		for id, v := range vecs {
-			if isZero(v) {
+			if store.IsZeroVector(v) {
 				continue
 			}
 			if dim == 0 {

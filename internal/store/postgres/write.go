@@ -115,7 +115,7 @@ func checkVectors(batch []store.SourceData, dim int) error {
 			return fmt.Errorf("replace %q: the index has no vector table: pin an embedder first", sd.Source.URI)
 		}
 		for j, v := range sd.Vectors {
-			if !isZero(v) && len(v) != dim {
+			if !store.IsZeroVector(v) && len(v) != dim {
 				return fmt.Errorf("replace %q: vector of chunk %d has %d dimensions, the index holds %d", sd.Source.URI, j, len(v), dim)
 			}
 		}
@@ -223,7 +223,7 @@ func (s *Store) insert(ctx context.Context, tx pgx.Tx, batch []store.SourceData,
 	}
 	var vecs [][]any
 	for k, p := range flat {
-		if vs := batch[p.i].Vectors; vs != nil && !isZero(vs[p.j]) {
+		if vs := batch[p.i].Vectors; vs != nil && !store.IsZeroVector(vs[p.j]) {
 			vecs = append(vecs, []any{ids[k], batch[p.i].Source.ID, pgvector.NewVector(vs[p.j])})
 		}
 	}

@@ -71,7 +71,7 @@ func (s *Store) ClearVectors(ctx context.Context) error {
 // version once for its transaction); zero vectors (a text with no known
 // words) are not stored, since no direction can be compared with them.
 func (s *Store) putVector(ctx context.Context, tx *sql.Tx, id int64, v []float32) error {
-	if isZero(v) {
+	if store.IsZeroVector(v) {
 		return nil
 	}
 	var dim int
@@ -88,15 +88,6 @@ func (s *Store) putVector(ctx context.Context, tx *sql.Tx, id int64, v []float32
 	}
 	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO chunk_vectors(rowid, embedding) VALUES(?, ?)`, id, encodeVector(v))
 	return err
-}
-
-func isZero(v []float32) bool {
-	for _, f := range v {
-		if f != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 func (s *Store) deleteVectors(ctx context.Context, tx *sql.Tx, sourceID string) error {
