@@ -167,7 +167,7 @@ func TestUnreadableFolderIsAClearErrorAndLosesNothing(t *testing.T) {
 	for _, how := range []string{"file", "permissions"} {
 		t.Run(how, func(t *testing.T) {
 			if how == "permissions" && os.Geteuid() == 0 {
-				t.Skip("permissions do not apply to root")
+				t.Skip("permissions do not apply to root; scripts/unprivileged-tests.sh runs this test as nobody")
 			}
 			dir := t.TempDir()
 			c := open(t, dir, Options{})
