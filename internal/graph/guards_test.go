@@ -187,10 +187,9 @@ func TestCancelFailAndPanicEndWithAnOutcome(t *testing.T) {
 			return n, errors.New("browser crashed")
 		}, Failure, `node "work": browser crashed`},
 		{"node panic", context.Background(), func(_ context.Context, _ *RunContext, n int) (int, error) {
-			var m map[string]int
-			m["x"] = 1
-			return n, nil
-		}, Failure, `node "work": panic: assignment to entry in nil map`},
+			var plan []string
+			return n, errors.New(plan[n+1]) // index out of range
+		}, Failure, `node "work": panic: runtime error: index out of range [1] with length 0`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -227,4 +226,38 @@ func TestPerStepTokens(t *testing.T) {
 	}
 	assert.Equal(t, []Tokens{{101, 11}, {201, 11}, {301, 11}, {0, 0}}, perStep)
 	assert.Equal(t, Tokens{603, 33}, out.Tokens)
+}
+
+func TestObserversSeeTheLogAsItIsWritten(t *testing.T) {
+	log := NewMemLog()
+	var seen []Event
+	run, err := loop(func(_ context.Context, rc *RunContext, n int) (int, error) {
+		if n == 2 {
+			return -1, rc.Trace(TypeAnswer, "done")
+		}
+		// Tool calls from parallel goroutines are all counted.
+		errs := make(chan error, 8)
+		for i := range 8 {
+			go func() { errs <- rc.Action("search", map[string]int{"n": n, "i": i}) }()
+		}
+		for range 8 {
+			if err := <-errs; err != nil {
+				return n, err
+			}
+		}
+		return n + 1, rc.Usage(10, 5)
+	}).Compile(log, WithObserver(func(ev Event) { seen = append(seen, ev) }))
+	require.NoError(t, err)
+	_, out := run.Invoke(context.Background(), "r", 0)
+	require.Equal(t, Success, out.Status, out.Reason)
+	assert.Equal(t, 16, out.ToolCalls)
+	assert.Equal(t, Tokens{20, 10}, out.Tokens)
+	logged, err := log.Events(context.Background(), "r")
+	require.NoError(t, err)
+	assert.Equal(t, logged, seen)
+	for i, ev := range seen {
+		assert.Equal(t, int64(i+1), ev.Seq)
+	}
+	assert.Equal(t, TypeAnswer, seen[len(seen)-3].Type)
+	assert.Equal(t, TypeOutcome, seen[len(seen)-1].Type)
 }

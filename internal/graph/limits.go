@@ -27,8 +27,8 @@ type Guards struct {
 	// fingerprint (Graph.SetFingerprint; by default a hash of the state's
 	// JSON) is one the run has not had before. Default 10.
 	NoProgressSteps int
-	// MaxParseFailures consecutive rc.ParseFailure reports (not reset by a
-	// step without one) stop the run. Default 3.
+	// MaxParseFailures rc.ParseFailure reports in a row stop the run; a
+	// step that completes without one resets the count. Default 3.
 	MaxParseFailures int
 }
 
