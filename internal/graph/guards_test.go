@@ -261,3 +261,22 @@ func TestObserversSeeTheLogAsItIsWritten(t *testing.T) {
 	assert.Equal(t, TypeAnswer, seen[len(seen)-3].Type)
 	assert.Equal(t, TypeOutcome, seen[len(seen)-1].Type)
 }
+
+func TestFingerprintDecidesProgressAcrossResume(t *testing.T) {
+	g := loop(func(_ context.Context, _ *RunContext, n int) (int, error) { return n + 1, nil })
+	g.SetFingerprint(func(n int) string { return fmt.Sprint(n / 100) }) // the state changes, the fingerprint does not
+	log := NewMemLog()
+	run, err := g.Compile(log, WithGuards(Guards{NoProgressSteps: 4}))
+	require.NoError(t, err)
+	last, out := run.Invoke(context.Background(), "r", 0)
+	assert.Equal(t, GuardNoProgress, out.Guard)
+	assert.Equal(t, 4, out.Steps)
+	assert.Equal(t, 4, last)
+
+	// The resumed run rebuilds its fingerprints from the checkpoints and is
+	// still stuck.
+	last, out = run.Resume(context.Background(), "r")
+	assert.Equal(t, GuardNoProgress, out.Guard)
+	assert.Equal(t, 4, out.Steps)
+	assert.Equal(t, 4, last)
+}

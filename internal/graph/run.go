@@ -127,9 +127,11 @@ func (c *Compiled[S]) Resume(ctx context.Context, run string) (S, Outcome) {
 	for i, ev := range evs {
 		r.t.account(ev)
 		if ev.Type == TypeCheckpoint {
-			s, err := c.decode(ev.State)
-			if err != nil {
-				return zero, failed(ev.Node, fmt.Errorf("resume run %q: checkpoint %d: %w", run, ev.Seq, err))
+			var s S
+			if c.fingerprint != nil { // the default fingerprint needs only the JSON
+				if s, err = c.decode(ev.State); err != nil {
+					return zero, failed(ev.Node, fmt.Errorf("resume run %q: checkpoint %d: %w", run, ev.Seq, err))
+				}
 			}
 			r.t.endStep(ev.Step, c.fp(s, ev.State))
 			last = i
@@ -139,7 +141,10 @@ func (c *Compiled[S]) Resume(ctx context.Context, run string) (S, Outcome) {
 		return zero, failed("", fmt.Errorf("resume run %q: the log has no checkpoint for it (%d events); start it with Invoke", run, len(evs)))
 	}
 	cp := evs[last]
-	state, _ := c.decode(cp.State)
+	state, err := c.decode(cp.State)
+	if err != nil {
+		return zero, failed(cp.Node, fmt.Errorf("resume run %q: checkpoint %d: %w", run, cp.Seq, err))
+	}
 	if end := evs[len(evs)-1]; end.Type == TypeOutcome && cp.Next == END {
 		var o Outcome
 		if json.Unmarshal(end.Result, &o) == nil && o.Status == Success {
