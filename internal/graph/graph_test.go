@@ -226,3 +226,23 @@ func TestInvokeRefusesAnExistingRun(t *testing.T) {
 	assert.Equal(t, Failure, out.Status)
 	assert.Contains(t, out.Reason, "Resume it or choose a new id")
 }
+
+func TestBranchWithoutRoutesNamesTheNode(t *testing.T) {
+	build := func(to string) *Compiled[int] {
+		g := New[int]()
+		g.AddNode("decide", func(_ context.Context, _ *RunContext, s int) (int, error) { return s + 1, nil })
+		g.AddNode("finish", func(_ context.Context, _ *RunContext, s int) (int, error) { return s * 10, nil })
+		g.RegisterBranch("pick", func(int) string { return to })
+		g.AddEdge(START, "decide").AddConditionalEdges("decide", "pick", nil).AddEdge("finish", END)
+		run, err := g.Compile(nil)
+		require.NoError(t, err, "with no routes every node counts as reachable")
+		return run
+	}
+	final, out := build("finish").Invoke(context.Background(), "r", 1)
+	require.Equal(t, Success, out.Status, out.Reason)
+	assert.Equal(t, 20, final)
+
+	_, out = build("summarize").Invoke(context.Background(), "r", 1)
+	assert.Equal(t, Failure, out.Status)
+	assert.Contains(t, out.Reason, `branch "pick" after decide returned "summarize", which is not a node`)
+}
