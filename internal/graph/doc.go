@@ -30,7 +30,9 @@
 // back, rebuilds the counters and guard windows from them, decodes the last
 // checkpoint and carries on. A node cut short runs again, so side effects
 // belong in rc.Once(key, fn): a key whose result is in the log is not run
-// again. MemLog keeps events in memory; FileLog appends JSON Lines and
+// again (a kill between fn's effect and its log record is the one window
+// left; give the effect the key if that matters). One process drives a
+// run at a time. MemLog keeps events in memory; FileLog appends JSON Lines and
 // fsyncs checkpoints, so a process killed with SIGKILL resumes where it was.
 //
 // The same Event records feed a CLI trace, --json output and a live web
