@@ -6,6 +6,10 @@
 # Idempotent: a second run with the same pin installs nothing.
 # The last line printed is the path of the server's cli.
 #
+# It also writes .tools/playwright-mcp/config.json, which gives chromium the
+# flags that keep it from reaching for the network (this machine has none
+# beyond package registries, and chromium would stall on it).
+#
 # Run the server as internal/mcpclient's tests do:
 #   node <cli> --headless --no-sandbox --isolated --browser chromium \
 #     --executable-path /usr/bin/chromium --config <root>/.tools/playwright-mcp/config.json
@@ -50,6 +54,30 @@ JSON
 	(cd "$dir" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 PUPPETEER_SKIP_DOWNLOAD=1 \
 		npm install --no-audit --no-fund --ignore-scripts --loglevel=error >&2)
 	echo "$stamp" >"$dir/.installed"
+fi
+
+# --browser chromium on the command line picks the chromium channel, whose
+# default is no sandbox; these flags are added to Playwright's own.
+config="$dir/config.json"
+want='{
+  "browser": {
+    "browserName": "chromium",
+    "launchOptions": {
+      "args": [
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-domain-reliability",
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--disable-gpu",
+        "--disable-dev-shm-usage"
+      ]
+    }
+  }
+}'
+if [ ! -f "$config" ] || [ "$(cat "$config")" != "$want" ]; then
+	printf '%s\n' "$want" >"$config"
 fi
 
 echo "$cli"

@@ -30,9 +30,9 @@ type server struct {
 // conn is one live session with a server.
 type conn struct {
 	session *mcp.ClientSession
-	proc    *process     // stdio servers
+	proc    *process      // stdio servers
 	ended   chan struct{} // closed when the session's connection is over
-	http    *http.Client // HTTP servers
+	http    *http.Client  // HTTP servers
 }
 
 func newServer(cfg ServerConfig, log *slog.Logger) *server {
