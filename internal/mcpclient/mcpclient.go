@@ -100,7 +100,8 @@ type Result struct {
 	Tokens, FullTokens int
 	// Images and Audio count the content parts that are not text.
 	Images, Audio int
-	// Restarted is set when the server died and was restarted for this call.
+	// Restarted is set when the server had died and was started again for
+	// this call: whatever state it held (a browser's page) is gone.
 	Restarted bool
 }
 
@@ -194,7 +195,7 @@ func (m *Manager) Connect(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for i, name := range m.names {
 		wg.Go(func() {
-			_, errs[i] = m.servers[name].get(ctx)
+			_, _, errs[i] = m.servers[name].get(ctx)
 		})
 	}
 	wg.Wait()

@@ -274,6 +274,20 @@ func TestDeadServerIsRestartedOnce(t *testing.T) {
 	r, err = call(t, m, "flaky", "echo", `{"text":"back"}`)
 	require.NoError(t, err)
 	assert.Equal(t, "back", r.Text)
+	assert.False(t, r.Restarted, "a server that was left down is started, not restarted")
+
+	// A server that exited between calls is started again, and the call says so.
+	pid := pidOf(t, m, "flaky")
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	s := m.servers["flaky"]
+	s.mu.Lock()
+	exited := s.conn.proc.exited
+	s.mu.Unlock()
+	<-exited
+	r, err = call(t, m, "flaky", "echo", `{"text":"again"}`)
+	require.NoError(t, err)
+	assert.Equal(t, "again", r.Text)
+	assert.True(t, r.Restarted)
 }
 
 func TestGarbageOnStdout(t *testing.T) {

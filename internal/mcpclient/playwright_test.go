@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -143,7 +144,9 @@ func TestPlaywrightMCP(t *testing.T) {
 	m, err := New(map[string]ServerConfig{"playwright": cfg}, Options{MaxResultTokens: 4000})
 	require.NoError(t, err)
 	defer func() {
+		start := time.Now()
 		require.NoError(t, m.Close())
+		t.Logf("closed in %s", time.Since(start).Round(time.Millisecond))
 		// Close ends the server and the browser it started.
 		assert.Empty(t, waitNoProcesses(marker, 10*time.Second), "processes left after Close")
 	}()
@@ -216,6 +219,23 @@ func TestPlaywrightMCP(t *testing.T) {
 	r, err = m.Call(ctx, "playwright", "browser_click", args(map[string]any{refArg: "e99999"}))
 	require.NoError(t, err)
 	assert.True(t, r.IsError, "clicking a reference that does not exist: %s", r.Text)
+
+	// The server is killed: the next call starts it again (and its browser),
+	// and the killed server's browser goes away (checked after Close).
+	s := m.servers["playwright"]
+	s.mu.Lock()
+	pid := s.conn.proc.cmd.Process.Pid
+	s.mu.Unlock()
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	start = time.Now()
+	r, err = m.Call(ctx, "playwright", "browser_navigate", args(map[string]any{urlArg: ts.URL + "/contact"}))
+	require.NoError(t, err)
+	require.False(t, r.IsError, r.Text)
+	assert.True(t, r.Restarted)
+	t.Logf("restarted after a kill and navigated in %s", time.Since(start).Round(time.Millisecond))
+	r, err = m.Call(ctx, "playwright", "browser_snapshot", nil)
+	require.NoError(t, err)
+	assert.Contains(t, r.Text, "desk@harbour.example")
 }
 
 // waitNoProcesses waits up to d for the processes whose environment holds

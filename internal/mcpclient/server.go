@@ -51,27 +51,29 @@ func newServer(cfg ServerConfig, log *slog.Logger) *server {
 var errClosed = errors.New("the MCP client is closed")
 
 // get returns the live connection, starting the server when there is none or
-// when its process has exited since the last call.
-func (s *server) get(ctx context.Context) (*conn, error) {
+// when its process has exited since the last call; it reports the latter as
+// a restart.
+func (s *server) get(ctx context.Context) (c *conn, restarted bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, fmt.Errorf("MCP server %q: %w", s.cfg.Name, errClosed)
+		return nil, false, fmt.Errorf("MCP server %q: %w", s.cfg.Name, errClosed)
 	}
 	if s.conn != nil && s.conn.proc != nil && s.conn.proc.hasExited() {
 		s.log.Warn("MCP server exited between calls; starting it again", "server", s.cfg.Name, "reason", s.conn.proc.describe())
-		s.conn.close(0)
+		_ = s.conn.close(0)
 		s.conn = nil
+		restarted = true
 	}
 	if s.conn != nil {
-		return s.conn, nil
+		return s.conn, false, nil
 	}
-	c, err := s.dial(ctx)
+	c, err = s.dial(ctx)
 	if err != nil {
-		return nil, err
+		return nil, restarted, err
 	}
 	s.conn = c
-	return c, nil
+	return c, restarted, nil
 }
 
 // dial starts (stdio) or connects to (HTTP) the server and initializes a
@@ -161,20 +163,21 @@ func connErr(err error) bool {
 // do reports whether that happened.
 func (s *server) do(ctx context.Context, what string, fn func(context.Context, *conn) error) (restarted bool, err error) {
 	for attempt := 0; ; attempt++ {
-		c, err := s.get(ctx)
+		c, fresh, err := s.get(ctx)
+		restarted = restarted || fresh || attempt > 0
 		if err != nil {
-			return attempt > 0, err
+			return restarted, err
 		}
 		callCtx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 		err = fn(callCtx, c)
 		if err == nil {
 			cancel()
-			return attempt > 0, nil
+			return restarted, nil
 		}
 		err = s.explain(callCtx, c, what, err)
 		cancel()
 		if ctx.Err() != nil || !c.dead(err) {
-			return attempt > 0, err
+			return restarted, err
 		}
 		s.drop(c)
 		if attempt > 0 {
@@ -238,11 +241,16 @@ func (s *server) close() error {
 	if c == nil {
 		return nil
 	}
-	return c.close(closeGrace)
+	if err := c.close(closeGrace); err != nil {
+		// Ending a remote session is a courtesy to the server: a failure
+		// (the server is already gone) is not the caller's problem.
+		s.log.Debug("close MCP session", "server", s.cfg.Name, "error", err)
+	}
+	return nil
 }
 
 // close ends the session and, for stdio, the process, waiting up to grace for
-// it to leave on its own.
+// it to leave on its own. Only an HTTP session's close can fail.
 func (c *conn) close(grace time.Duration) error {
 	if c.proc != nil {
 		// Closing stdin is how a stdio server is asked to leave; the session's
@@ -253,17 +261,14 @@ func (c *conn) close(grace time.Duration) error {
 		}
 		return nil
 	}
+	var err error
 	if c.session != nil {
-		// Ending a remote session is a courtesy to the server: a failure
-		// (the server is already gone) is not the caller's problem.
-		if err := c.session.Close(); err != nil {
-			slog.Debug("close MCP session", "error", err)
-		}
+		err = c.session.Close()
 	}
 	if c.http != nil {
 		c.http.CloseIdleConnections()
 	}
-	return nil
+	return err
 }
 
 // waitGraceForReason is how long an error message waits for a process whose
