@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -429,4 +430,22 @@ func TestStreamableHTTP(t *testing.T) {
 	require.Error(t, err, "a server that refuses us fails the listing")
 	assert.Contains(t, err.Error(), `MCP server "stranger"`)
 	assert.Contains(t, err.Error(), "Unauthorized")
+}
+
+// BenchmarkTrim cuts a snapshot-sized result (about 200 KB) to the default
+// budget.
+func BenchmarkTrim(b *testing.B) {
+	m, err := New(nil, Options{})
+	require.NoError(b, err)
+	var sb strings.Builder
+	for i := 0; sb.Len() < 200_000; i++ {
+		fmt.Fprintf(&sb, "  - listitem [ref=e%d]:\n    - link \"Story number %d about the harbour\" [ref=e%d] [cursor=pointer]:\n      - /url: /item?id=%d\n", i, i, i+1, i)
+	}
+	full := sb.String()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, _, _, cut := trim(m.counter, full, DefaultMaxResultTokens); !cut {
+			b.Fatal("a 200 KB result was not cut")
+		}
+	}
 }

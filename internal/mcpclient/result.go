@@ -63,8 +63,11 @@ func trim(c *budget.Counter, full string, maxTokens int) (text string, tokens, f
 		return s, c.Count(s) <= maxTokens
 	}
 	best := note(0)
-	lo, hi := 0, runes-1
-	for lo <= hi {
+	// Search up to twice the length the average token size predicts: each
+	// count then covers about the budget, not the whole result.
+	lo, hi := 0, min(runes-1, 2*runes/fullTokens*maxTokens+64)
+	// Within a hundredth of the length is close enough.
+	for lo <= hi && hi-lo > max(16, lo/100) {
 		mid := (lo + hi) / 2
 		if s, ok := fits(mid); ok {
 			best, lo = s, mid+1

@@ -137,6 +137,9 @@ func (c *conn) dead(err error) bool {
 	if connErr(err) || (c.proc != nil && c.proc.hasExited()) {
 		return true
 	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return false // a slow server, not a dead one
+	}
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) {
 		return false // the server answered
