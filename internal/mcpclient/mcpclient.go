@@ -203,17 +203,20 @@ func (m *Manager) Connect(ctx context.Context) error {
 }
 
 // Tools lists the tools of every server, sorted by server then name, and
-// records their function names for Resolve.
+// records their function names for Resolve. When some servers fail, it
+// returns the others' tools with the failures joined.
 func (m *Manager) Tools(ctx context.Context) ([]Tool, error) {
 	var all []Tool
+	var errs []error
 	for _, name := range m.names {
 		tools, err := m.ServerTools(ctx, name)
 		if err != nil {
-			return nil, err
+			errs = append(errs, err)
+			continue
 		}
 		all = append(all, tools...)
 	}
-	return all, nil
+	return all, errors.Join(errs...)
 }
 
 // ServerTools lists one server's tools (cached until the server says its list

@@ -426,10 +426,11 @@ func TestStreamableHTTP(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, r.IsError)
 
-	_, err = m.Tools(ctx)
-	require.Error(t, err, "a server that refuses us fails the listing")
+	all, err := m.Tools(ctx)
+	require.Error(t, err, "a server that refuses us is reported")
 	assert.Contains(t, err.Error(), `MCP server "stranger"`)
 	assert.Contains(t, err.Error(), "Unauthorized")
+	assert.Len(t, all, len(tools), "the other server's tools are still listed")
 }
 
 // BenchmarkTrim cuts a snapshot-sized result (about 200 KB) to the default
