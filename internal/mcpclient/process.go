@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -41,7 +40,7 @@ func startProcess(cfg ServerConfig) (*process, error) {
 	for _, k := range keys {
 		cmd.Env = append(cmd.Env, k+"="+cfg.Env[k])
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	cmd.WaitDelay = waitDelay
 	p := &process{cmd: cmd, errOut: newTail(4096), exited: make(chan struct{})}
 	cmd.Stderr = p.errOut
@@ -93,14 +92,14 @@ func (p *process) awaitExit(d time.Duration) bool {
 func (p *process) stop(grace time.Duration) {
 	_ = p.stdin.Close()
 	if !p.awaitExit(grace) {
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+		terminateGroup(p.cmd)
 		if !p.awaitExit(2 * time.Second) {
-			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+			killGroup(p.cmd)
 			<-p.exited
 		}
 	}
 	// Whatever the server started and left behind goes too.
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	killGroup(p.cmd)
 }
 
 // describe says why the connection to the process failed, for error messages.
