@@ -8,7 +8,6 @@ import (
 	"os"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
@@ -173,15 +172,6 @@ func trackHeap() func() float64 {
 		}
 	}()
 	return func() float64 { close(done); return <-peak }
-}
-
-// peakRSSMB is the process's peak resident set size in MB (0 where unknown).
-func peakRSSMB() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return float64(ru.Maxrss) * 1024 / 1e6 // Linux reports kilobytes
 }
 
 // ReadTexts returns "title text" of every line of a BEIR corpus.jsonl.
