@@ -20,8 +20,10 @@ cd "$root"
 GO=${GO:-go}
 say() { echo "test.sh: $*"; }
 
-# MCP clients from npm for the MCP tests.
+# MCP clients from npm for the MCP tests; Playwright MCP and Debian's
+# chromium for the agent's browser tests.
 bash scripts/mcp-clients.sh
+bash scripts/playwright-mcp.sh >/dev/null
 
 # PostgreSQL with pgvector.
 if [[ -z ${SAGASU_TEST_POSTGRES:-} ]]; then
