@@ -1,0 +1,124 @@
+package react
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/sagasu-dev/sagasu/internal/doc"
+)
+
+// MaxCitationsPerSentence is how many passages one sentence may cite (a
+// claim backed by more is rarely backed by any one of them).
+const MaxCitationsPerSentence = 3
+
+// Citation maps an answer's [n] marker to the chunk it cites.
+type Citation struct {
+	N       int       `json:"n"`
+	ChunkID int64     `json:"chunkId"`
+	Source  SourceRef `json:"source"`
+	Heading string    `json:"heading,omitempty"`
+	Lines   [2]int    `json:"lines"`
+	// Quote is the part of the passage that best supports the sentences
+	// citing it.
+	Quote string `json:"quote"`
+}
+
+// SourceRef names a cited source.
+type SourceRef struct {
+	ID    string `json:"id"`
+	URI   string `json:"uri"`
+	Title string `json:"title,omitempty"`
+}
+
+// Passages are the chunks a run has retrieved, numbered in the order they
+// were first seen: [1] is the first passage the agent saw. Only passages
+// in the set can be cited, so every citation points to a chunk the run
+// actually retrieved.
+type Passages struct {
+	list []doc.Hit
+	byID map[int64]int // chunk ID -> number
+}
+
+// Add numbers the hits not seen before and returns the numbers of all of them.
+func (p *Passages) Add(hits ...doc.Hit) []int {
+	if p.byID == nil {
+		p.byID = map[int64]int{}
+	}
+	ns := make([]int, 0, len(hits))
+	for _, h := range hits {
+		n, ok := p.byID[h.Chunk.ID]
+		if !ok {
+			p.list = append(p.list, h)
+			n = len(p.list)
+			p.byID[h.Chunk.ID] = n
+		}
+		ns = append(ns, n)
+	}
+	return ns
+}
+
+// Get returns passage n (1-based).
+func (p *Passages) Get(n int) (doc.Hit, bool) {
+	if n < 1 || n > len(p.list) {
+		return doc.Hit{}, false
+	}
+	return p.list[n-1], true
+}
+
+// Number returns the number of the passage holding chunk id.
+func (p *Passages) Number(id int64) (int, bool) {
+	n, ok := p.byID[id]
+	return n, ok
+}
+
+// Len is how many passages there are.
+func (p *Passages) Len() int { return len(p.list) }
+
+// All returns the passages in number order.
+func (p *Passages) All() []doc.Hit { return p.list }
+
+// markerRE finds citation markers: [1], [1, 2], [1][3].
+var markerRE = regexp.MustCompile(`\[(\d+(?:\s*,\s*\d+)*)\]`)
+
+// citedIn returns the distinct passage numbers cited in s, in order.
+func citedIn(s string) []int {
+	var ns []int
+	for _, m := range markerRE.FindAllStringSubmatch(s, -1) {
+		for _, f := range strings.Split(m[1], ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err == nil && !slices.Contains(ns, n) {
+				ns = append(ns, n)
+			}
+		}
+	}
+	return ns
+}
+
+// stripMarkers removes citation markers (and the space before them).
+func stripMarkers(s string) string {
+	return strings.TrimSpace(markerWithSpace.ReplaceAllString(s, ""))
+}
+
+var markerWithSpace = regexp.MustCompile(`\s*\[\d+(?:\s*,\s*\d+)*\]`)
+
+// marker renders passage numbers as markers: "[1][3]".
+func marker(ns []int) string {
+	var b strings.Builder
+	for _, n := range ns {
+		fmt.Fprintf(&b, "[%d]", n)
+	}
+	return b.String()
+}
+
+// citation describes passage n, quoting quote.
+func citation(n int, h doc.Hit, quote string) Citation {
+	return Citation{
+		N: n, ChunkID: h.Chunk.ID,
+		Source:  SourceRef{ID: h.Source.ID, URI: h.Source.URI, Title: h.Source.Title},
+		Heading: h.Chunk.HeadingPath(), Lines: [2]int{h.Chunk.StartLine, h.Chunk.EndLine},
+		Quote: quote,
+	}
+}

@@ -1,0 +1,303 @@
+package react
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode"
+
+	"github.com/sagasu-dev/sagasu/internal/analyze"
+	"github.com/sagasu-dev/sagasu/internal/doc"
+)
+
+// DefaultMinSupport is the share of a claim's words that its cited passages
+// must contain for the claim to count as supported.
+const DefaultMinSupport = 0.6
+
+// Claim is one sentence of an answer judged against the passages it cites
+// (a sentence is a claim; it is supported when its cited passages together
+// contain it: its words, and every number and name in it).
+type Claim struct {
+	Text      string `json:"text"` // the sentence without its markers
+	Citations []int  `json:"citations"`
+	// Checked is false for sentences too short to state anything ("Here is
+	// how:"); they are neither supported nor unsupported.
+	Checked   bool    `json:"checked"`
+	Supported bool    `json:"supported"`
+	Support   float64 `json:"support"` // share of the claim's words found in its cited passages
+	Reason    string  `json:"reason,omitempty"`
+	// Code marks a fenced code block, backed by verbatim containment.
+	Code bool `json:"code,omitempty"`
+	// Start and End are the claim's byte span in the answer.
+	Start int `json:"-"`
+	End   int `json:"-"`
+	// quotes holds, per cited passage, its sentence closest to the claim.
+	quotes map[int]string
+}
+
+// Checker judges claims lexically: no model is needed.
+type Checker struct {
+	An         *analyze.Analyzer
+	MinSupport float64 // 0 means DefaultMinSupport
+}
+
+// numberRE finds numbers: 42, 1.5, 10,000, v2.
+var numberRE = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
+
+// codeRE finds inline code spans.
+var codeRE = regexp.MustCompile("`([^`]+)`")
+
+// Check splits answer into sentences and code blocks and judges each
+// against the passages it cites. A code block is backed when a passage
+// cited by the sentence before it contains it verbatim.
+func (c Checker) Check(answer string, ps *Passages) []Claim {
+	minSupport := c.MinSupport
+	if minSupport <= 0 {
+		minSupport = DefaultMinSupport
+	}
+	var claims []Claim
+	for _, seg := range splitAnswer(answer) {
+		var cl Claim
+		if seg.Code {
+			var prev []int
+			if len(claims) > 0 {
+				prev = claims[len(claims)-1].Citations
+			}
+			cl = c.codeClaim(seg.Text, prev, ps)
+		} else {
+			cl = c.claim(seg.Text, ps, minSupport)
+		}
+		cl.Start, cl.End = seg.Start, seg.End
+		claims = append(claims, cl)
+	}
+	return claims
+}
+
+// codeClaim judges a code block by verbatim containment.
+func (c Checker) codeClaim(block string, cites []int, ps *Passages) Claim {
+	cl := Claim{Text: block, Citations: cites, Checked: true, Code: true}
+	if cl.Citations == nil {
+		cl.Citations = []int{}
+	}
+	body := codeBody(block)
+	for _, n := range cites {
+		if h, ok := ps.Get(n); ok && strings.Contains(squash(h.Chunk.Text), squash(body)) {
+			cl.Supported, cl.Support = true, 1
+			return cl
+		}
+	}
+	if len(cites) == 0 {
+		cl.Reason = "a code block with no cited sentence before it"
+	} else {
+		cl.Reason = "the code is not in the cited passages"
+	}
+	return cl
+}
+
+// codeBody is a fenced block without its fences.
+func codeBody(block string) string {
+	lines := strings.Split(strings.TrimSpace(block), "\n")
+	if len(lines) >= 2 && fence.MatchString(lines[0]) {
+		lines = lines[1:]
+		if fence.MatchString(lines[len(lines)-1]) {
+			lines = lines[:len(lines)-1]
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// squash drops all white space, so indentation does not decide containment.
+func squash(s string) string {
+	return strings.Join(strings.Fields(s), "")
+}
+
+// segment is a sentence or a fenced code block of an answer.
+type segment struct {
+	Text       string
+	Start, End int
+	Code       bool
+}
+
+// splitAnswer cuts an answer into code blocks and the sentences between.
+func splitAnswer(answer string) []segment {
+	var out []segment
+	prose := func(from, to int) {
+		for _, s := range splitSentences(answer[from:to]) {
+			out = append(out, segment{Text: s.Text, Start: from + s.Start, End: from + s.End})
+		}
+	}
+	pos, proseFrom := 0, 0
+	open := -1
+	for pos < len(answer) {
+		end := strings.IndexByte(answer[pos:], '\n')
+		lineEnd := len(answer)
+		if end >= 0 {
+			lineEnd = pos + end
+		}
+		line := answer[pos:lineEnd]
+		if fence.MatchString(line) {
+			if open < 0 {
+				prose(proseFrom, pos)
+				open = pos
+			} else {
+				out = append(out, segment{Text: answer[open:lineEnd], Start: open, End: lineEnd, Code: true})
+				open = -1
+				proseFrom = lineEnd
+			}
+		}
+		pos = lineEnd + 1
+	}
+	if open >= 0 { // an unclosed fence: the rest is code
+		out = append(out, segment{Text: answer[open:], Start: open, End: len(answer), Code: true})
+	} else if proseFrom < len(answer) {
+		prose(proseFrom, len(answer))
+	}
+	return out
+}
+
+func (c Checker) claim(sentence string, ps *Passages, minSupport float64) Claim {
+	cl := Claim{Text: stripMarkers(sentence), Citations: citedIn(sentence)}
+	if cl.Citations == nil {
+		cl.Citations = []int{}
+	}
+	terms := c.An.QueryTerms(cl.Text)
+	nums := numberRE.FindAllString(cl.Text, -1)
+	if len(terms) < 2 && len(nums) == 0 {
+		return cl
+	}
+	cl.Checked = true
+	if len(cl.Citations) == 0 {
+		cl.Reason = "no citation"
+		return cl
+	}
+	var cited []doc.Hit
+	var texts []string
+	for _, n := range cl.Citations {
+		h, ok := ps.Get(n)
+		if !ok {
+			cl.Reason = fmt.Sprintf("cites [%d], which no search of this run returned", n)
+			return cl
+		}
+		cited = append(cited, h)
+		texts = append(texts, doc.ContextText(h.Source.Title, h.Chunk))
+	}
+	if len(cl.Citations) > MaxCitationsPerSentence {
+		cl.Reason = fmt.Sprintf("cites %d passages; at most %d may back one sentence", len(cl.Citations), MaxCitationsPerSentence)
+		return cl
+	}
+	have := map[string]bool{}
+	for _, t := range texts {
+		for _, term := range c.An.Terms(t) {
+			have[term] = true
+		}
+	}
+	found := 0
+	var missing []string
+	for _, t := range terms {
+		if have[t] {
+			found++
+		} else {
+			missing = append(missing, t)
+		}
+	}
+	if len(terms) > 0 {
+		cl.Support = float64(found) / float64(len(terms))
+	} else {
+		cl.Support = 1
+	}
+	joined := fold(strings.Join(texts, "\n"))
+	for _, n := range nums {
+		if !strings.Contains(joined, fold(n)) && !strings.Contains(joined, strings.ReplaceAll(n, ",", "")) {
+			cl.Reason = fmt.Sprintf("the number %s is not in the cited passages", n)
+			return cl
+		}
+	}
+	for _, name := range names(cl.Text) {
+		if !strings.Contains(joined, fold(name)) {
+			cl.Reason = fmt.Sprintf("%q is not in the cited passages", name)
+			return cl
+		}
+	}
+	cl.quotes = map[int]string{}
+	for i, h := range cited {
+		cl.quotes[cl.Citations[i]] = c.closest(terms, h.Chunk.Text)
+	}
+	if cl.Support < minSupport {
+		cl.Reason = fmt.Sprintf("only %.0f%% of its words are in the cited passages (missing: %s)", 100*cl.Support, strings.Join(first(missing, 5), ", "))
+		return cl
+	}
+	cl.Supported = true
+	return cl
+}
+
+// closest returns the sentence of text that shares most terms with terms.
+func (c Checker) closest(terms []string, text string) string {
+	want := map[string]bool{}
+	for _, t := range terms {
+		want[t] = true
+	}
+	best, bestN := "", -1
+	for _, s := range splitSentences(text) {
+		n := 0
+		seen := map[string]bool{}
+		for _, t := range c.An.Terms(s.Text) {
+			if want[t] && !seen[t] {
+				seen[t] = true
+				n++
+			}
+		}
+		if n > bestN {
+			best, bestN = s.Text, n
+		}
+	}
+	return clipRunes(best, 300)
+}
+
+// names returns what in s must be quoted exactly to be true: inline code,
+// and words that are not plain lower-case words (identifiers such as
+// defineConfig, file names such as config.mts, capitalised names that do
+// not start the sentence).
+func names(s string) []string {
+	var out []string
+	for _, m := range codeRE.FindAllStringSubmatch(s, -1) {
+		out = append(out, m[1])
+	}
+	s = codeRE.ReplaceAllString(s, " ")
+	for i, w := range strings.Fields(s) {
+		w = strings.Trim(w, `.,;:!?()[]{}"'“”‘’`)
+		if w == "" || hasCJK(w) || numberRE.MatchString(w) && strings.Trim(w, "0123456789.,") == "" {
+			continue
+		}
+		ident := strings.ContainsAny(w, "._/") && len(w) > 2 && !strings.HasSuffix(w, ".")
+		camel := false
+		for j, r := range w {
+			if j > 0 && unicode.IsUpper(r) {
+				camel = true
+			}
+		}
+		proper := i > 0 && unicode.IsUpper([]rune(w)[0]) && len(w) > 1
+		if ident || camel || proper {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// fold lower-cases for containment checks.
+func fold(s string) string { return strings.ToLower(s) }
+
+func first(s []string, n int) []string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// clipRunes cuts s to at most n runes, marking the cut.
+func clipRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

@@ -1,0 +1,362 @@
+package react
+
+import (
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/sagasu-dev/sagasu/internal/analyze"
+	"github.com/sagasu-dev/sagasu/internal/doc"
+)
+
+// ExtractOptions tune the offline answerer.
+type ExtractOptions struct {
+	MaxSentences int // default 3
+	MaxRunes     int // default 700
+}
+
+// questionWords carry the shape of a question, not its topic.
+var questionWords = map[string]bool{
+	"how": true, "what": true, "why": true, "when": true, "where": true, "which": true, "who": true,
+	"can": true, "do": true, "doe": true, "does": true, "i": true, "you": true, "my": true, "me": true, "should": true,
+	"is": true, "are": true, "there": true, "way": true, "want": true, "need": true,
+}
+
+// candidate is a sentence of a retrieved chunk the answer may quote.
+type candidate struct {
+	text    string
+	passage int // citation number
+	rank    int // rank of its chunk in the retrieval
+	pos     int // position within the chunk
+	terms   []string
+	ctx     []string // terms of its heading path and title
+	score   float64
+}
+
+// fence matches a code fence line.
+var fence = regexp.MustCompile("^\\s*(```|~~~)")
+
+// linkRE is a markdown link; its text is kept.
+var linkRE = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)
+
+// listMark is a list item's bullet or number.
+var listMark = regexp.MustCompile(`^\s*(?:[-*+]|\d+[.)])\s+`)
+
+// maxCodeLines bounds the code block quoted after a lead-in sentence.
+const maxCodeLines = 15
+
+// sentencesOf returns the units of a chunk's text worth quoting: prose
+// sentences, and a sentence that leads into a code block ("To enable it,
+// add this to your config:") together with that block. Tables, headings,
+// HTML and lead-ins without their code are left out.
+func sentencesOf(text string) []string {
+	// Blank out what is not prose, keeping offsets, and note where each
+	// code block starts and what it holds.
+	var prose strings.Builder
+	type block struct {
+		at   int // offset in prose where the fence was
+		code string
+	}
+	var blocks []block
+	var cur []string
+	var opening string
+	inFence := false
+	frontmatter := strings.HasPrefix(text, "---\n")
+	for i, line := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(line)
+		if frontmatter {
+			if i > 0 && t == "---" {
+				frontmatter = false
+			}
+			prose.WriteString("\n")
+			continue
+		}
+		switch {
+		case fence.MatchString(line):
+			if !inFence {
+				opening, cur = t, nil
+			} else {
+				code := cur
+				if len(code) > maxCodeLines {
+					code = code[:maxCodeLines]
+				}
+				blocks = append(blocks, block{at: prose.Len(), code: opening + "\n" + strings.Join(code, "\n") + "\n```"})
+			}
+			inFence = !inFence
+			prose.WriteString("\n")
+			continue
+		case inFence:
+			cur = append(cur, line)
+			prose.WriteString("\n")
+			continue
+		case strings.HasPrefix(t, "|") || strings.HasPrefix(t, "#") || strings.HasPrefix(t, "<") || strings.HasPrefix(t, ":::") || t == "---":
+			prose.WriteString("\n")
+			continue
+		}
+		prose.WriteString(line)
+		prose.WriteString("\n")
+	}
+	p := prose.String()
+	var out []string
+	for _, s := range splitSentences(p) {
+		t := listMark.ReplaceAllString(s.Text, "")
+		t = linkRE.ReplaceAllString(t, "$1")
+		t = strings.Join(strings.Fields(t), " ")
+		if t == "" || len([]rune(t)) > 400 {
+			continue
+		}
+		// A sentence followed by nothing but blank lines and a fence leads
+		// into that code block.
+		var code string
+		for _, b := range blocks {
+			if b.at >= s.End && strings.TrimSpace(p[s.End:b.at]) == "" {
+				code = b.code
+				break
+			}
+		}
+		if code != "" {
+			out = append(out, t+"\n\n"+code)
+			continue
+		}
+		if strings.HasSuffix(t, ":") || strings.HasSuffix(t, "：") {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// Extract writes a short answer to question from the sentences of hits
+// (retrieved chunks, best first): sentences ranked by BM25 over the
+// sentence collection plus what their headings and their chunk's rank say,
+// picked with diversity, each followed by its citation marker. It returns
+// the answer ("" when no sentence matches the question).
+func Extract(an *analyze.Analyzer, question string, hits []doc.Hit, ps *Passages, opt ExtractOptions) string {
+	if opt.MaxSentences <= 0 {
+		opt.MaxSentences = 3
+	}
+	if opt.MaxRunes <= 0 {
+		opt.MaxRunes = 700
+	}
+	var q []string
+	for _, t := range an.QueryTerms(question) {
+		if !questionWords[t] {
+			q = append(q, t)
+		}
+	}
+	if len(q) == 0 {
+		q = an.QueryTerms(question)
+	}
+	lang := detectLang(question)
+
+	var cands []candidate
+	for rank, h := range hits {
+		ctxTerms := an.Terms(splitIdentifiers(h.Source.Title + "\n" + h.Chunk.HeadingPath()))
+		leaf := optionName(h.Chunk.Heading)
+		for pos, s := range sentencesOf(h.Chunk.Text) {
+			// A sentence under a heading that names an option ("cleanUrls")
+			// often says "when set to true, ..." without the name: give it.
+			if leaf != "" && pos < 3 && !strings.Contains(s, leaf) {
+				s = "`" + leaf + "`: " + s
+			}
+			terms := an.Terms(splitIdentifiers(s))
+			if len(terms) < 3 {
+				continue
+			}
+			cands = append(cands, candidate{text: s, rank: rank, pos: pos, terms: terms, ctx: ctxTerms, passage: -1})
+			cands[len(cands)-1].passage = rank // index into hits for now
+		}
+	}
+	// Answer in the question's language when the passages have it.
+	same := slices.DeleteFunc(slices.Clone(cands), func(c candidate) bool { return detectLang(c.text) != lang })
+	if len(same) > 0 {
+		cands = same
+	}
+	if len(cands) == 0 {
+		return ""
+	}
+	scoreCandidates(cands, q)
+	slices.SortStableFunc(cands, func(a, b candidate) int {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
+		}
+		return 0
+	})
+	top := cands[0].score
+	if top <= 0 {
+		return ""
+	}
+	var picked []candidate
+	runes := 0
+	for len(picked) < opt.MaxSentences && len(cands) > 0 {
+		best, bestMMR := -1, math.Inf(-1)
+		for i, c := range cands {
+			if c.score < 0.35*top {
+				break // sorted: the rest are weaker still
+			}
+			sim := 0.0
+			for _, p := range picked {
+				sim = max(sim, jaccard(c.terms, p.terms))
+			}
+			if mmr := c.score - 0.8*top*sim; mmr > bestMMR {
+				best, bestMMR = i, mmr
+			}
+		}
+		if best < 0 {
+			break
+		}
+		c := cands[best]
+		cands = slices.Delete(cands, best, best+1)
+		if n := len([]rune(c.text)); runes+n > opt.MaxRunes && len(picked) > 0 {
+			continue
+		} else {
+			runes += n
+		}
+		picked = append(picked, c)
+	}
+	var b strings.Builder
+	for i, c := range picked {
+		n := ps.Add(hits[c.passage])[0]
+		if i > 0 && lang != LangJapanese {
+			b.WriteByte(' ')
+		}
+		lead, code, hasCode := strings.Cut(c.text, "\n\n")
+		if hasCode && i > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(lead)
+		if lang != LangJapanese {
+			b.WriteByte(' ')
+		}
+		b.WriteString(marker([]int{n}))
+		if hasCode {
+			b.WriteString("\n\n" + code + "\n\n")
+		}
+	}
+	return tidy(b.String())
+}
+
+// tidy trims the spaces a composed answer may have around its code blocks.
+func tidy(s string) string {
+	s = strings.ReplaceAll(s, "\n\n ", "\n\n")
+	for strings.Contains(s, "\n\n\n") {
+		s = strings.ReplaceAll(s, "\n\n\n", "\n\n")
+	}
+	return strings.TrimSpace(s)
+}
+
+// scoreCandidates scores each candidate for the query terms: BM25 over the
+// candidates as a collection, plus a share for query terms in its heading
+// path and a small prior for its chunk's retrieval rank.
+func scoreCandidates(cands []candidate, q []string) {
+	const k1, bParam = 1.2, 0.75
+	df := map[string]int{}
+	total := 0
+	for _, c := range cands {
+		total += len(c.terms)
+		seen := map[string]bool{}
+		for _, t := range c.terms {
+			if !seen[t] {
+				seen[t] = true
+				df[t]++
+			}
+		}
+	}
+	avg := float64(total) / float64(len(cands))
+	n := float64(len(cands))
+	idf := func(t string) float64 {
+		d := float64(df[t])
+		return math.Log(1 + (n-d+0.5)/(d+0.5))
+	}
+	for i := range cands {
+		c := &cands[i]
+		tf := map[string]int{}
+		for _, t := range c.terms {
+			tf[t]++
+		}
+		dl := float64(len(c.terms))
+		s := 0.0
+		for _, t := range q {
+			if f := float64(tf[t]); f > 0 {
+				s += idf(t) * f * (k1 + 1) / (f + k1*(1-bParam+bParam*dl/avg))
+			}
+		}
+		inCtx := 0.0
+		for _, t := range q {
+			if slices.Contains(c.ctx, t) {
+				inCtx += idf(t)
+			}
+		}
+		if s > 0 || inCtx > 0 {
+			s += 0.3*inCtx + 0.5/float64(c.rank+1) - 0.05*float64(c.pos)
+		}
+		c.score = s
+	}
+}
+
+// camelRE finds identifiers written in camelCase.
+var camelRE = regexp.MustCompile(`\b[a-z]+(?:[A-Z][a-z0-9]*)+\b`)
+
+// splitIdentifiers adds the words of camelCase identifiers to s, so that
+// "lastUpdated" also matches "last updated".
+func splitIdentifiers(s string) string {
+	ids := camelRE.FindAllString(s, -1)
+	if len(ids) == 0 {
+		return s
+	}
+	var b strings.Builder
+	b.WriteString(s)
+	for _, id := range ids {
+		b.WriteByte(' ')
+		for i, r := range id {
+			if i > 0 && r >= 'A' && r <= 'Z' {
+				b.WriteByte(' ')
+			}
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// optionRE is a heading that names one option or identifier.
+var optionRE = regexp.MustCompile(`^[A-Za-z_$][\w.$-]*$`)
+
+// optionName is the last heading of a path when it names an option
+// ("cleanUrls", "themeConfig.nav"), else "".
+func optionName(heading []string) string {
+	if len(heading) == 0 {
+		return ""
+	}
+	leaf := strings.TrimSpace(heading[len(heading)-1])
+	if optionRE.MatchString(leaf) && (camelRE.MatchString(leaf) || strings.Contains(leaf, ".")) {
+		return leaf
+	}
+	return ""
+}
+
+// jaccard is the overlap of two term lists as sets.
+func jaccard(a, b []string) float64 {
+	as := map[string]bool{}
+	for _, t := range a {
+		as[t] = true
+	}
+	bs := map[string]bool{}
+	inter := 0
+	for _, t := range b {
+		if !bs[t] {
+			bs[t] = true
+			if as[t] {
+				inter++
+			}
+		}
+	}
+	union := len(as) + len(bs) - inter
+	if union == 0 {
+		return 0
+	}
+	return float64(inter) / float64(union)
+}
