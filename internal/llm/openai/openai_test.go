@@ -349,8 +349,14 @@ func TestMalformedBody(t *testing.T) {
 	for i, call := range []func() error{
 		func() error { _, err := m.Chat(context.Background(), req); return err },
 		func() error { _, err := m.Chat(context.Background(), req); return err },
-		func() error { _, err := m.Stream(context.Background(), req, func(llm.Delta) error { return nil }); return err },
-		func() error { _, err := m.Stream(context.Background(), req, func(llm.Delta) error { return nil }); return err },
+		func() error {
+			_, err := m.Stream(context.Background(), req, func(llm.Delta) error { return nil })
+			return err
+		},
+		func() error {
+			_, err := m.Stream(context.Background(), req, func(llm.Delta) error { return nil })
+			return err
+		},
 	} {
 		err := call()
 		require.ErrorIs(t, err, llm.ErrMalformed, "case %d", i)
