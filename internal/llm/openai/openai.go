@@ -168,6 +168,9 @@ func (m *Model) Stream(ctx context.Context, req llm.Request, onDelta func(llm.De
 				deltas = append(deltas, llm.Delta{Text: ch.Delta.Refusal})
 			}
 			for _, tc := range ch.Delta.ToolCalls {
+				if tc.ID == "" && tc.Function.Name == "" && tc.Function.Arguments == "" {
+					continue
+				}
 				deltas = append(deltas, llm.Delta{ToolCall: &llm.ToolCallDelta{
 					Index: calls.index(int(tc.Index), tc.ID), ID: tc.ID, Name: tc.Function.Name,
 					ArgumentsDelta: tc.Function.Arguments,
