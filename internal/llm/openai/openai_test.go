@@ -1,0 +1,414 @@
+package openai_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sagasu-dev/sagasu/internal/llm"
+	"github.com/sagasu-dev/sagasu/internal/llm/internal/fakeserver"
+	"github.com/sagasu-dev/sagasu/internal/llm/openai"
+)
+
+// The bodies below follow the Chat Completions reference: a
+// chat.completion object, chat.completion.chunk events as "data:" lines
+// ending with "data: [DONE]", and {"error":{...}} on failure.
+
+const searchSchema = `{"type":"object","properties":{"query":{"type":"string","description":"what to look for"},"limit":{"type":"integer"}},"required":["query"]}`
+
+var searchTool = llm.Tool{Name: "search", Description: "search the knowledge base", Parameters: json.RawMessage(searchSchema)}
+
+func newModel(t *testing.T, srv *fakeserver.Server) *openai.Model {
+	t.Helper()
+	m, err := openai.New(openai.Config{BaseURL: srv.URL + "/v1", Model: "smollm2", APIKey: "sk-test-secret"})
+	require.NoError(t, err)
+	return m
+}
+
+func completion(message, finish string) string {
+	return `{"id":"chatcmpl-1","object":"chat.completion","created":1700000000,"model":"smollm2",` +
+		`"choices":[{"index":0,"message":` + message + `,"logprobs":null,"finish_reason":"` + finish + `"}],` +
+		`"usage":{"prompt_tokens":21,"completion_tokens":7,"total_tokens":28}}`
+}
+
+func chunk(delta, finish string) string {
+	f := "null"
+	if finish != "" {
+		f = `"` + finish + `"`
+	}
+	return `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"smollm2",` +
+		`"choices":[{"index":0,"delta":` + delta + `,"logprobs":null,"finish_reason":` + f + `}]}`
+}
+
+const usageChunk = `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"smollm2","choices":[],"usage":{"prompt_tokens":30,"completion_tokens":9,"total_tokens":39}}`
+
+func TestChat(t *testing.T) {
+	srv := fakeserver.New(t, fakeserver.Reply{Body: completion(`{"role":"assistant","content":"Tokyo.","refusal":null}`, "stop")})
+	m := newModel(t, srv)
+	temp := 0.2
+	resp, err := m.Chat(context.Background(), llm.Request{
+		System:      "Answer briefly.",
+		Messages:    []llm.Message{{Role: llm.RoleUser, Content: "Capital of Japan?"}},
+		Temperature: &temp,
+		MaxTokens:   64,
+	})
+	require.NoError(t, err)
+	assert.Equal(t, llm.Message{Role: llm.RoleAssistant, Content: "Tokyo."}, resp.Message)
+	assert.Equal(t, llm.Usage{InputTokens: 21, OutputTokens: 7}, resp.Usage)
+	assert.Equal(t, llm.StopEnd, resp.StopReason)
+
+	got := srv.Last()
+	assert.Equal(t, "POST", got.Method)
+	assert.Equal(t, "/v1/chat/completions", got.Path)
+	assert.Equal(t, "Bearer sk-test-secret", got.Header.Get("Authorization"))
+	assert.JSONEq(t, `{"model":"smollm2","temperature":0.2,"max_tokens":64,"messages":[
+		{"role":"system","content":"Answer briefly."},
+		{"role":"user","content":"Capital of Japan?"}]}`, string(got.Body))
+	assert.Equal(t, openai.DefaultModel, mustNew(t, openai.Config{APIKey: "k"}).Info().Model)
+}
+
+func mustNew(t *testing.T, cfg openai.Config) *openai.Model {
+	t.Helper()
+	m, err := openai.New(cfg)
+	require.NoError(t, err)
+	return m
+}
+
+func TestToolRoundTripRequest(t *testing.T) {
+	srv := fakeserver.New(t, fakeserver.Reply{Body: completion(`{"role":"assistant","content":"Found it."}`, "stop")})
+	m := newModel(t, srv)
+	_, err := m.Chat(context.Background(), llm.Request{
+		Messages: []llm.Message{
+			{Role: llm.RoleUser, Content: "find go"},
+			{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{
+				{ID: "call_1", Name: "search", Arguments: json.RawMessage(`{"query":"go"}`)},
+				{ID: "call_2", Name: "search", Arguments: json.RawMessage(`{"query":"rust","limit":2}`)},
+			}},
+			{Role: llm.RoleTool, ToolCallID: "call_1", Name: "search", Content: "go: 3 hits"},
+			{Role: llm.RoleTool, ToolCallID: "call_2", Name: "search", Content: "rust: 1 hit"},
+		},
+		Tools:      []llm.Tool{searchTool, {Name: "list"}},
+		ToolChoice: llm.ToolChoiceAuto,
+	})
+	require.NoError(t, err)
+	body := srv.Last().JSON(t)
+	assert.NotContains(t, body, "tool_choice", "auto is the server's default and is left out")
+	want := `{"model":"smollm2","messages":[
+		{"role":"user","content":"find go"},
+		{"role":"assistant","tool_calls":[
+			{"id":"call_1","type":"function","function":{"name":"search","arguments":"{\"query\":\"go\"}"}},
+			{"id":"call_2","type":"function","function":{"name":"search","arguments":"{\"query\":\"rust\",\"limit\":2}"}}]},
+		{"role":"tool","tool_call_id":"call_1","content":"go: 3 hits"},
+		{"role":"tool","tool_call_id":"call_2","content":"rust: 1 hit"}],
+		"tools":[
+			{"type":"function","function":{"name":"search","description":"search the knowledge base","parameters":` + searchSchema + `}},
+			{"type":"function","function":{"name":"list","parameters":{"type":"object","properties":{}}}}]}`
+	assert.JSONEq(t, want, string(srv.Last().Body))
+}
+
+func TestToolChoice(t *testing.T) {
+	tests := []struct {
+		choice llm.ToolChoice
+		want   string
+	}{
+		{llm.ToolChoiceRequired, `"required"`},
+		{llm.ToolChoiceNone, `"none"`},
+		{"search", `{"type":"function","function":{"name":"search"}}`},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.choice), func(t *testing.T) {
+			srv := fakeserver.New(t, fakeserver.Reply{Body: completion(`{"role":"assistant","content":"x"}`, "stop")})
+			_, err := newModel(t, srv).Chat(context.Background(), llm.Request{
+				Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}, Tools: []llm.Tool{searchTool}, ToolChoice: tt.choice,
+			})
+			require.NoError(t, err)
+			got, _ := json.Marshal(srv.Last().JSON(t)["tool_choice"])
+			assert.JSONEq(t, tt.want, string(got))
+		})
+	}
+}
+
+func TestChatParallelToolCalls(t *testing.T) {
+	srv := fakeserver.New(t, fakeserver.Reply{Body: completion(`{"role":"assistant","content":null,"tool_calls":[
+		{"id":"call_a","type":"function","function":{"name":"search","arguments":"{\"query\":\"go\"}"}},
+		{"id":"call_b","type":"function","function":{"name":"search","arguments":"{\"query\": oops"}}]}`, "tool_calls")})
+	resp, err := newModel(t, srv).Chat(context.Background(), llm.Request{
+		Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}, Tools: []llm.Tool{searchTool},
+	})
+	require.NoError(t, err)
+	assert.Equal(t, llm.StopToolCalls, resp.StopReason)
+	assert.Equal(t, "", resp.Message.Content)
+	assert.Equal(t, []llm.ToolCall{
+		{ID: "call_a", Name: "search", Arguments: json.RawMessage(`{"query":"go"}`)},
+		{ID: "call_b", Name: "search", Arguments: json.RawMessage(`{"query": oops`)}, // kept as sent
+	}, resp.Message.ToolCalls)
+}
+
+func TestStopReasons(t *testing.T) {
+	tests := []struct {
+		message, finish string
+		want            llm.StopReason
+	}{
+		{`{"role":"assistant","content":"cut"}`, "length", llm.StopLength},
+		{`{"role":"assistant","content":""}`, "content_filter", llm.StopContentFilter},
+		{`{"role":"assistant","content":null,"refusal":"I can't help with that."}`, "stop", llm.StopContentFilter},
+		{`{"role":"assistant","content":"x","tool_calls":[{"id":"c","type":"function","function":{"name":"search","arguments":"{}"}}]}`, "stop", llm.StopToolCalls},
+		{`{"role":"assistant","content":"x"}`, "something_new", llm.StopOther},
+	}
+	for _, tt := range tests {
+		t.Run(tt.finish, func(t *testing.T) {
+			srv := fakeserver.New(t, fakeserver.Reply{Body: completion(tt.message, tt.finish)})
+			resp, err := newModel(t, srv).Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}})
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, resp.StopReason)
+			assert.NotEmpty(t, resp.Message.Content+string(resp.StopReason))
+		})
+	}
+}
+
+func TestRefusalBecomesContent(t *testing.T) {
+	srv := fakeserver.New(t, fakeserver.Reply{Body: completion(`{"role":"assistant","content":null,"refusal":"I can't help with that."}`, "stop")})
+	resp, err := newModel(t, srv).Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}})
+	require.NoError(t, err)
+	assert.Equal(t, "I can't help with that.", resp.Message.Content)
+}
+
+func TestStreamText(t *testing.T) {
+	srv := fakeserver.New(t, fakeserver.Reply{Events: []string{
+		chunk(`{"role":"assistant","content":""}`, ""),
+		chunk(`{"content":"東京"}`, ""),
+		chunk(`{"content":" is the"}`, ""),
+		chunk(`{"content":" capital."}`, ""),
+		chunk(`{}`, "stop"),
+		usageChunk,
+		"data: [DONE]",
+	}})
+	var texts []string
+	resp, err := newModel(t, srv).Stream(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}},
+		func(d llm.Delta) error {
+			assert.Nil(t, d.ToolCall)
+			texts = append(texts, d.Text)
+			return nil
+		})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"東京", " is the", " capital."}, texts)
+	assert.Equal(t, "東京 is the capital.", resp.Message.Content)
+	assert.Equal(t, llm.Usage{InputTokens: 30, OutputTokens: 9}, resp.Usage)
+	assert.Equal(t, llm.StopEnd, resp.StopReason)
+	body := srv.Last().JSON(t)
+	assert.Equal(t, true, body["stream"])
+	assert.Equal(t, map[string]any{"include_usage": true}, body["stream_options"])
+}
+
+func TestStreamParallelToolCalls(t *testing.T) {
+	srv := fakeserver.New(t, fakeserver.Reply{Events: []string{
+		chunk(`{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"search","arguments":""}}]}`, ""),
+		chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"{\"query\":"}}]}`, ""),
+		chunk(`{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"search","arguments":"{\"query\""}}]}`, ""),
+		chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"\"go\"}"}}]}`, ""),
+		chunk(`{"tool_calls":[{"index":1,"function":{"arguments":":\"rust\"}"}}]}`, ""),
+		chunk(`{}`, "tool_calls"),
+		usageChunk,
+		"data: [DONE]",
+	}})
+	var deltas []llm.ToolCallDelta
+	resp, err := newModel(t, srv).Stream(context.Background(), llm.Request{
+		Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}, Tools: []llm.Tool{searchTool},
+	}, func(d llm.Delta) error {
+		require.NotNil(t, d.ToolCall)
+		deltas = append(deltas, *d.ToolCall)
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, llm.ToolCallDelta{Index: 0, ID: "call_a", Name: "search"}, deltas[0])
+	assert.Equal(t, llm.ToolCallDelta{Index: 1, ArgumentsDelta: `:"rust"}`}, deltas[4])
+	assert.Equal(t, []llm.ToolCall{
+		{ID: "call_a", Name: "search", Arguments: json.RawMessage(`{"query":"go"}`)},
+		{ID: "call_b", Name: "search", Arguments: json.RawMessage(`{"query":"rust"}`)},
+	}, resp.Message.ToolCalls)
+	assert.Equal(t, llm.StopToolCalls, resp.StopReason)
+}
+
+func TestStreamToolCallsAllNumberedZero(t *testing.T) {
+	// Some servers send each whole call at index 0, told apart by ID.
+	srv := fakeserver.New(t, fakeserver.Reply{Events: []string{
+		chunk(`{"role":"assistant","tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"search","arguments":"{\"query\":\"go\"}"}}]}`, ""),
+		chunk(`{"tool_calls":[{"index":0,"id":"call_b","type":"function","function":{"name":"list","arguments":"{}"}}]}`, ""),
+		chunk(`{}`, "tool_calls"),
+		"data: [DONE]",
+	}})
+	resp, err := newModel(t, srv).Stream(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}},
+		func(llm.Delta) error { return nil })
+	require.NoError(t, err)
+	require.Len(t, resp.Message.ToolCalls, 2)
+	assert.Equal(t, "list", resp.Message.ToolCalls[1].Name)
+	assert.Equal(t, json.RawMessage(`{"query":"go"}`), resp.Message.ToolCalls[0].Arguments)
+}
+
+func TestStreamCut(t *testing.T) {
+	events := []string{
+		chunk(`{"role":"assistant","content":""}`, ""),
+		chunk(`{"content":"The answer"}`, ""),
+		chunk(`{"content":" is"}`, ""),
+	}
+	for _, abort := range []bool{true, false} {
+		t.Run(fmt.Sprintf("connection dropped=%v", abort), func(t *testing.T) {
+			srv := fakeserver.New(t, fakeserver.Reply{Events: events, Abort: abort})
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang fails, not blocks CI
+			defer cancel()
+			var got string
+			resp, err := newModel(t, srv).Stream(ctx, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}},
+				func(d llm.Delta) error { got += d.Text; return nil })
+			require.ErrorIs(t, err, llm.ErrIncomplete)
+			assert.Nil(t, resp, "partial text is not returned as an answer")
+			assert.Equal(t, "The answer is", got)
+			assert.Contains(t, err.Error(), srv.URL)
+			assert.True(t, llm.IsRetryable(err))
+		})
+	}
+}
+
+func TestStreamCallbackErrorStops(t *testing.T) {
+	srv := fakeserver.New(t, fakeserver.Reply{Events: []string{
+		chunk(`{"content":"a"}`, ""), chunk(`{"content":"b"}`, ""), chunk(`{}`, "stop"), "data: [DONE]",
+	}})
+	stop := errors.New("stop pressed")
+	n := 0
+	_, err := newModel(t, srv).Stream(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}},
+		func(llm.Delta) error { n++; return stop })
+	assert.ErrorIs(t, err, stop)
+	assert.Equal(t, 1, n)
+}
+
+func TestHTTPErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		reply    fakeserver.Reply
+		status   int
+		sentinel error
+		code     string
+		inText   []string
+		retry    time.Duration
+	}{
+		{"400", fakeserver.Reply{Status: 400, Body: `{"error":{"message":"Invalid value for 'temperature'.","type":"invalid_request_error","param":"temperature","code":null}}`},
+			400, llm.ErrBadRequest, "invalid_request_error", []string{"Invalid value for 'temperature'."}, 0},
+		{"401", fakeserver.Reply{Status: 401, Body: `{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`},
+			401, llm.ErrUnauthorized, "invalid_api_key", []string{"OPENAI_API_KEY", "Incorrect API key provided."}, 0},
+		{"429", fakeserver.Reply{Status: 429, Header: map[string]string{"Retry-After": "7"}, Body: `{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}`},
+			429, llm.ErrRateLimited, "rate_limit_exceeded", []string{"Rate limit reached", "retry after 7s"}, 7 * time.Second},
+		{"500 with an HTML page", fakeserver.Reply{Status: 500, Header: map[string]string{"Content-Type": "text/html"}, Body: "<html><body>Internal Server Error</body></html>"},
+			500, nil, "", []string{"Internal Server Error"}, 0},
+	}
+	for _, tt := range tests {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s stream=%v", tt.name, stream), func(t *testing.T) {
+				srv := fakeserver.New(t, tt.reply)
+				m := newModel(t, srv)
+				req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}}
+				var err error
+				if stream {
+					_, err = m.Stream(context.Background(), req, func(llm.Delta) error { return nil })
+				} else {
+					_, err = m.Chat(context.Background(), req)
+				}
+				var ae *llm.APIError
+				require.ErrorAs(t, err, &ae)
+				assert.Equal(t, tt.status, ae.Status)
+				assert.Equal(t, "openai", ae.Driver)
+				assert.Equal(t, tt.code, ae.Code)
+				assert.Equal(t, tt.retry, ae.RetryAfter)
+				if tt.sentinel != nil {
+					assert.ErrorIs(t, err, tt.sentinel)
+				}
+				for _, s := range tt.inText {
+					assert.Contains(t, err.Error(), s)
+				}
+				assert.NotContains(t, err.Error(), "sk-test-secret")
+				assert.Len(t, srv.Requests(), 1, "the SDK's own retries are off")
+			})
+		}
+	}
+}
+
+func TestMalformedBody(t *testing.T) {
+	srv := fakeserver.New(t,
+		fakeserver.Reply{Body: `{"id":"chatcmpl-1","choices":[{"index":0,"message":{"role":"assistant","content":"trunc`},
+		fakeserver.Reply{Body: `{"id":"chatcmpl-1","object":"chat.completion","choices":[]}`},
+		fakeserver.Reply{Events: []string{chunk(`{"content":"a"}`, ""), `data: {"choices":[{"index":0,"delta":{"content":`}},
+		fakeserver.Reply{Body: completion(`{"role":"assistant","content":"not a stream"}`, "stop")},
+	)
+	m := newModel(t, srv)
+	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}}
+	for i, call := range []func() error{
+		func() error { _, err := m.Chat(context.Background(), req); return err },
+		func() error { _, err := m.Chat(context.Background(), req); return err },
+		func() error {
+			_, err := m.Stream(context.Background(), req, func(llm.Delta) error { return nil })
+			return err
+		},
+		func() error {
+			_, err := m.Stream(context.Background(), req, func(llm.Delta) error { return nil })
+			return err
+		},
+	} {
+		err := call()
+		require.ErrorIs(t, err, llm.ErrMalformed, "case %d", i)
+		assert.Contains(t, err.Error(), "openai API at "+srv.URL+"/v1")
+		assert.False(t, llm.IsRetryable(err))
+	}
+}
+
+func TestWithRetryRetriesTheServer(t *testing.T) {
+	srv := fakeserver.New(t,
+		fakeserver.Reply{Status: 503, Body: `{"error":{"message":"overloaded","type":"server_error"}}`},
+		fakeserver.Reply{Status: 429, Header: map[string]string{"Retry-After": "0.001"}, Body: `{"error":{"message":"slow down","type":"requests"}}`},
+		fakeserver.Reply{Body: completion(`{"role":"assistant","content":"ok"}`, "stop")},
+	)
+	var waits []time.Duration
+	m := llm.WithRetry(newModel(t, srv), llm.RetryOptions{BaseDelay: time.Millisecond,
+		Sleep: func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }})
+	resp, err := m.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}})
+	require.NoError(t, err)
+	assert.Equal(t, "ok", resp.Message.Content)
+	assert.Len(t, srv.Requests(), 3)
+	assert.Len(t, waits, 2)
+}
+
+func TestNewChecksConfig(t *testing.T) {
+	_, err := openai.New(openai.Config{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "OPENAI_API_KEY")
+
+	_, err = openai.New(openai.Config{BaseURL: "localhost:8080"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `"localhost:8080"`)
+
+	srv := fakeserver.New(t, fakeserver.Reply{Body: completion(`{"role":"assistant","content":"hi"}`, "stop")})
+	m := mustNew(t, openai.Config{BaseURL: srv.URL + "/v1/", Model: "local"})
+	assert.Equal(t, llm.Info{Driver: "openai", Model: "local", Endpoint: srv.URL + "/v1"}, m.Info())
+	_, err = m.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}})
+	require.NoError(t, err)
+	assert.Empty(t, srv.Last().Header.Get("Authorization"), "no key, no Authorization header")
+}
+
+func TestBadRequestsFailBeforeSending(t *testing.T) {
+	srv := fakeserver.New(t)
+	m := newModel(t, srv)
+	for _, req := range []llm.Request{
+		{Messages: []llm.Message{{Role: "robot", Content: "x"}}},
+		{Messages: []llm.Message{{Role: llm.RoleTool, Content: "x"}}},
+		{Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}, Tools: []llm.Tool{{Name: "t", Parameters: json.RawMessage(`[1]`)}}},
+	} {
+		_, err := m.Chat(context.Background(), req)
+		require.Error(t, err)
+		assert.True(t, strings.HasPrefix(err.Error(), "openai: "), err.Error())
+	}
+	assert.Empty(t, srv.Requests())
+}
