@@ -97,6 +97,7 @@ type Agent struct {
 	search Searcher
 	an     *analyze.Analyzer
 	opt    Options
+	llm    *LLMOptions // nil: offline
 }
 
 // New returns an agent over s.

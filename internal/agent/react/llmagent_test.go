@@ -1,0 +1,209 @@
+package react
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/sagasu-dev/sagasu/internal/graph"
+	"github.com/sagasu-dev/sagasu/internal/llm"
+	"github.com/sagasu-dev/sagasu/internal/llm/llmtest"
+)
+
+// types lists the trace's event types in order.
+func types(res *Result) string {
+	var ts []string
+	for _, ev := range res.Trace {
+		ts = append(ts, ev.Type)
+	}
+	return strings.Join(ts, ",")
+}
+
+// citeFor answers with sentence, cited to the passage (as the run's
+// observations numbered it) whose text contains quote.
+func citeFor(t *testing.T, sentence, quote string) llmtest.Step {
+	return llmtest.Func(func(req llm.Request) (*llm.Response, error) {
+		for _, m := range req.Messages {
+			if m.Role != llm.RoleTool {
+				continue
+			}
+			for _, block := range strings.Split(m.Content, "\n\n[") {
+				if strings.Contains(block, quote) {
+					n := strings.TrimPrefix(block, "[")
+					n = n[:strings.Index(n, "]")]
+					return &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: strings.ReplaceAll(sentence, "[n]", "["+n+"]")}}, nil
+				}
+			}
+		}
+		t.Errorf("no observation holds %q", quote)
+		return &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: sentence}}, nil
+	})
+}
+
+func llmAgent(t *testing.T, m llm.Model, opt LLMOptions) *Agent {
+	t.Helper()
+	e := vitepress(t)
+	opt.Model = m
+	opt.Library = e.Store()
+	return New(e, Options{}).WithModel(opt)
+}
+
+// TestReActThenReflection: the model searches, drafts an answer with one
+// sentence its passages do not back, and the reflection revises it; the
+// final answer keeps only backed sentences, cited to retrieved chunks.
+func TestReActThenReflection(t *testing.T) {
+	m := llmtest.New(
+		llmtest.Step{ToolCalls: []llm.ToolCall{llmtest.Call("c1", ToolSearch, `{"query":"sitemap generation","k":3}`)}, Text: "I need the sitemap page."},
+		llmtest.Text("Add a sitemap option with a hostname to your config to generate sitemap.xml [1]. Sitemaps are rendered by a Rust service on port 9999 [1]."),
+		llmtest.Func(func(req llm.Request) (*llm.Response, error) {
+			last := req.Messages[len(req.Messages)-1].Content
+			if !strings.Contains(last, "Accuracy") || !strings.Contains(last, "9999") {
+				t.Errorf("the reflection request does not name the unsupported sentence: %q", last)
+			}
+			return citeFor(t, "VitePress comes with out-of-the-box support for generating a `sitemap.xml` file for your site [n].", "out-of-the-box").Func(req)
+		}),
+	)
+	a := llmAgent(t, m, LLMOptions{})
+	res, err := a.Ask(context.Background(), "How do I generate a sitemap?", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Mode != "llm" || res.Stopped != "" {
+		t.Errorf("mode %q, stopped %q", res.Mode, res.Stopped)
+	}
+	if !strings.Contains(res.Answer, "sitemap.xml") || strings.Contains(res.Answer, "9999") {
+		t.Errorf("answer %q: want the backed sentence and not the invented one", res.Answer)
+	}
+	if len(res.Citations) != 1 || !strings.HasSuffix(res.Citations[0].Source.URI, "sitemap-generation.md") {
+		t.Fatalf("citations %+v", res.Citations)
+	}
+	for _, c := range res.Claims {
+		if c.Checked && !c.Supported {
+			t.Errorf("unsupported claim left in the answer: %+v", c)
+		}
+	}
+	got := types(res)
+	for _, want := range []string{"thought", "action", "observation", "reflection", "answer"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("trace %s has no %s", got, want)
+		}
+	}
+	if res.Turns != 2 {
+		t.Errorf("turns %d, want 2", res.Turns)
+	}
+	if m.Remaining() != 0 {
+		t.Errorf("%d scripted steps unused", m.Remaining())
+	}
+}
+
+// TestUnbackedModelAnswerFallsBackToQuotes: a model whose answer cites
+// nothing gets an answer quoted from the passages it retrieved, and the
+// reflection says so.
+func TestUnbackedModelAnswerFallsBackToQuotes(t *testing.T) {
+	m := llmtest.New(
+		llmtest.Calls(llmtest.Call("c1", ToolSearch, `{"query":"local search provider"}`)),
+		llmtest.Text("Just use Google."),
+		llmtest.Text("Just use Google, it is the best."),
+	)
+	res, err := llmAgent(t, m, LLMOptions{}).Ask(context.Background(), "How do I enable local search?", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(res.Answer, "Google") || len(res.Citations) == 0 {
+		t.Errorf("answer %q with %d citations: want quoted passages", res.Answer, len(res.Citations))
+	}
+	if len(res.Reflection.Unsupported) == 0 || !strings.Contains(res.Reflection.Accuracy.Note, "quotes the passages") {
+		t.Errorf("reflection %+v does not report the fallback", res.Reflection)
+	}
+}
+
+// TestGuardsEndRunsWithTheBestAnswerSoFar: a model that repeats one call,
+// one that sends malformed arguments, and one that runs out of turns each
+// end with a cited answer and the reason.
+func TestGuardsEndRunsWithTheBestAnswerSoFar(t *testing.T) {
+	same := llmtest.Call("c", ToolSearch, `{"query":"sitemap"}`)
+	tests := []struct {
+		name    string
+		steps   []llmtest.Step
+		opt     LLMOptions
+		stopped string
+	}{
+		{"repeats one call", []llmtest.Step{llmtest.Calls(same), llmtest.Calls(same), llmtest.Calls(same), llmtest.Calls(same), llmtest.Calls(same)}, LLMOptions{}, graph.GuardRepeatAction},
+		{"malformed arguments", []llmtest.Step{
+			llmtest.Calls(llmtest.Call("c1", ToolSearch, `{"query":"sitemap"}`)),
+			llmtest.Calls(llmtest.Call("c2", ToolSearch, `{"query": sitemap`)),
+			llmtest.Calls(llmtest.Call("c3", ToolSearch, `{"k": 3}`)),
+			llmtest.Calls(llmtest.Call("c4", "search_the_web", `{"query":"x"}`)),
+			llmtest.Calls(llmtest.Call("c5", ToolSearch, `[1,2]`)),
+		}, LLMOptions{}, graph.GuardParseFailures},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := llmtest.New(tt.steps...)
+			res, err := llmAgent(t, m, tt.opt).Ask(context.Background(), "How do I generate a sitemap?", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(res.Stopped, tt.stopped) {
+				t.Errorf("stopped %q, want %s", res.Stopped, tt.stopped)
+			}
+			if len(res.Citations) == 0 || !strings.Contains(strings.ToLower(res.Answer), "sitemap") {
+				t.Errorf("answer %q with %d citations: want the best cited answer so far", res.Answer, len(res.Citations))
+			}
+		})
+	}
+}
+
+// TestOutOfTurnsAnswersWithoutTools: at max_turns the model must answer.
+func TestOutOfTurnsAnswersWithoutTools(t *testing.T) {
+	m := llmtest.New(
+		llmtest.Calls(llmtest.Call("c1", ToolSearch, `{"query":"sitemap"}`)),
+		llmtest.Calls(llmtest.Call("c2", ToolSearch, `{"query":"sitemap hostname"}`)),
+		llmtest.Func(func(req llm.Request) (*llm.Response, error) {
+			if req.ToolChoice != llm.ToolChoiceNone || len(req.Tools) != 0 {
+				t.Errorf("out of turns, the model was still offered tools (%q, %d)", req.ToolChoice, len(req.Tools))
+			}
+			return citeFor(t, "VitePress comes with out-of-the-box support for generating a `sitemap.xml` file for your site [n].", "out-of-the-box").Func(req)
+		}),
+		citeFor(t, "VitePress comes with out-of-the-box support for generating a `sitemap.xml` file for your site [n].", "out-of-the-box"),
+	)
+	res, err := llmAgent(t, m, LLMOptions{MaxTurns: 2}).Ask(context.Background(), "How do I generate a sitemap?", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Turns != 2 || res.Stopped != "" || len(res.Citations) != 1 {
+		t.Errorf("turns %d, stopped %q, citations %d", res.Turns, res.Stopped, len(res.Citations))
+	}
+}
+
+// TestModelFailures: a model that is down fails with a clear error; one
+// whose stream is cut after it found passages still gives a cited answer
+// and says what happened.
+func TestModelFailures(t *testing.T) {
+	down := llmtest.New(llmtest.Fail(errors.New("connection refused")))
+	_, err := llmAgent(t, down, LLMOptions{}).Ask(context.Background(), "How do I generate a sitemap?", nil)
+	if err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("model down: err %v, want the cause", err)
+	}
+
+	cut := llmtest.New(
+		llmtest.Calls(llmtest.Call("c1", ToolSearch, `{"query":"sitemap"}`)),
+		llmtest.Step{Text: "VitePress comes with out-of-the-box support", CutAfter: 3, Err: llm.ErrIncomplete},
+	)
+	var streamed strings.Builder
+	res, err := llmAgent(t, cut, LLMOptions{OnDelta: func(s string) { streamed.WriteString(s) }}).Ask(context.Background(), "How do I generate a sitemap?", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if streamed.Len() == 0 || res.Stopped == "" || len(res.Citations) == 0 {
+		t.Errorf("stream cut: streamed %q, stopped %q, citations %d", streamed.String(), res.Stopped, len(res.Citations))
+	}
+}
+
+func TestEmptyQuestion(t *testing.T) {
+	a := New(nil, Options{}).WithModel(LLMOptions{Model: llmtest.New()})
+	if _, err := a.Ask(context.Background(), "  ", nil); !errors.Is(err, ErrEmptyQuestion) {
+		t.Errorf("err %v", err)
+	}
+}
