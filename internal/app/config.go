@@ -98,8 +98,6 @@ var FlagKeys = map[string]string{
 	"embedder-document-prefix": "embedder.document_prefix",
 }
 
-// unsetKeys are settings with no default, which the environment may still set.
-var unsetKeys = []string{"embedder.query_prefix", "embedder.document_prefix"}
 
 // Load builds the configuration: defaults, then the config file (path, or
 // sagasu.yaml when path is "" and it exists), then SAGASU_* variables from
@@ -119,7 +117,7 @@ func Load(path string, environ []string, flags *pflag.FlagSet) (Config, error) {
 			return def, fmt.Errorf("read config %q: %w", path, err)
 		}
 	}
-	known := append(k.Keys(), unsetKeys...)
+	known := k.Keys()
 	for _, kv := range environ {
 		name, val, ok := strings.Cut(kv, "=")
 		if !ok || !strings.HasPrefix(name, "SAGASU_") {
@@ -131,6 +129,11 @@ func Load(path string, environ []string, flags *pflag.FlagSet) (Config, error) {
 			if strings.ReplaceAll(kk, ".", "_") == want {
 				key = kk
 			}
+		}
+		if key == "" {
+			// A variable may also be named after a flag: SAGASU_EMBEDDER for
+			// --embedder, SAGASU_EMBEDDER_QUERY_PREFIX for a key with no default.
+			key = FlagKeys[strings.ReplaceAll(want, "_", "-")]
 		}
 		if key == "" {
 			continue // not a setting (e.g. SAGASU_TEST_POSTGRES)

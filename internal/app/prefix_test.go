@@ -179,16 +179,20 @@ func TestPrefixPinning(t *testing.T) {
 
 func ptrCfg(c EmbedderConfig) *EmbedderConfig { return &c }
 
-func TestPrefixConfigSources(t *testing.T) {
+func TestEmbedderConfigFromEnvironment(t *testing.T) {
 	fs := flags()
 	fs.String("embedder-query-prefix", "", "")
 	fs.String("embedder-document-prefix", "", "")
 	if err := fs.Parse([]string{"--embedder-document-prefix", ""}); err != nil {
 		t.Fatal(err)
 	}
-	c, err := Load("", []string{"SAGASU_EMBEDDER_QUERY_PREFIX=search: "}, fs)
+	c, err := Load("", []string{"SAGASU_EMBEDDER_QUERY_PREFIX=search: ", "SAGASU_EMBEDDER=openai", "SAGASU_EMBEDDER_URL=http://127.0.0.1:9/v1"}, fs)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// What `scripts/local-models.sh start` prints: variables named after the flags.
+	if c.Embedder.Driver != "openai" || c.Embedder.URL != "http://127.0.0.1:9/v1" {
+		t.Errorf("SAGASU_EMBEDDER and SAGASU_EMBEDDER_URL loaded as %+v", c.Embedder)
 	}
 	got := fmt.Sprintf("%v %v", c.Embedder.QueryPrefix != nil, c.Embedder.DocumentPrefix != nil)
 	if got != "true true" || *c.Embedder.QueryPrefix != "search: " || *c.Embedder.DocumentPrefix != "" {
