@@ -135,6 +135,8 @@ func addEmbedderFlags(f *pflag.FlagSet) {
 	f.String("embedder-url", "", "base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1")
 	f.String("embedder-path", "", "static embedder: word-vector file or Model2Vec folder")
 	f.Int("embedder-dim", 0, "embedding dimension (0: the model's own)")
+	f.String("embedder-query-prefix", "", `text put before each query before it is embedded (default: the model's known one, e.g. "query: " for E5)`)
+	f.String("embedder-document-prefix", "", `text put before each document before it is embedded (default: the model's known one, e.g. "passage: " for E5)`)
 }
 
 // load reads the configuration for cmd.

@@ -50,6 +50,13 @@ type EmbedderConfig struct {
 	URL    string `koanf:"url" json:"url,omitempty"`     // base URL of an OpenAI-compatible server
 	Path   string `koanf:"path" json:"path,omitempty"`   // static model file or folder
 	Dim    int    `koanf:"dim" json:"dim,omitempty"`     // output dimension, 0 for the model's own
+
+	// QueryPrefix and DocumentPrefix go before each query and each document
+	// before it is embedded. Nil means unset: the model's known prefixes
+	// (embed.KnownPrefixes), or the ones the index was built with. A pin
+	// always records both, "" included.
+	QueryPrefix    *string `koanf:"query_prefix" json:"query_prefix,omitempty"`
+	DocumentPrefix *string `koanf:"document_prefix" json:"document_prefix,omitempty"`
 }
 
 // Defaults returns the built-in configuration.
@@ -86,7 +93,11 @@ var FlagKeys = map[string]string{
 	"embedder-url":   "embedder.url",
 	"embedder-path":  "embedder.path",
 	"embedder-dim":   "embedder.dim",
+
+	"embedder-query-prefix":    "embedder.query_prefix",
+	"embedder-document-prefix": "embedder.document_prefix",
 }
+
 
 // Load builds the configuration: defaults, then the config file (path, or
 // sagasu.yaml when path is "" and it exists), then SAGASU_* variables from
@@ -118,6 +129,11 @@ func Load(path string, environ []string, flags *pflag.FlagSet) (Config, error) {
 			if strings.ReplaceAll(kk, ".", "_") == want {
 				key = kk
 			}
+		}
+		if key == "" {
+			// A variable may also be named after a flag: SAGASU_EMBEDDER for
+			// --embedder, SAGASU_EMBEDDER_QUERY_PREFIX for a key with no default.
+			key = FlagKeys[strings.ReplaceAll(want, "_", "-")]
 		}
 		if key == "" {
 			continue // not a setting (e.g. SAGASU_TEST_POSTGRES)

@@ -27,10 +27,32 @@ func Pinned(ctx context.Context, st store.Store) (EmbedderConfig, error) {
 	if err := json.Unmarshal([]byte(raw), &p); err != nil {
 		return EmbedderConfig{}, fmt.Errorf("the index's pinned embedder is unreadable (%v): re-embed with `sagasu reindex --embedder ...`", err)
 	}
+	// An index pinned before prefixes were recorded was embedded without them.
+	none := ""
+	if p.QueryPrefix == nil {
+		p.QueryPrefix = &none
+	}
+	if p.DocumentPrefix == nil {
+		p.DocumentPrefix = &none
+	}
 	return p, nil
 }
 
-// BuildEmbedder constructs the embedder a configuration names (nil for none).
+// Prefixes returns the prefixes c puts before queries and documents for a
+// model of the given name: the ones c sets, else the model's known ones.
+func (c EmbedderConfig) Prefixes(model string) embed.Prefixes {
+	p := embed.KnownPrefixes(model)
+	if c.QueryPrefix != nil {
+		p.Query = *c.QueryPrefix
+	}
+	if c.DocumentPrefix != nil {
+		p.Document = *c.DocumentPrefix
+	}
+	return p
+}
+
+// BuildEmbedder constructs the embedder a configuration names (nil for none),
+// with the prefixes c.Prefixes gives for its model.
 func BuildEmbedder(ctx context.Context, c EmbedderConfig, getenv func(string) string) (embed.Embedder, error) {
 	var client embed.Client
 	var err error
@@ -49,7 +71,8 @@ func BuildEmbedder(ctx context.Context, c EmbedderConfig, getenv func(string) st
 	if err != nil {
 		return nil, err
 	}
-	return embed.New(client, embed.Options{}), nil
+	e := embed.New(client, embed.Options{})
+	return embed.WithPrefixes(e, c.Prefixes(client.Info().Model)), nil
 }
 
 // sameEmbedder reports whether a requested configuration matches a pin.
@@ -63,12 +86,32 @@ func sameEmbedder(want, pin EmbedderConfig) bool {
 	if want.Dim != 0 && want.Dim != pin.Dim {
 		return false
 	}
+	if !samePrefix(want.QueryPrefix, pin.QueryPrefix) || !samePrefix(want.DocumentPrefix, pin.DocumentPrefix) {
+		return false
+	}
 	if want.Driver == "static" && want.Path != "" && want.Model == "" {
 		// A static model is named after its file unless a name was given.
 		base := filepath.Base(want.Path)
 		return base == pin.Model || base[:len(base)-len(filepath.Ext(base))] == pin.Model
 	}
 	return true
+}
+
+// samePrefix reports whether a requested prefix (nil: not set) fits a pinned one.
+func samePrefix(want, pin *string) bool {
+	return want == nil || pin == nil || *want == *pin
+}
+
+// withPinnedPrefixes fills the prefixes want leaves unset from the pin, so
+// queries are embedded the way the index's documents were.
+func withPinnedPrefixes(want, pin EmbedderConfig) EmbedderConfig {
+	if want.QueryPrefix == nil {
+		want.QueryPrefix = pin.QueryPrefix
+	}
+	if want.DocumentPrefix == nil {
+		want.DocumentPrefix = pin.DocumentPrefix
+	}
+	return want
 }
 
 func describe(c EmbedderConfig) string {
@@ -78,6 +121,12 @@ func describe(c EmbedderConfig) string {
 	}
 	if c.Dim != 0 {
 		s += fmt.Sprintf(" (%d dimensions)", c.Dim)
+	}
+	if c.QueryPrefix != nil {
+		s += fmt.Sprintf(" query prefix %q", *c.QueryPrefix)
+	}
+	if c.DocumentPrefix != nil {
+		s += fmt.Sprintf(" document prefix %q", *c.DocumentPrefix)
 	}
 	return s
 }
@@ -100,6 +149,8 @@ func (a *App) Embedder(ctx context.Context, st store.Store, pin bool) (embed.Emb
 	case pinned.Driver != "" && !sameEmbedder(want, pinned):
 		return nil, fmt.Errorf("the index is pinned to embedder %s, not %s: re-embed it with `sagasu reindex --embedder %s ...`, or use another --db",
 			describe(pinned), describe(want), want.Driver)
+	case pinned.Driver != "":
+		want = withPinnedPrefixes(want, pinned)
 	}
 	e, err := BuildEmbedder(ctx, want, a.Getenv)
 	if err != nil {
@@ -127,6 +178,8 @@ func PinEmbedder(ctx context.Context, st store.Store, e embed.Embedder, c Embedd
 		return err
 	}
 	c.Model, c.Dim = info.Model, info.Dim
+	p := c.Prefixes(info.Model)
+	c.QueryPrefix, c.DocumentPrefix = &p.Query, &p.Document
 	if c.Path != "" {
 		if abs, err := filepath.Abs(c.Path); err == nil {
 			c.Path = abs
