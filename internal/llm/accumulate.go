@@ -14,6 +14,7 @@ type Accumulator struct {
 	args  []*strings.Builder
 	index map[int]int // ToolCallDelta.Index -> position in calls
 	count int         // deltas added
+	sigs  map[int]string
 }
 
 // Add appends one delta.
@@ -55,7 +56,19 @@ func (a *Accumulator) Message() Message {
 	m := Message{Role: RoleAssistant, Content: a.text.String()}
 	for i, c := range a.calls {
 		c.Arguments = json.RawMessage(a.args[i].String())
+		c.Signature = a.sigs[i]
 		m.ToolCalls = append(m.ToolCalls, c)
 	}
 	return m
+}
+
+// SetSignature records a tool call's vendor signature (see
+// ToolCall.Signature); index is the call's ToolCallDelta.Index.
+func (a *Accumulator) SetSignature(index int, sig string) {
+	if i, ok := a.index[index]; ok {
+		if a.sigs == nil {
+			a.sigs = map[int]string{}
+		}
+		a.sigs[i] = sig
+	}
 }

@@ -12,7 +12,8 @@ import (
 // Sentinel errors, matched with errors.Is against an *APIError (by its
 // status) or against a driver's wrapped error.
 var (
-	// ErrUnauthorized: the API refused the key (401 or 403).
+	// ErrUnauthorized: the API refused the key (401 or 403, or Gemini's
+	// 400 with reason API_KEY_INVALID).
 	ErrUnauthorized = errors.New("unauthorized")
 	// ErrRateLimited: the API asked to slow down (429).
 	ErrRateLimited = errors.New("rate limited")
@@ -52,7 +53,7 @@ func (e *APIError) Error() string {
 		b.WriteString(": " + e.Message)
 	}
 	switch {
-	case e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden:
+	case e.unauthorized():
 		if e.KeyEnv != "" {
 			fmt.Fprintf(&b, "; check the API key in %s", e.KeyEnv)
 		} else {
@@ -68,16 +69,24 @@ func (e *APIError) Error() string {
 func (e *APIError) Is(target error) bool {
 	switch target {
 	case ErrUnauthorized:
-		return e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden
+		return e.unauthorized()
 	case ErrRateLimited:
 		return e.Status == http.StatusTooManyRequests
 	case ErrBadRequest:
+		if e.unauthorized() {
+			return false
+		}
 		switch e.Status {
 		case http.StatusBadRequest, http.StatusNotFound, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
 			return true
 		}
 	}
 	return false
+}
+
+// unauthorized: 401, 403, or Gemini's 400 for a bad key.
+func (e *APIError) unauthorized() bool {
+	return e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden || e.Code == "API_KEY_INVALID"
 }
 
 // Retryable reports whether the same request may succeed later: 408, 409,

@@ -73,6 +73,10 @@ type ToolCall struct {
 	// Arguments are exactly as the model sent them: usually a JSON object,
 	// but a weak model may send invalid JSON. Check with CheckToolCall.
 	Arguments json.RawMessage `json:"arguments"`
+	// Signature is opaque vendor data that must go back with the call in
+	// later requests (Gemini's thought signature). Agents keep it by
+	// sending the assistant message back as they got it.
+	Signature string `json:"signature,omitempty"`
 }
 
 // ToolChoice says whether the model must, may or must not call a tool:

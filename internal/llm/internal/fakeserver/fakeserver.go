@@ -27,6 +27,9 @@ type Reply struct {
 	// "event:" and "data:" lines exactly as the vendor does), followed by
 	// a blank line, each flushed on its own.
 	Events []string
+	// CRLF ends each event with "\r\n\r\n" (as Gemini does) instead of
+	// "\n\n".
+	CRLF bool
 	// Abort, with Events, drops the connection after the events instead of
 	// ending the response cleanly.
 	Abort bool
@@ -122,8 +125,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(status)
 	fl := w.(http.Flusher)
+	end := "\n\n"
+	if rep.CRLF {
+		end = "\r\n\r\n"
+	}
 	for _, ev := range rep.Events {
-		_, _ = fmt.Fprintf(w, "%s\n\n", strings.TrimRight(ev, "\n"))
+		_, _ = fmt.Fprintf(w, "%s%s", strings.TrimRight(ev, "\n"), end)
 		fl.Flush()
 	}
 	if rep.Abort {

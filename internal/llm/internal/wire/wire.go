@@ -67,10 +67,14 @@ func (r *Recorder) APIError(driver, endpoint, keyEnv string) *llm.APIError {
 	if r.status < 400 {
 		return nil
 	}
-	code, msg := errorBody(r.body)
+	code, msg, delay := errorBody(r.body)
+	retryAfter := llm.ParseRetryAfter(r.header, time.Now())
+	if retryAfter == 0 {
+		retryAfter = delay
+	}
 	return &llm.APIError{
 		Driver: driver, Endpoint: endpoint, Status: r.status, Code: code, Message: msg,
-		RetryAfter: llm.ParseRetryAfter(r.header, time.Now()), KeyEnv: keyEnv,
+		RetryAfter: retryAfter, KeyEnv: keyEnv,
 	}
 }
 
@@ -134,9 +138,11 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 // errorBody reads the vendors' error bodies: OpenAI's
 // {"error":{"message","type","code"}}, Anthropic's
 // {"type":"error","error":{"type","message"}}, Gemini's
-// {"error":{"code","message","status"}}, and plain {"error":"..."} or
+// {"error":{"code","message","status","details"}} (where a detail may give
+// a reason such as API_KEY_INVALID, which becomes the code, or a
+// RetryInfo retryDelay such as "37s"), and plain {"error":"..."} or
 // {"message":"..."}; anything else is quoted (clipped) as the message.
-func errorBody(body []byte) (code, msg string) {
+func errorBody(body []byte) (code, msg string, retryDelay time.Duration) {
 	var v struct {
 		Error   json.RawMessage `json:"error"`
 		Message string          `json:"message"`
@@ -147,6 +153,10 @@ func errorBody(body []byte) (code, msg string) {
 			Type    string          `json:"type"`
 			Status  string          `json:"status"`
 			Code    json.RawMessage `json:"code"`
+			Details []struct {
+				Reason     string `json:"reason"`
+				RetryDelay string `json:"retryDelay"`
+			} `json:"details"`
 		}
 		var s string
 		switch {
@@ -161,19 +171,28 @@ func errorBody(body []byte) (code, msg string) {
 			default:
 				code = obj.Type
 			}
-			return code, obj.Message
+			for _, d := range obj.Details {
+				if d.Reason != "" {
+					code = d.Reason
+				}
+				if dur, err := time.ParseDuration(d.RetryDelay); err == nil && dur > 0 {
+					retryDelay = dur
+				}
+			}
+			return code, obj.Message, retryDelay
 		case json.Unmarshal(v.Error, &s) == nil && s != "":
-			return "", s
+			return "", s, 0
 		case v.Message != "":
-			return "", v.Message
+			return "", v.Message, 0
 		}
 	}
-	return "", Clip(strings.Join(strings.Fields(string(body)), " "), 300)
+	return "", Clip(strings.Join(strings.Fields(string(body)), " "), 300), 0
 }
 
 // Malformed is the error for an answer the driver could not read.
 func Malformed(driver, endpoint string, cause error) error {
-	return fmt.Errorf("%s API at %s: %w: %w", driver, endpoint, llm.ErrMalformed, cause)
+	// The cause may quote the whole body: keep the message short.
+	return fmt.Errorf("%s API at %s: %w: %s", driver, endpoint, llm.ErrMalformed, Clip(cause.Error(), 300))
 }
 
 // Incomplete is the error for a stream that ended early: cause is what
