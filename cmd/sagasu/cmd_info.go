@@ -51,12 +51,12 @@ func newInfoCmd(g *globals) *cobra.Command {
 			}
 			if a.Config.JSON {
 				return writeJSON(g.stdout, map[string]any{
-					"db": a.Config.DB, "sources": s.Sources, "chunks": s.Chunks, "terms": s.Terms,
+					"db": app.Redact(a.Config.DB), "sources": s.Sources, "chunks": s.Chunks, "terms": s.Terms,
 					"contentBytes": s.Bytes, "dbBytes": s.SizeBytes, "vectors": s.Vectors,
 					"analyzer": analyzer, "embedder": pinned,
 				})
 			}
-			fmt.Fprintf(g.stdout, "index     %s\n", a.Config.DB)
+			fmt.Fprintf(g.stdout, "index     %s\n", app.Redact(a.Config.DB))
 			fmt.Fprintf(g.stdout, "sources   %d (%.1f MB of content)\n", s.Sources, float64(s.Bytes)/1e6)
 			fmt.Fprintf(g.stdout, "chunks    %d\n", s.Chunks)
 			fmt.Fprintf(g.stdout, "terms     %d distinct\n", s.Terms)

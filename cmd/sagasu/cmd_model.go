@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sagasu-dev/sagasu/internal/embed/static"
+	"github.com/sagasu-dev/sagasu/internal/app"
 )
 
 func newModelCmd(g *globals) *cobra.Command {
@@ -24,7 +24,7 @@ which loads several times faster. Use the result with
 		Example: `  sagasu model import glove.6B.100d.txt models/glove-100d.bin`,
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := static.Import(args[0], args[1]); err != nil {
+			if err := app.ImportWordVectors(args[0], args[1]); err != nil {
 				return err
 			}
 			fi, err := os.Stat(args[1])

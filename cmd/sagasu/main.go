@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"runtime/pprof"
 	"syscall"
 
@@ -130,13 +131,20 @@ variables and flags (flags win).`,
 
 // addEmbedderFlags adds the flags that select an embedding model.
 func addEmbedderFlags(f *pflag.FlagSet) {
-	f.String("embedder", "", "embedding driver: openai (also Ollama, llama.cpp, vLLM, LM Studio), gemini, static")
+	f.String("embedder", "", "embedding driver: "+strings.Join(app.EmbedderDrivers, ", ")+" (openai also serves Ollama, llama.cpp, vLLM, LM Studio)")
 	f.String("embedder-model", "", "embedding model name")
 	f.String("embedder-url", "", "base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1")
 	f.String("embedder-path", "", "static embedder: word-vector file or Model2Vec folder")
 	f.Int("embedder-dim", 0, "embedding dimension (0: the model's own)")
 	f.String("embedder-query-prefix", "", `text put before each query before it is embedded (default: the model's known one, e.g. "query: " for E5)`)
 	f.String("embedder-document-prefix", "", `text put before each document before it is embedded (default: the model's known one, e.g. "passage: " for E5)`)
+}
+
+// addLLMFlags adds the flags that select a chat model.
+func addLLMFlags(f *pflag.FlagSet) {
+	f.String("llm", "", "chat model driver: "+strings.Join(app.LLMDrivers, ", ")+" (openai also serves llama.cpp, Ollama, vLLM, LM Studio); none: offline")
+	f.String("llm-model", "", "chat model name (default: the driver's)")
+	f.String("llm-url", "", "base URL of the model's API, e.g. http://127.0.0.1:8080/v1 for llama-server")
 }
 
 // load reads the configuration for cmd.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/url"
+	"path/filepath"
 	"strings"
 
 	"github.com/sagasu-dev/sagasu/internal/analyze"
@@ -124,4 +126,46 @@ func (a *App) OpenEngine(ctx context.Context) (*search.Engine, func(), error) {
 		return nil, nil, err
 	}
 	return a.Engine(st, e), func() { st.Close() }, nil
+}
+
+// CacheDir is the agent cache folder: the cache_dir setting, else
+// cache/agent beside a SQLite index, else .sagasu/cache/agent under the
+// working directory for a server store, whose location (a DSN that may hold
+// a password) never becomes a path.
+func (a *App) CacheDir() string {
+	if a.Config.CacheDir != "" {
+		return a.Config.CacheDir
+	}
+	if IsServerLocation(a.Config.DB) {
+		return filepath.Join(".sagasu", "cache", "agent")
+	}
+	db := strings.TrimPrefix(a.Config.DB, "sqlite://")
+	return filepath.Join(filepath.Dir(db), "cache", "agent")
+}
+
+// IsServerLocation reports whether an index location names a database
+// server (a DSN) rather than a file.
+func IsServerLocation(location string) bool {
+	for _, p := range []string{"postgres://", "postgresql://", "qdrant://"} {
+		if strings.HasPrefix(location, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Redact returns an index location fit for logs and messages: a DSN's
+// password is replaced by "***".
+func Redact(location string) string {
+	if !IsServerLocation(location) {
+		return location
+	}
+	u, err := url.Parse(location)
+	if err != nil {
+		return "(an unparsable server address)"
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "***")
+	}
+	return u.String()
 }

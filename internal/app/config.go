@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -14,49 +15,62 @@ import (
 	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/v2"
 	"github.com/spf13/pflag"
+
+	"github.com/sagasu-dev/sagasu/internal/mcpclient"
 )
 
-// Config is everything a user can set.
+// Config is everything a user can set. Each setting is declared once, here:
+// its key (koanf tag; SAGASU_KEY_PATH in the environment, dots as
+// underscores) and, when a flag sets it, the flag's name (flag tag).
+// Defaults gives the values; the rest is derived.
 type Config struct {
-	DB       string `koanf:"db"`        // index location: a SQLite file path
-	JSON     bool   `koanf:"json"`      // machine-readable output
-	LogLevel string `koanf:"log_level"` // debug, info, warn, error
+	DB       string `koanf:"db" flag:"db"`               // index location: a SQLite file, or a postgres:// DSN
+	JSON     bool   `koanf:"json" flag:"json"`           // machine-readable output
+	LogLevel string `koanf:"log_level" flag:"log-level"` // debug, info, warn, error
+	// CacheDir is the agent cache folder. Empty: cache/agent beside a
+	// SQLite index, or .sagasu/cache/agent for a server store (never a
+	// path made from a DSN).
+	CacheDir string `koanf:"cache_dir" flag:"cache-dir"`
 
 	Chunk struct {
-		Size    int `koanf:"size"`    // max tokens per chunk
-		Overlap int `koanf:"overlap"` // tokens repeated between pieces of a long section
+		Size    int `koanf:"size" flag:"chunk-size"`       // max tokens per chunk
+		Overlap int `koanf:"overlap" flag:"chunk-overlap"` // tokens repeated between pieces of a long section
 	} `koanf:"chunk"`
 
 	Index struct {
-		MaxFileSize int64    `koanf:"max_file_size"` // bytes; larger files are skipped
-		Exclude     []string `koanf:"exclude"`       // glob patterns to skip
+		MaxFileSize int64    `koanf:"max_file_size" flag:"max-file-size"` // bytes; larger files are skipped
+		Exclude     []string `koanf:"exclude" flag:"exclude"`             // glob patterns to skip
 	} `koanf:"index"`
 
 	Search struct {
-		K              int     `koanf:"k"`               // default number of results
+		K              int     `koanf:"k" flag:"k"`      // default number of results
 		RRFK           float64 `koanf:"rrf_k"`           // reciprocal rank fusion constant
 		KeywordWeight  float64 `koanf:"keyword_weight"`  // weight of the BM25 list in hybrid search
 		SemanticWeight float64 `koanf:"semantic_weight"` // weight of the vector list in hybrid search
 	} `koanf:"search"`
 
 	Embedder EmbedderConfig `koanf:"embedder"`
+	LLM      LLMConfig      `koanf:"llm"`
+
+	// MCPServers are the MCP servers agents may use, by name.
+	MCPServers map[string]mcpclient.ServerConfig `koanf:"mcp_servers"`
 }
 
 // EmbedderConfig selects an embedding model. Keys are never configured
 // here: they come from OPENAI_API_KEY, GEMINI_API_KEY or GOOGLE_API_KEY.
 type EmbedderConfig struct {
-	Driver string `koanf:"driver" json:"driver"`         // openai, gemini, static; "" for none
-	Model  string `koanf:"model" json:"model,omitempty"` // model name
-	URL    string `koanf:"url" json:"url,omitempty"`     // base URL of an OpenAI-compatible server
-	Path   string `koanf:"path" json:"path,omitempty"`   // static model file or folder
-	Dim    int    `koanf:"dim" json:"dim,omitempty"`     // output dimension, 0 for the model's own
+	Driver string `koanf:"driver" json:"driver" flag:"embedder"`               // one of EmbedderDrivers; "" for none
+	Model  string `koanf:"model" json:"model,omitempty" flag:"embedder-model"` // model name
+	URL    string `koanf:"url" json:"url,omitempty" flag:"embedder-url"`       // base URL of an OpenAI-compatible server
+	Path   string `koanf:"path" json:"path,omitempty" flag:"embedder-path"`    // static model file or folder
+	Dim    int    `koanf:"dim" json:"dim,omitempty" flag:"embedder-dim"`       // output dimension, 0 for the model's own
 
 	// QueryPrefix and DocumentPrefix go before each query and each document
 	// before it is embedded. Nil means unset: the model's known prefixes
 	// (embed.KnownPrefixes), or the ones the index was built with. A pin
 	// always records both, "" included.
-	QueryPrefix    *string `koanf:"query_prefix" json:"query_prefix,omitempty"`
-	DocumentPrefix *string `koanf:"document_prefix" json:"document_prefix,omitempty"`
+	QueryPrefix    *string `koanf:"query_prefix" json:"query_prefix,omitempty" flag:"embedder-query-prefix"`
+	DocumentPrefix *string `koanf:"document_prefix" json:"document_prefix,omitempty" flag:"embedder-document-prefix"`
 }
 
 // Defaults returns the built-in configuration.
@@ -77,27 +91,26 @@ func Defaults() Config {
 // DefaultConfigFile is read when it exists and --config is not given.
 const DefaultConfigFile = "sagasu.yaml"
 
-// FlagKeys maps command-line flag names to configuration keys; a flag only
-// overrides the configuration when the user set it.
-var FlagKeys = map[string]string{
-	"db":             "db",
-	"json":           "json",
-	"log-level":      "log_level",
-	"chunk-size":     "chunk.size",
-	"chunk-overlap":  "chunk.overlap",
-	"max-file-size":  "index.max_file_size",
-	"exclude":        "index.exclude",
-	"k":              "search.k",
-	"embedder":       "embedder.driver",
-	"embedder-model": "embedder.model",
-	"embedder-url":   "embedder.url",
-	"embedder-path":  "embedder.path",
-	"embedder-dim":   "embedder.dim",
+// FlagKeys maps command-line flag names to configuration keys (from the
+// flag tags of Config); a flag only overrides the configuration when the
+// user set it.
+var FlagKeys = flagKeys(reflect.TypeFor[Config](), "")
 
-	"embedder-query-prefix":    "embedder.query_prefix",
-	"embedder-document-prefix": "embedder.document_prefix",
+func flagKeys(t reflect.Type, prefix string) map[string]string {
+	out := map[string]string{}
+	for f := range t.Fields() {
+		key := prefix + f.Tag.Get("koanf")
+		if flag := f.Tag.Get("flag"); flag != "" {
+			out[flag] = key
+		}
+		if f.Type.Kind() == reflect.Struct {
+			for k, v := range flagKeys(f.Type, key+".") {
+				out[k] = v
+			}
+		}
+	}
+	return out
 }
-
 
 // Load builds the configuration: defaults, then the config file (path, or
 // sagasu.yaml when path is "" and it exists), then SAGASU_* variables from
@@ -184,8 +197,11 @@ func (c Config) Validate() error {
 	if c.Index.MaxFileSize <= 0 {
 		return fmt.Errorf("max file size %d must be positive", c.Index.MaxFileSize)
 	}
-	if !slices.Contains([]string{"", "openai", "gemini", "static"}, c.Embedder.Driver) {
+	if c.Embedder.Driver != "" && !slices.Contains(EmbedderDrivers, c.Embedder.Driver) {
 		return fmt.Errorf("embedder %q: use openai (and OpenAI-compatible servers such as Ollama), gemini or static", c.Embedder.Driver)
+	}
+	if c.LLM.Driver != "" && !slices.Contains(LLMDrivers, c.LLM.Driver) {
+		return fmt.Errorf("llm %q: use openai (and OpenAI-compatible servers such as llama.cpp, Ollama, vLLM), gemini or anthropic", c.LLM.Driver)
 	}
 	if c.Embedder.Driver == "static" && c.Embedder.Path == "" {
 		return errors.New("the static embedder needs --embedder-path: a word-vector file (GloVe, word2vec, or one written by `sagasu model import`) or a Model2Vec folder")
@@ -202,22 +218,37 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// structProvider feeds defaults into koanf without a round trip through a file.
+// structProvider feeds defaults into koanf without a round trip through a
+// file: every key of Config, read from its koanf tags, with its value (nil
+// pointers and nil maps stay unset but known, so the environment can set
+// them).
 type structProvider struct{ c Config }
 
 func (p structProvider) ReadBytes() ([]byte, error) { return nil, errors.New("not supported") }
 
 func (p structProvider) Read() (map[string]any, error) {
-	c := p.c
-	return map[string]any{
-		"db":        c.DB,
-		"json":      c.JSON,
-		"log_level": c.LogLevel,
-		"chunk":     map[string]any{"size": c.Chunk.Size, "overlap": c.Chunk.Overlap},
-		"index":     map[string]any{"max_file_size": c.Index.MaxFileSize, "exclude": c.Index.Exclude},
-		"search": map[string]any{"k": c.Search.K, "rrf_k": c.Search.RRFK,
-			"keyword_weight": c.Search.KeywordWeight, "semantic_weight": c.Search.SemanticWeight},
-		"embedder": map[string]any{"driver": c.Embedder.Driver, "model": c.Embedder.Model,
-			"url": c.Embedder.URL, "path": c.Embedder.Path, "dim": c.Embedder.Dim},
-	}, nil
+	return structMap(reflect.ValueOf(p.c)), nil
+}
+
+func structMap(v reflect.Value) map[string]any {
+	out := map[string]any{}
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		key := f.Tag.Get("koanf")
+		if key == "" {
+			continue
+		}
+		fv := v.Field(i)
+		switch {
+		case fv.Kind() == reflect.Struct:
+			out[key] = structMap(fv)
+		case fv.Kind() == reflect.Pointer && fv.IsNil(), fv.Kind() == reflect.Map && fv.IsNil():
+			out[key] = nil
+		case fv.Kind() == reflect.Pointer:
+			out[key] = fv.Elem().Interface()
+		default:
+			out[key] = fv.Interface()
+		}
+	}
+	return out
 }

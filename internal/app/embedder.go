@@ -14,6 +14,9 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/store"
 )
 
+// EmbedderDrivers are the embedding drivers sagasu knows.
+var EmbedderDrivers = []string{"openai", "gemini", "static"}
+
 // metaEmbedder is the key under which an index pins its embedder.
 const metaEmbedder = "embedder"
 
@@ -196,3 +199,7 @@ func Unpin(ctx context.Context, st store.Store) error {
 	}
 	return st.SetMeta(ctx, metaEmbedder, "")
 }
+
+// ImportWordVectors converts GloVe or word2vec text vectors at src into the
+// static embedder's compact file at dst.
+func ImportWordVectors(src, dst string) error { return static.Import(src, dst) }

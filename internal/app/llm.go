@@ -1,0 +1,61 @@
+package app
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/sagasu-dev/sagasu/internal/llm"
+	"github.com/sagasu-dev/sagasu/internal/llm/anthropic"
+	"github.com/sagasu-dev/sagasu/internal/llm/gemini"
+	"github.com/sagasu-dev/sagasu/internal/llm/openai"
+)
+
+// LLMConfig selects a chat model. Keys are never configured here: they come
+// from OPENAI_API_KEY, GEMINI_API_KEY or GOOGLE_API_KEY, ANTHROPIC_API_KEY.
+type LLMConfig struct {
+	Driver string `koanf:"driver" json:"driver" flag:"llm"`               // one of LLMDrivers; "" for none (offline)
+	Model  string `koanf:"model" json:"model,omitempty" flag:"llm-model"` // model name; "" for the driver's default
+	URL    string `koanf:"url" json:"url,omitempty" flag:"llm-url"`       // base URL (OpenAI-compatible servers: ending in /v1)
+	// Timeout bounds one model call, a stream included.
+	Timeout time.Duration `koanf:"timeout" json:"timeout,omitempty"`
+}
+
+// LLMDrivers are the chat model drivers sagasu knows.
+var LLMDrivers = []string{"openai", "gemini", "anthropic"}
+
+// BuildLLM constructs the chat model c names, with sagasu's retry policy
+// around it; nil when c names none.
+func BuildLLM(c LLMConfig, getenv func(string) string) (llm.Model, error) {
+	timeout := c.Timeout
+	if timeout == 0 {
+		timeout = 2 * time.Minute
+	}
+	var m llm.Model
+	var err error
+	switch c.Driver {
+	case "":
+		return nil, nil
+	case "openai":
+		m, err = openai.New(openai.Config{Model: c.Model, BaseURL: c.URL, APIKey: getenv(openai.KeyEnv), Timeout: timeout})
+	case "anthropic":
+		m, err = anthropic.New(anthropic.Config{Model: c.Model, BaseURL: c.URL, APIKey: getenv(anthropic.KeyEnv), Timeout: timeout})
+	case "gemini":
+		key := getenv("GEMINI_API_KEY")
+		if key == "" {
+			key = getenv("GOOGLE_API_KEY")
+		}
+		m, err = gemini.New(gemini.Config{Model: c.Model, BaseURL: c.URL, APIKey: key, Timeout: timeout})
+	default:
+		return nil, fmt.Errorf("unknown LLM driver %q: use openai (also Ollama, llama.cpp, vLLM, LM Studio), gemini or anthropic", c.Driver)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return llm.WithRetry(m, llm.RetryOptions{}), nil
+}
+
+// LLM returns the configured chat model, or nil when none is configured
+// (the agents then run offline).
+func (a *App) LLM() (llm.Model, error) {
+	return BuildLLM(a.Config.LLM, a.Getenv)
+}
