@@ -10,8 +10,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
