@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/app"
 	"github.com/sagasu-dev/sagasu/internal/glob"
-	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
 func newListCmd(g *globals) *cobra.Command {
@@ -35,15 +35,16 @@ func newListCmd(g *globals) *cobra.Command {
 				return usagef("--limit and --offset must not be negative")
 			}
 			ctx := cmd.Context()
-			st, err := a.OpenStore(ctx, false)
+			rt, err := a.Open(ctx, app.OpenOptions{NoEmbedder: true, NoCache: true})
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			srcs, err := st.Sources(ctx, store.ListOptions{Type: doc.SourceType(typ), PathGlob: pathGlob, Limit: limit, Offset: offset})
+			defer rt.Close()
+			res, err := rt.Tools.List(ctx, tools.ListInput{Type: typ, Glob: pathGlob, Limit: limit, Offset: offset, Unbounded: true})
 			if err != nil {
 				return err
 			}
+			srcs := res.Sources
 			if a.Config.JSON {
 				type row struct {
 					ID        string `json:"id"`

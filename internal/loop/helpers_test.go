@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	"github.com/sagasu-dev/sagasu/internal/analyze"
-	"github.com/sagasu-dev/sagasu/internal/app"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/index"
 	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
 )
 
 // fixedStats is a fixed table of document frequencies: the words given are
@@ -114,7 +114,7 @@ The theme decides how pages of the site look. Build a layout from components.
 func testEngine(t *testing.T, docs map[string]string, opt Options) *Engine {
 	t.Helper()
 	ctx := context.Background()
-	st, err := app.OpenStore(ctx, filepath.Join(t.TempDir(), "test.db"), true)
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "test.db"), sqlite.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}

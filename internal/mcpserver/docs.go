@@ -87,7 +87,7 @@ func (s *Server) list(ctx context.Context, req *mcp.CallToolRequest, in tools.Li
 		limit = 50
 	}
 	args := hashOf(ToolList, in.Type, in.Glob, limit)
-	in.All = false
+	in.Unbounded = false
 	var err error
 	if in.Offset, _, err = s.openPage(ToolList, in.Cursor, args); err != nil {
 		return nil, tools.ListOutput{}, err

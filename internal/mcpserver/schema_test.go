@@ -81,7 +81,7 @@ func TestSchemasDerivedFromTools(t *testing.T) {
 			t.Errorf("%s output properties\n got %v\nwant %v", tl.Name, got, w[1])
 		}
 		for _, p := range properties(t, tl.InputSchema) {
-			if p == "offset" || p == "maxK" || p == "mmr" || p == "all" {
+			if p == "offset" || p == "maxK" || p == "mmr" || p == "unbounded" {
 				t.Errorf("%s input schema shows %q, which only a face sets", tl.Name, p)
 			}
 		}

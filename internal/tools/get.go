@@ -49,8 +49,9 @@ type ListInput struct {
 
 	// Offset is how many sources come before the page; a face sets it.
 	Offset int `json:"-"`
-	// All lists every source from Offset on, ignoring Limit (the CLI).
-	All bool `json:"-"`
+	// Unbounded lifts the bound on Limit, and makes 0 mean every source
+	// (the CLI, which prints rather than pages).
+	Unbounded bool `json:"-"`
 }
 
 // ListOutput is one page of the index's sources, ordered by URI.
@@ -161,10 +162,10 @@ type ListResult struct {
 // List lists the indexed sources, ordered by URI.
 func (t *Toolset) List(ctx context.Context, in ListInput) (ListResult, error) {
 	limit := in.Limit
-	if limit == 0 {
+	if limit == 0 && !in.Unbounded {
 		limit = 50
 	}
-	if !in.All && (limit < 1 || limit > MaxListLimit) {
+	if in.Unbounded && limit < 0 || !in.Unbounded && (limit < 1 || limit > MaxListLimit) {
 		return ListResult{}, fmt.Errorf("limit %d is out of range: use 1 to %d", limit, MaxListLimit)
 	}
 	if in.Offset < 0 {
@@ -178,16 +179,16 @@ func (t *Toolset) List(ctx context.Context, in ListInput) (ListResult, error) {
 	if _, err := Filter(nonEmptyList(in.Type), "", nil); err != nil {
 		return ListResult{}, err
 	}
-	opt := store.ListOptions{Type: doc.SourceType(in.Type), PathGlob: in.Glob, Limit: limit + 1, Offset: in.Offset}
-	if in.All {
-		opt.Limit = 0
+	opt := store.ListOptions{Type: doc.SourceType(in.Type), PathGlob: in.Glob, Offset: in.Offset}
+	if limit > 0 {
+		opt.Limit = limit + 1
 	}
 	srcs, err := t.store.Sources(ctx, opt)
 	if err != nil {
 		return ListResult{}, err
 	}
 	res := ListResult{Sources: srcs, Offset: in.Offset}
-	if !in.All {
+	if limit > 0 {
 		res.More = len(srcs) > limit
 		res.Sources = srcs[:min(limit, len(srcs))]
 	}

@@ -124,7 +124,7 @@ type StageOutput struct {
 	Success        bool                 `json:"success"`
 	Evaluation     loop.StageEvaluation `json:"evaluation"`
 	ShouldContinue bool                 `json:"shouldContinue"`
-	AgentGuidance  loop.Guidance        `json:"agentGuidance"`
+	AgentGuidance  Guidance             `json:"agentGuidance"`
 	Results        []Result             `json:"results"`
 	Plan           *loop.Plan           `json:"plan,omitempty" jsonschema:"the plan, when it was made or read from the cache by this call"`
 	Notes          []string             `json:"notes,omitempty"`
@@ -239,6 +239,60 @@ func RefineOutputOf(in RefineInput, r loop.Refinement, items int) RefineOutput {
 	}
 }
 
+// Guidance tells the agent what to do after a stage, naming the tools.
+type Guidance struct {
+	NextAction     string   `json:"nextAction"`
+	SuggestedTools []string `json:"suggestedTools"`
+}
+
+// GuidanceOf says a stage's next step in words, with the tools to take it.
+func GuidanceOf(r loop.StageResult) Guidance {
+	ev := r.Evaluation
+	switch r.Next.Step {
+	case loop.StepRetry:
+		missing := make([]string, len(ev.MissingKeywords))
+		for i, k := range ev.MissingKeywords {
+			missing[i] = fmt.Sprintf("%q", k)
+		}
+		return Guidance{
+			NextAction: fmt.Sprintf("stage %d found %d of %d of its keywords (missing %s): refine its query with %s and run the stage again, or go on",
+				r.StageNumber, len(ev.FoundKeywords), len(ev.FoundKeywords)+len(ev.MissingKeywords), strings.Join(missing, ", "), NameRefine),
+			SuggestedTools: []string{NameRefine, NameEvaluate, NameExecuteStage},
+		}
+	case loop.StepNextStage:
+		desc := ""
+		number := r.Next.Index + 1
+		if st := r.Next.Stage; st != nil {
+			desc, number = st.Description, st.StageNumber
+		}
+		return Guidance{
+			NextAction:     fmt.Sprintf("go on to stage %d (index %d): %s", number, r.Next.Index, desc),
+			SuggestedTools: []string{NameExecuteStage},
+		}
+	}
+	return Guidance{
+		NextAction:     "all stages are done: answer from the results, reading whole sections where needed",
+		SuggestedTools: []string{NameGet},
+	}
+}
+
+// StageReport is a stage's outcome with its guidance, as `sagasu plan
+// --json` prints it.
+type StageReport struct {
+	loop.StageResult
+	AgentGuidance Guidance `json:"agentGuidance"`
+}
+
+// RunStage runs stage index of plan with the CLI's options (any k, a
+// retrieval mode, a timeout) and says what to do next.
+func (t *Toolset) RunStage(ctx context.Context, plan loop.Plan, index int, opt loop.QueryOptions) (StageReport, error) {
+	r, err := t.steps.ExecuteStage(ctx, plan, index, opt)
+	if err != nil {
+		return StageReport{}, err
+	}
+	return StageReport{StageResult: r, AgentGuidance: GuidanceOf(r)}, nil
+}
+
 // StageResult is a stage's outcome before it is shaped.
 type StageResult struct {
 	loop.StageResult
@@ -303,7 +357,7 @@ func (r StageResult) Output(items, text int) StageOutput {
 	res := r.StageResult
 	out := StageOutput{
 		PlanID: res.PlanID, StageIndex: res.StageIndex, StageNumber: res.StageNumber, Description: res.Description, Query: res.Query,
-		Success: res.Success, Evaluation: res.Evaluation, ShouldContinue: res.ShouldContinue, AgentGuidance: res.AgentGuidance,
+		Success: res.Success, Evaluation: res.Evaluation, ShouldContinue: res.ShouldContinue, AgentGuidance: GuidanceOf(res),
 		Results: []Result{}, Plan: r.Plan, Notes: r.Notes, TookMs: res.TookMs,
 	}
 	for i, v := range res.Results[:items] {

@@ -139,10 +139,12 @@ func (t *Toolset) rank(ctx context.Context, req search.Request, offset, k int) (
 	if offset < 0 {
 		return Ranking{}, fmt.Errorf("offset %d: give 0 or more", offset)
 	}
-	if offset+k+1 > search.MaxK {
+	if offset+k > search.MaxK || offset > 0 && offset+k+1 > search.MaxK {
 		return Ranking{}, fmt.Errorf("the ranking ends at %d results: there is no page after offset %d", search.MaxK, offset)
 	}
-	req.K = offset + k + 1
+	// One more than the page tells whether the ranking goes on; a first
+	// page of search.MaxK results cannot tell.
+	req.K = min(offset+k+1, search.MaxK)
 	resp, err := t.engine.Search(ctx, req)
 	if err != nil {
 		return Ranking{}, err

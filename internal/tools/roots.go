@@ -112,3 +112,9 @@ func (r *roots) allows(uri string) bool {
 	}
 	return r.within(real)
 }
+
+// CheckRoots checks that every allowed root is an existing folder.
+func CheckRoots(dirs []string) error {
+	_, err := newRoots(dirs)
+	return err
+}
