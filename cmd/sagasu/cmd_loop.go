@@ -55,6 +55,7 @@ func newLoopCmd(g *globals) *cobra.Command {
 		aspects                     []string
 		maxIt                       int
 		minConf                     float64
+		verbose                     bool
 		af                          agentFlags
 	)
 	cmd := &cobra.Command{
@@ -103,10 +104,14 @@ in the same shape as sagasu query --json.`,
 				return err
 			}
 			defer rt.Close()
-			res, err := rt.Tools.Loop().Run(cmd.Context(), loop.RunOptions{
+			opt := loop.RunOptions{
 				Goal: goal, Query: query, Aspects: aspects, K: k, Mode: search.Mode(mode),
 				MaxIterations: maxIt, MinConfidence: minConf, Filter: store.Filter{PathGlob: pathGlob},
-			})
+			}
+			if verbose || isTerminal(g.stderr) {
+				opt.OnEvent = func(ev loop.Event) { traceEvent(g.stderr, ev) }
+			}
+			res, err := rt.Tools.Loop().Run(cmd.Context(), opt)
 			if err != nil {
 				return err
 			}
@@ -126,8 +131,33 @@ in the same shape as sagasu query --json.`,
 	f.Float64Var(&minConf, "min-confidence", loop.DefaultMinConfidence, "confidence at which the results are enough")
 	f.StringVar(&mode, "mode", "", "retrieval mode: keyword (default)")
 	f.StringVar(&pathGlob, "glob", "", "only sources whose URI matches this glob")
+	f.BoolVarP(&verbose, "verbose", "v", false, "trace each step to stderr as it happens (on by default when stderr is a terminal)")
 	af.register(f, true)
 	return cmd
+}
+
+// traceEvent writes one step of a loop as it happens.
+func traceEvent(w io.Writer, ev loop.Event) {
+	switch ev.Kind {
+	case loop.EventSearch:
+		fmt.Fprintf(w, "[%d] search   %q: %d results, %d new\n", ev.Iteration, ev.Query, ev.Results, ev.NewResults)
+	case loop.EventEvaluate:
+		e := ev.Evaluation
+		fmt.Fprintf(w, "[%d] evaluate confidence %.2f, coverage %.2f; missing %s → %s\n", ev.Iteration, e.Confidence, e.Coverage,
+			orNone(strings.Join(e.MissingAspects, " · ")), e.Recommendation.Action)
+	case loop.EventRefine:
+		r := ev.Refinement
+		fmt.Fprintf(w, "[%d] refine   %s from %s → %q\n", ev.Iteration, r.Strategy, r.Origin, r.RefinedQuery)
+	case loop.EventStop:
+		fmt.Fprintf(w, "[%d] stop     %s\n", ev.Iteration, ev.Stopped)
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 // searchK returns the configured -k after checking it and a loop budget.

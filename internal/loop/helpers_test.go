@@ -40,9 +40,10 @@ func (s fixedStats) DocFreq(_ context.Context, text string) (map[string]int, int
 	return out, s.n, nil
 }
 
-// result builds a result as `sagasu query --json` prints it.
-func result(id int64, uri, heading, text string) search.ResultView {
-	return search.ResultView{ChunkID: id, Heading: heading, Text: text, Source: search.SourceView{URI: uri, Title: strings.Split(heading, " > ")[0]}}
+// result builds a hit from a heading path written as users read it.
+func result(id int64, uri, heading, text string) doc.Hit {
+	path := strings.Split(heading, " > ")
+	return doc.Hit{Chunk: doc.Chunk{ID: id, Heading: path, Text: text}, Source: doc.Source{URI: uri, Title: path[0]}}
 }
 
 // corpus is a small documentation set: a deploy guide with several

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/agentcache"
+	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/search"
 )
 
@@ -128,7 +129,7 @@ func (e *Engine) keywords(ctx context.Context, w *weights, name, q string) ([]st
 		if err != nil {
 			return nil, fmt.Errorf("probe search for %q: %w", q, err)
 		}
-		fb, err := e.feedback(ctx, w, name, q, Views(resp.Hits))
+		fb, err := e.feedback(ctx, w, name, q, resp.Hits)
 		if err != nil {
 			return nil, err
 		}
@@ -186,6 +187,8 @@ type QueryOptions struct {
 	Mode search.Mode `json:"mode,omitempty"` // retrieval mode ("" for the index's default)
 	// Timeout cancels the stage's search (default 30 s).
 	Timeout time.Duration `json:"-"`
+	// OnEvent, when set, hears the stage's outcome (EventStage).
+	OnEvent func(Event) `json:"-"`
 }
 
 // StageResult is the outcome of one stage.
@@ -202,7 +205,9 @@ type StageResult struct {
 	ShouldContinue bool                `json:"shouldContinue"`
 	Next           StageNext           `json:"next"`
 	Results        []search.ResultView `json:"results"`
-	TookMs         float64             `json:"tookMs"`
+	// Hits are the same results as the index gave them.
+	Hits   []doc.Hit `json:"-"`
+	TookMs float64   `json:"tookMs"`
 }
 
 // StageEvaluation is how a stage's results met its expectations.
@@ -266,7 +271,7 @@ func (e *Engine) ExecuteStage(ctx context.Context, plan Plan, stageIndex int, op
 	}
 	res := StageResult{
 		PlanID: plan.ID, StageIndex: stageIndex, StageNumber: st.StageNumber, Description: st.Description,
-		Query: st.Query, Success: true, Results: Views(resp.Hits),
+		Query: st.Query, Success: true, Results: Views(resp.Hits), Hits: resp.Hits,
 	}
 	keywords := st.ExpectedResults.Keywords
 	if len(keywords) == 0 {
@@ -280,7 +285,7 @@ func (e *Engine) ExecuteStage(ctx context.Context, plan Plan, stageIndex int, op
 	for i := range aspects {
 		aspects[i].plain = true
 	}
-	ev, err := e.judge(w, aspects, EvaluateInput{Goal: plan.Goal, Query: st.Query, Results: res.Results})
+	ev, err := e.judge(w, aspects, EvaluateInput{Goal: plan.Goal, Query: st.Query, Results: resp.Hits})
 	if err != nil {
 		return StageResult{}, err
 	}
@@ -318,5 +323,8 @@ func (e *Engine) ExecuteStage(ctx context.Context, plan Plan, stageIndex int, op
 		Results []resultRef `json:"results"`
 	}{Plan: plan, StageResult: res, Results: refs(res.Results)}
 	e.save(agentcache.Stages, plan.Goal, st.Query, ptr(res.Evaluation.Score), summary, rec)
+	if opt.OnEvent != nil {
+		opt.OnEvent(Event{Kind: EventStage, Iteration: stageIndex + 1, Query: st.Query, Results: len(resp.Hits), Stage: &res})
+	}
 	return res, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/agentcache"
 	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/store"
 )
 
 func TestPlanAndExecuteStages(t *testing.T) {
@@ -143,6 +144,8 @@ func (blockingSearcher) Search(ctx context.Context, _ search.Request) (search.Re
 	<-ctx.Done()
 	return search.Response{}, ctx.Err()
 }
+
+func (blockingSearcher) Store() store.Store { return nil }
 
 func TestExecuteStageTimeoutCancelsTheSearch(t *testing.T) {
 	e := New(blockingSearcher{}, Options{})

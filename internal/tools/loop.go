@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/sagasu-dev/sagasu/internal/agentcache"
+	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/loop"
 	"github.com/sagasu-dev/sagasu/internal/search"
 )
@@ -132,8 +133,8 @@ type StageOutput struct {
 	Paging
 }
 
-// chunkViews loads chunks by ID in the CLI's result shape.
-func (t *Toolset) chunkViews(ctx context.Context, ids []int64) ([]search.ResultView, error) {
+// chunkHits loads chunks by ID.
+func (t *Toolset) chunkHits(ctx context.Context, ids []int64) ([]doc.Hit, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -144,21 +145,21 @@ func (t *Toolset) chunkViews(ctx context.Context, ids []int64) ([]search.ResultV
 	if len(hits) < len(ids) {
 		return nil, fmt.Errorf("%d of the %d chunkIds are not in the index (it may have been re-indexed): search again", len(ids)-len(hits), len(ids))
 	}
-	return loop.Views(hits), nil
+	return hits, nil
 }
 
 // Evaluate judges results (given, or read by chunk ID) against a goal and
 // records the judgement in the agent cache.
 func (t *Toolset) Evaluate(ctx context.Context, in EvaluateInput) (loop.Evaluation, error) {
-	views, err := t.chunkViews(ctx, in.ChunkIDs)
+	hits, err := t.chunkHits(ctx, in.ChunkIDs)
 	if err != nil {
 		return loop.Evaluation{}, err
 	}
 	for _, r := range in.Results {
-		views = append(views, fromEvalResult(r))
+		hits = append(hits, fromEvalResult(r))
 	}
 	return t.steps.Evaluate(ctx, loop.EvaluateInput{
-		Goal: in.Goal, Query: in.Query, Results: views, Aspects: in.Aspects, Iteration: in.Iteration,
+		Goal: in.Goal, Query: in.Query, Results: hits, Aspects: in.Aspects, Iteration: in.Iteration,
 		PreviousScore: in.PreviousScore, MinConfidence: in.MinConfidence,
 	})
 }
@@ -181,9 +182,10 @@ func EvaluateOutputOf(ev loop.Evaluation, items int) EvaluateOutput {
 	return out
 }
 
-// fromEvalResult reads a result an agent passed in, in the seed's shape.
-func fromEvalResult(r EvalResult) search.ResultView {
-	v := search.ResultView{Text: r.Content, Score: r.Score}
+// fromEvalResult reads a result an agent passed in, in the seed's shape. A
+// heading path comes as users read it ("Guide > Routing").
+func fromEvalResult(r EvalResult) doc.Hit {
+	h := doc.Hit{Chunk: doc.Chunk{Text: r.Content}, Score: r.Score}
 	str := func(keys ...string) string {
 		for _, k := range keys {
 			if s, ok := r.Metadata[k].(string); ok && s != "" {
@@ -193,12 +195,14 @@ func fromEvalResult(r EvalResult) search.ResultView {
 		return ""
 	}
 	if id, ok := r.Metadata["chunkId"].(float64); ok {
-		v.ChunkID = int64(id)
+		h.Chunk.ID = int64(id)
 	}
-	v.Heading = str("heading", "section", "headingPath")
-	v.Source.URI = str("uri", "path", "sourceUri", "source")
-	v.Source.Title = str("title", "sourceTitle")
-	return v
+	if hp := str("heading", "section", "headingPath"); hp != "" {
+		h.Chunk.Heading = strings.Split(hp, " > ")
+	}
+	h.Source.URI = str("uri", "path", "sourceUri", "source")
+	h.Source.Title = str("title", "sourceTitle")
+	return h
 }
 
 // strategyFor maps an evaluation's action to the refinement strategy that
@@ -217,13 +221,13 @@ func strategyFor(action string) string {
 
 // Refine proposes a better query and records it in the agent cache.
 func (t *Toolset) Refine(ctx context.Context, in RefineInput) (loop.Refinement, error) {
-	views, err := t.chunkViews(ctx, in.ChunkIDs)
+	hits, err := t.chunkHits(ctx, in.ChunkIDs)
 	if err != nil {
 		return loop.Refinement{}, err
 	}
 	return t.steps.Refine(ctx, loop.RefineInput{
 		CurrentQuery: in.CurrentQuery, Goal: in.Goal, MissingAspects: in.MissingAspects, FoundAspects: in.FoundAspects,
-		Strategy: in.Strategy, Results: views, Avoid: in.PreviousQueries,
+		Strategy: in.Strategy, Results: hits, Avoid: in.PreviousQueries,
 	})
 }
 
@@ -360,12 +364,12 @@ func (r StageResult) Output(items, text int) StageOutput {
 		Success: res.Success, Evaluation: res.Evaluation, ShouldContinue: res.ShouldContinue, AgentGuidance: GuidanceOf(res),
 		Results: []Result{}, Plan: r.Plan, Notes: r.Notes, TookMs: res.TookMs,
 	}
-	for i, v := range res.Results[:items] {
-		rr, cut := resultOf(v, i+1, text)
+	for i, h := range res.Hits[:items] {
+		rr, cut := Hit{Hit: h, Rank: i + 1}.Result(text)
 		out.Results = append(out.Results, rr)
 		out.Truncated = out.Truncated || cut
 	}
-	out.OmittedResults = len(res.Results) - items
+	out.OmittedResults = len(res.Hits) - items
 	return out
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/loop"
 	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/store"
@@ -268,12 +269,12 @@ type analysed struct {
 // analyse evaluates a page against the goal and decides the next step.
 func (t *Toolset) analyse(ctx context.Context, in SearchInput, sc SearchContext, hits []Hit) (analysed, error) {
 	var a analysed
-	views := make([]search.ResultView, 0, len(hits))
+	found := make([]doc.Hit, 0, len(hits))
 	for _, h := range hits {
-		views = append(views, search.View(h.Hit))
+		found = append(found, h.Hit)
 	}
 	ev, err := t.analyst.Evaluate(ctx, loop.EvaluateInput{
-		Goal: in.Goal, Query: in.Query, Results: views, Aspects: sc.FocusAreas, Iteration: len(sc.PreviousQueries) + 1,
+		Goal: in.Goal, Query: in.Query, Results: found, Aspects: sc.FocusAreas, Iteration: len(sc.PreviousQueries) + 1,
 	})
 	if err != nil {
 		return a, fmt.Errorf("evaluate the results against the goal: %w", err)
@@ -329,7 +330,7 @@ func (t *Toolset) analyse(ctx context.Context, in SearchInput, sc SearchContext,
 		}
 		r, err := t.analyst.Refine(ctx, loop.RefineInput{
 			CurrentQuery: in.Query, Goal: in.Goal, MissingAspects: ev.MissingAspects, FoundAspects: ev.FoundAspects,
-			Strategy: strategy, Results: views, Avoid: sc.PreviousQueries,
+			Strategy: strategy, Results: found, Avoid: sc.PreviousQueries,
 		})
 		if err != nil {
 			// The evaluation stands without a proposal.
