@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -46,22 +45,8 @@ func newListCmd(g *globals) *cobra.Command {
 			}
 			srcs := res.Sources
 			if a.Config.JSON {
-				type row struct {
-					ID        string `json:"id"`
-					URI       string `json:"uri"`
-					Title     string `json:"title"`
-					Type      string `json:"type"`
-					Format    string `json:"format"`
-					Chunks    int    `json:"chunks"`
-					Bytes     int    `json:"bytes"`
-					IndexedAt string `json:"indexedAt"`
-				}
-				rows := make([]row, 0, len(srcs))
-				for _, s := range srcs {
-					rows = append(rows, row{s.ID, s.URI, s.Title, string(s.Type), string(s.Format), s.Chunks, s.Size,
-						time.Unix(s.IndexedAt, 0).UTC().Format(time.RFC3339)})
-				}
-				return writeJSON(g.stdout, map[string]any{"sources": rows})
+				// The same rows as sagasu_list's.
+				return writeJSON(g.stdout, map[string]any{"sources": res.Output(len(srcs), "").Sources})
 			}
 			if len(srcs) == 0 {
 				fmt.Fprintln(g.stdout, "no sources")

@@ -88,9 +88,12 @@ func (s *Server) list(ctx context.Context, req *mcp.CallToolRequest, in tools.Li
 	}
 	args := hashOf(ToolList, in.Type, in.Glob, limit)
 	in.Unbounded = false
-	var err error
-	if in.Offset, _, err = s.openPage(ToolList, in.Cursor, args); err != nil {
-		return nil, tools.ListOutput{}, err
+	if in.Cursor != "" {
+		st, err := s.cursors.open(in.Cursor, ToolList, args)
+		if err != nil {
+			return nil, tools.ListOutput{}, err
+		}
+		in.Offset = st.Offset
 	}
 	res, err := s.tools.List(ctx, in)
 	if err != nil {

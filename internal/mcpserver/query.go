@@ -35,16 +35,11 @@ func (s *Server) query(ctx context.Context, req *mcp.CallToolRequest, in tools.Q
 	}
 	args := hashOf(ToolQuery, in.Query, k, in.Mode, in.Types, in.Glob, in.SourceIDs, in.WholeSource, in.Section)
 	in.MaxK, in.MMR = 0, 0
-	seen := ""
-	var err error
-	if in.Offset, seen, err = s.openPage(ToolQuery, in.Cursor, args); err != nil {
-		return nil, tools.QueryOutput{}, err
-	}
-	res, err := s.tools.Query(ctx, in)
+	res, err := ranked(s, ToolQuery, in.Cursor, args, func(offset int) (tools.QueryResult, error) {
+		in.Offset = offset
+		return s.tools.Query(ctx, in)
+	}, func(r tools.QueryResult) tools.Ranking { return r.Ranking })
 	if err != nil {
-		return nil, tools.QueryOutput{}, err
-	}
-	if err := checkPage(res.Ranking, in.Cursor, seen); err != nil {
 		return nil, tools.QueryOutput{}, err
 	}
 	limit := s.limits.Cap

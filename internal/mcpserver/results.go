@@ -9,26 +9,27 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
-// openPage opens the cursor of a paged call: the offset its page starts at
-// and the hash of the ranking before it. No cursor is the first page.
-func (s *Server) openPage(tool, cursor, args string) (int, string, error) {
-	if cursor == "" {
-		return 0, "", nil
+// ranked runs a paged call: it opens the cursor (none is the first page),
+// runs call from the page's offset, and refuses a page whose ranking
+// changed before its offset since the cursor was issued.
+func ranked[R any](s *Server, tool, cursor, args string, call func(offset int) (R, error), ranking func(R) tools.Ranking) (R, error) {
+	var zero R
+	offset, seen := 0, ""
+	if cursor != "" {
+		st, err := s.cursors.open(cursor, tool, args)
+		if err != nil {
+			return zero, err
+		}
+		offset, seen = st.Offset, st.Seen
 	}
-	st, err := s.cursors.open(cursor, tool, args)
+	res, err := call(offset)
 	if err != nil {
-		return 0, "", err
+		return zero, err
 	}
-	return st.Offset, st.Seen, nil
-}
-
-// checkPage refuses a page whose ranking changed before its offset since
-// the cursor was issued.
-func checkPage(p tools.Ranking, cursor, seen string) error {
-	if cursor != "" && hashOf(p.IDs[:min(p.Offset, len(p.IDs))]) != seen {
-		return errCursorStale
+	if p := ranking(res); cursor != "" && hashOf(p.IDs[:min(p.Offset, len(p.IDs))]) != seen {
+		return zero, errCursorStale
 	}
-	return nil
+	return res, nil
 }
 
 // next returns the cursor to the page after the first kept hits of p, or ""

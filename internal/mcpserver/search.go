@@ -52,15 +52,11 @@ func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in tools.
 		return nil, tools.SearchOutput{}, err
 	}
 	args := hashOf(ToolSearch, in.Goal, in.Query, st.Context, st.K, st.Hybrid)
-	seen := ""
-	if in.Offset, seen, err = s.openPage(ToolSearch, in.Cursor, args); err != nil {
-		return nil, tools.SearchOutput{}, err
-	}
-	res, err := s.tools.Search(ctx, in)
+	res, err := ranked(s, ToolSearch, in.Cursor, args, func(offset int) (tools.SearchResult, error) {
+		in.Offset = offset
+		return s.tools.Search(ctx, in)
+	}, func(r tools.SearchResult) tools.Ranking { return r.Ranking })
 	if err != nil {
-		return nil, tools.SearchOutput{}, err
-	}
-	if err := checkPage(res.Ranking, in.Cursor, seen); err != nil {
 		return nil, tools.SearchOutput{}, err
 	}
 	mode := st.Mode
