@@ -212,6 +212,13 @@ func (t *Toolset) Search(ctx context.Context, in SearchInput) (SearchResult, err
 	return res, nil
 }
 
+// Evaluation is the judgement of the page against the goal.
+func (r SearchResult) Evaluation() loop.Evaluation { return r.eval }
+
+// Refinement is the query proposed for the next search; nil when the next
+// step is not to refine.
+func (r SearchResult) Refinement() *loop.Refinement { return r.refinement }
+
 // Output renders the answer with the first items results, their texts cut
 // to at most text runes (detailed and full modes); cursor continues the
 // ranking ("" at its end). Debug's tokenizer fields are the face's to fill.

@@ -166,6 +166,17 @@ func TestSearchDecidesTheNextTool(t *testing.T) {
 	if len(out.TopResults) == 0 || out.TopResults[0].URI != res.Hits[0].Source.URI || out.Mode != ModeSummary {
 		t.Errorf("summary output %+v", out)
 	}
+	// Results off the goal: the next step is a refined query, ready to pass
+	// back to sagasu_search.
+	off, err := ts.Search(ctx, SearchInput{Goal: "generate a sitemap and deploy to GitHub Pages", Query: "theme look"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	act := off.Output(len(off.Hits), NoLimit, "").PrimaryAction
+	ref := off.Refinement()
+	if ref == nil || act.SuggestedTool != NameSearch || act.Parameters["query"] != ref.RefinedQuery || off.Evaluation().Confidence >= loop.DefaultMinConfidence {
+		t.Errorf("off-goal search: action %+v, refinement %+v, confidence %v", act, ref, off.Evaluation().Confidence)
+	}
 	if _, err := ts.Search(ctx, SearchInput{Goal: " ", Query: "x"}); err == nil {
 		t.Error("an empty goal was accepted")
 	}
