@@ -5,8 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sagasu-dev/sagasu/internal/app"
 	"github.com/sagasu-dev/sagasu/internal/glob"
-	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
 func newDeleteCmd(g *globals) *cobra.Command {
@@ -32,36 +33,16 @@ every source whose URI matches --glob, with their chunks.`,
 				}
 			}
 			ctx := cmd.Context()
-			st, err := a.OpenStore(ctx, false)
+			rt, err := a.Open(ctx, app.OpenOptions{NoEmbedder: true, NoCache: true})
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			e := a.Engine(st, nil)
-			var ids, uris []string
-			for _, ref := range args {
-				src, err := e.Resolve(ctx, ref)
-				if err != nil {
-					return err
-				}
-				ids, uris = append(ids, src.ID), append(uris, src.URI)
-			}
-			if pathGlob != "" {
-				srcs, err := st.Sources(ctx, store.ListOptions{PathGlob: pathGlob})
-				if err != nil {
-					return err
-				}
-				if len(srcs) == 0 && len(args) == 0 {
-					return fmt.Errorf("no source matches %q (see `sagasu list`)", pathGlob)
-				}
-				for _, s := range srcs {
-					ids, uris = append(ids, s.ID), append(uris, s.URI)
-				}
-			}
-			n, err := st.Delete(ctx, ids)
+			defer rt.Close()
+			res, err := rt.Tools.Delete(ctx, tools.DeleteInput{Sources: args, Glob: pathGlob})
 			if err != nil {
 				return err
 			}
+			n, uris := res.Deleted, res.URIs
 			if a.Config.JSON {
 				return writeJSON(g.stdout, map[string]any{"deleted": n, "uris": uris})
 			}

@@ -6,14 +6,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sagasu-dev/sagasu/internal/app"
 	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
 func newGetCmd(g *globals) *cobra.Command {
 	var section string
 	cmd := &cobra.Command{
 		Use:   "get SOURCE",
-		Short: "Print a source's original content, or one section of it",
+		Short: "Print a source's original content, whole or one section of it",
 		Long: `Get prints the original content of a source, named by its ID, its URI or a
 unique end of its URI ("routing.md"). --section prints one section with its
 subsections: a heading ("Dynamic Routes") or a heading path
@@ -27,15 +29,16 @@ subsections: a heading ("Dynamic Routes") or a heading path
 				return err
 			}
 			ctx := cmd.Context()
-			st, err := a.OpenStore(ctx, false)
+			rt, err := a.Open(ctx, app.OpenOptions{NoEmbedder: true, NoCache: true})
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			orig, err := a.Engine(st, nil).Get(ctx, args[0], section)
+			defer rt.Close()
+			res, err := rt.Tools.Get(ctx, tools.GetInput{Source: args[0], Section: section})
 			if err != nil {
 				return err
 			}
+			orig := res.Original
 			if a.Config.JSON {
 				return writeJSON(g.stdout, map[string]any{
 					"source": search.ViewSource(orig.Source), "section": orig.Section,

@@ -3,13 +3,12 @@ package main
 import (
 	"fmt"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/app"
 	"github.com/sagasu-dev/sagasu/internal/glob"
-	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
 func newListCmd(g *globals) *cobra.Command {
@@ -35,32 +34,19 @@ func newListCmd(g *globals) *cobra.Command {
 				return usagef("--limit and --offset must not be negative")
 			}
 			ctx := cmd.Context()
-			st, err := a.OpenStore(ctx, false)
+			rt, err := a.Open(ctx, app.OpenOptions{NoEmbedder: true, NoCache: true})
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			srcs, err := st.Sources(ctx, store.ListOptions{Type: doc.SourceType(typ), PathGlob: pathGlob, Limit: limit, Offset: offset})
+			defer rt.Close()
+			res, err := rt.Tools.List(ctx, tools.ListInput{Type: typ, Glob: pathGlob, Limit: limit, Offset: offset, Unbounded: true})
 			if err != nil {
 				return err
 			}
+			srcs := res.Sources
 			if a.Config.JSON {
-				type row struct {
-					ID        string `json:"id"`
-					URI       string `json:"uri"`
-					Title     string `json:"title"`
-					Type      string `json:"type"`
-					Format    string `json:"format"`
-					Chunks    int    `json:"chunks"`
-					Bytes     int    `json:"bytes"`
-					IndexedAt string `json:"indexedAt"`
-				}
-				rows := make([]row, 0, len(srcs))
-				for _, s := range srcs {
-					rows = append(rows, row{s.ID, s.URI, s.Title, string(s.Type), string(s.Format), s.Chunks, s.Size,
-						time.Unix(s.IndexedAt, 0).UTC().Format(time.RFC3339)})
-				}
-				return writeJSON(g.stdout, map[string]any{"sources": rows})
+				// The same rows as sagasu_list's.
+				return writeJSON(g.stdout, map[string]any{"sources": res.Output(len(srcs), "").Sources})
 			}
 			if len(srcs) == 0 {
 				fmt.Fprintln(g.stdout, "no sources")

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -34,43 +33,20 @@ func (f *agentFlags) register(fs *pflag.FlagSet, records bool) {
 	}
 }
 
-// agentCacheDir is the agent cache folder: --cache-dir, else cache/agent in
-// the folder of the index.
-func agentCacheDir(a *app.App, flag string) string {
-	if flag != "" {
-		return flag
-	}
-	db := strings.TrimPrefix(a.Config.DB, "sqlite://")
-	return filepath.Join(filepath.Dir(db), "cache", "agent")
-}
-
 // openCache opens the agent cache for a.
 func (f *agentFlags) openCache(a *app.App) (*agentcache.Cache, error) {
-	return agentcache.Open(agentCacheDir(a, f.cacheDir), agentcache.Options{Logger: a.Log, Retention: f.retention})
+	return a.OpenCache(f.cacheDir, f.retention)
 }
 
-// openLoop opens the index (with its embedder, if it has one) and a loop
-// engine over it, recording to the agent cache unless --no-cache. Call the
-// returned function when done.
-func (f *agentFlags) openLoop(cmd *cobra.Command, a *app.App) (*loop.Engine, func(), error) {
+// open opens the index (with its embedder, if it has one) and its tools,
+// recording to the agent cache unless --no-cache. Close the runtime when
+// done.
+func (f *agentFlags) open(cmd *cobra.Command, a *app.App) (*app.Runtime, error) {
 	if f.retention < 1 && !f.noCache {
-		return nil, nil, usagef("--cache-retention %d: keep at least 1 record of each kind", f.retention)
+		return nil, usagef("--cache-retention %d: keep at least 1 record of each kind", f.retention)
 	}
-	a.LongLived = true // the loop runs several searches
-	se, closeFn, err := a.OpenEngine(cmd.Context())
-	if err != nil {
-		return nil, nil, err
-	}
-	opt := loop.Options{Logger: a.Log}
-	if !f.noCache {
-		c, err := f.openCache(a)
-		if err != nil {
-			closeFn()
-			return nil, nil, err
-		}
-		opt.Cache = c
-	}
-	return loop.New(se, opt), closeFn, nil
+	// The loop runs several searches.
+	return a.Open(cmd.Context(), app.OpenOptions{LongLived: true, NoCache: f.noCache, CacheDir: f.cacheDir, CacheRetention: f.retention})
 }
 
 func newLoopCmd(g *globals) *cobra.Command {
@@ -79,6 +55,7 @@ func newLoopCmd(g *globals) *cobra.Command {
 		aspects                     []string
 		maxIt                       int
 		minConf                     float64
+		verbose                     bool
 		af                          agentFlags
 	)
 	cmd := &cobra.Command{
@@ -122,15 +99,19 @@ in the same shape as sagasu query --json.`,
 					return usagef("--glob: %v", err)
 				}
 			}
-			eng, closeFn, err := af.openLoop(cmd, a)
+			rt, err := af.open(cmd, a)
 			if err != nil {
 				return err
 			}
-			defer closeFn()
-			res, err := eng.Run(cmd.Context(), loop.RunOptions{
+			defer rt.Close()
+			opt := loop.RunOptions{
 				Goal: goal, Query: query, Aspects: aspects, K: k, Mode: search.Mode(mode),
 				MaxIterations: maxIt, MinConfidence: minConf, Filter: store.Filter{PathGlob: pathGlob},
-			})
+			}
+			if verbose || isTerminal(g.stderr) {
+				opt.OnEvent = func(ev loop.Event) { traceEvent(g.stderr, ev) }
+			}
+			res, err := rt.Tools.Loop().Run(cmd.Context(), opt)
 			if err != nil {
 				return err
 			}
@@ -150,8 +131,33 @@ in the same shape as sagasu query --json.`,
 	f.Float64Var(&minConf, "min-confidence", loop.DefaultMinConfidence, "confidence at which the results are enough")
 	f.StringVar(&mode, "mode", "", "retrieval mode: keyword (default)")
 	f.StringVar(&pathGlob, "glob", "", "only sources whose URI matches this glob")
+	f.BoolVarP(&verbose, "verbose", "v", false, "trace each step to stderr as it happens (on by default when stderr is a terminal)")
 	af.register(f, true)
 	return cmd
+}
+
+// traceEvent writes one step of a loop as it happens.
+func traceEvent(w io.Writer, ev loop.Event) {
+	switch ev.Kind {
+	case loop.EventSearch:
+		fmt.Fprintf(w, "[%d] search   %q: %d results, %d new\n", ev.Iteration, ev.Query, ev.Results, ev.NewResults)
+	case loop.EventEvaluate:
+		e := ev.Evaluation
+		fmt.Fprintf(w, "[%d] evaluate confidence %.2f, coverage %.2f; missing %s → %s\n", ev.Iteration, e.Confidence, e.Coverage,
+			orNone(strings.Join(e.MissingAspects, " · ")), e.Recommendation.Action)
+	case loop.EventRefine:
+		r := ev.Refinement
+		fmt.Fprintf(w, "[%d] refine   %s from %s → %q\n", ev.Iteration, r.Strategy, r.Origin, r.RefinedQuery)
+	case loop.EventStop:
+		fmt.Fprintf(w, "[%d] stop     %s\n", ev.Iteration, ev.Stopped)
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 // searchK returns the configured -k after checking it and a loop budget.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -203,5 +204,35 @@ func TestLoopCommandBadInput(t *testing.T) {
 	out := mustAgentCLI(t, dir, "loop", "--goal", "Kubernetes operators", "--no-cache")
 	if !strings.Contains(out, "index_more") {
 		t.Errorf("unindexed goal:\n%s", out)
+	}
+}
+
+func TestLoopCommandLiveTrace(t *testing.T) {
+	dir := indexedDir(t)
+	code, out, errs := agentCLI(t, dir, "", "loop", "--goal", cliGoal, "--query", "deploy", "-k", "4", "--json", "--verbose")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var res struct {
+		Iterations []struct {
+			Query string `json:"query"`
+		} `json:"iterations"`
+		Stopped string `json:"stopped"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("stdout is not the JSON alone: %v\n%s", err, out)
+	}
+	// stderr traces every search as it ran, then the stop.
+	for i, it := range res.Iterations {
+		if want := fmt.Sprintf("[%d] search   %q", i+1, it.Query); !strings.Contains(errs, want) {
+			t.Errorf("trace lacks %s:\n%s", want, errs)
+		}
+	}
+	if !strings.Contains(errs, "stop     "+res.Stopped) || !strings.Contains(errs, "evaluate confidence") {
+		t.Errorf("trace lacks the evaluation or the stop:\n%s", errs)
+	}
+	// Without --verbose (and no terminal) stderr stays quiet.
+	if _, _, quiet := agentCLI(t, dir, "", "loop", "--goal", cliGoal, "--query", "deploy", "-k", "4", "--json"); strings.Contains(quiet, "search   ") {
+		t.Errorf("trace without --verbose:\n%s", quiet)
 	}
 }

@@ -7,9 +7,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sagasu-dev/sagasu/internal/agentcache"
+	"github.com/sagasu-dev/sagasu/internal/app"
 	"github.com/sagasu-dev/sagasu/internal/budget"
 	"github.com/sagasu-dev/sagasu/internal/mcpserver"
+	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
 func newMCPCmd(g *globals) *cobra.Command {
@@ -64,45 +65,35 @@ loopback ones are refused unless allowed with --allow-origin.`,
 			if err != nil {
 				return usageError{err}
 			}
+			if err := tools.CheckRoots(roots); err != nil {
+				return usageError{err}
+			}
 			ctx := cmd.Context()
-			a.LongLived = true // a server answers many queries
-			st, err := a.OpenStore(ctx, true)
+			// A server answers many queries; an empty index takes the
+			// configured embedder for good, as `sagasu index --embedder` would.
+			rt, err := a.Open(ctx, app.OpenOptions{Create: true, LongLived: true, PinEmpty: true, Roots: roots,
+				NoCache: af.noCache, CacheDir: af.cacheDir, CacheRetention: af.retention})
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			stats, err := st.Stats(ctx)
+			defer rt.Close()
+			stats, err := rt.Store.Stats(ctx)
 			if err != nil {
 				return err
 			}
-			// An empty index takes the configured embedder for good, as
-			// `sagasu index --embedder` would.
-			emb, err := a.Embedder(ctx, st, stats.Sources == 0)
-			if err != nil {
-				return err
-			}
-			var cache *agentcache.Cache
-			if !af.noCache {
-				if cache, err = af.openCache(a); err != nil {
-					return err
-				}
-			}
-			srv, err := mcpserver.New(mcpserver.Options{
-				Engine: a.Engine(st, emb), Cache: cache, Counter: counter, Limits: limits,
-				Roots: roots, Index: a.IndexOptions(), Logger: a.Log, Version: version,
-			})
+			srv, err := mcpserver.New(mcpserver.Options{Tools: rt.Tools, Counter: counter, Limits: limits, Logger: a.Log, Version: version})
 			if err != nil {
 				return usageError{err}
 			}
 			if httpAddr == "" {
-				a.Log.Info("serving MCP over stdio", "db", a.Config.DB, "sources", stats.Sources)
+				a.Log.Info("serving MCP over stdio", "db", app.Redact(a.Config.DB), "sources", stats.Sources)
 				return srv.ServeIO(ctx, g.stdin, g.stdout)
 			}
 			ln, err := net.Listen("tcp", httpAddr)
 			if err != nil {
 				return fmt.Errorf("listen on %s: %w", httpAddr, err)
 			}
-			fmt.Fprintf(g.stderr, "sagasu mcp: serving %s on http://%s%s\n", a.Config.DB, ln.Addr(), mcpserver.Path)
+			fmt.Fprintf(g.stderr, "sagasu mcp: serving %s on http://%s%s\n", app.Redact(a.Config.DB), ln.Addr(), mcpserver.Path)
 			return srv.ServeHTTP(ctx, ln, mcpserver.HTTPOptions{Token: token, AllowedOrigins: origins})
 		},
 	}

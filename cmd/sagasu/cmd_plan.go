@@ -12,12 +12,13 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/loop"
 	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
 // planOutput is what `sagasu plan --json` prints.
 type planOutput struct {
-	Plan   loop.Plan          `json:"plan"`
-	Stages []loop.StageResult `json:"stages"`
+	Plan   loop.Plan           `json:"plan"`
+	Stages []tools.StageReport `json:"stages"`
 }
 
 func newPlanCmd(g *globals) *cobra.Command {
@@ -60,11 +61,12 @@ runs with --plan FILE ("-" for stdin). Each stage's search is cancelled after
 				return usagef("--timeout %s: give a positive duration such as 30s", timeout)
 			}
 			ctx := cmd.Context()
-			eng, closeFn, err := af.openLoop(cmd, a)
+			rt, err := af.open(cmd, a)
 			if err != nil {
 				return err
 			}
-			defer closeFn()
+			defer rt.Close()
+			eng := rt.Tools.Loop()
 			var p loop.Plan
 			if planFile != "" {
 				if p, err = readPlan(planFile, g.stdin); err != nil {
@@ -81,7 +83,7 @@ runs with --plan FILE ("-" for stdin). Each stage's search is cancelled after
 					return err
 				}
 			}
-			out := planOutput{Plan: p, Stages: []loop.StageResult{}}
+			out := planOutput{Plan: p, Stages: []tools.StageReport{}}
 			if !noRun {
 				indexes := make([]int, 0, len(p.Stages))
 				if cmd.Flags().Changed("stage-index") {
@@ -92,7 +94,7 @@ runs with --plan FILE ("-" for stdin). Each stage's search is cancelled after
 					}
 				}
 				for _, i := range indexes {
-					r, err := eng.ExecuteStage(ctx, p, i, loop.QueryOptions{K: k, Mode: search.Mode(mode), Timeout: timeout})
+					r, err := rt.Tools.RunStage(ctx, p, i, loop.QueryOptions{K: k, Mode: search.Mode(mode), Timeout: timeout})
 					if err != nil {
 						return err
 					}

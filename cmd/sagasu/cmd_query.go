@@ -6,10 +6,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/app"
 	"github.com/sagasu-dev/sagasu/internal/glob"
 	"github.com/sagasu-dev/sagasu/internal/search"
-	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
 func newQueryCmd(g *globals) *cobra.Command {
@@ -44,31 +44,31 @@ Hybrid is the default when the index has an embedder, keyword otherwise.`,
 			if strings.TrimSpace(q) == "" {
 				return usagef("empty query: give the words to search for")
 			}
+			k := a.Config.Search.K
+			if k < 1 || k > search.MaxK {
+				return usagef("-k %d is out of range: use 1 to %d", k, search.MaxK)
+			}
+			if mmr < 0 || mmr > 1 {
+				return usagef("--mmr %v: use a relevance weight between 0 (off) and 1", mmr)
+			}
 			if pathGlob != "" {
 				if err := glob.Valid(pathGlob); err != nil {
 					return usagef("--glob: %v", err)
 				}
 			}
-			k := a.Config.Search.K
-			if k < 1 || k > search.MaxK {
-				return usagef("-k %d is out of range: use 1 to %d", k, search.MaxK)
-			}
-			f := store.Filter{PathGlob: pathGlob}
-			for _, t := range types {
-				f.Types = append(f.Types, doc.SourceType(t))
-			}
-			if mmr < 0 || mmr > 1 {
-				return usagef("--mmr %v: use a relevance weight between 0 (off) and 1", mmr)
-			}
 			ctx := cmd.Context()
-			e, closeFn, err := a.OpenEngine(ctx)
+			rt, err := a.Open(ctx, app.OpenOptions{NoCache: true})
 			if err != nil {
 				return err
 			}
-			defer closeFn()
-			resp, err := e.Search(ctx, search.Request{Query: q, K: k, Mode: search.Mode(mode), Filter: f, MMR: mmr})
+			defer rt.Close()
+			res, err := rt.Tools.Query(ctx, tools.QueryInput{Query: q, K: k, MaxK: search.MaxK, Mode: mode, Types: types, Glob: pathGlob, MMR: mmr})
 			if err != nil {
 				return err
+			}
+			resp := search.Response{Query: q, Mode: res.Mode, Took: res.Took}
+			for _, h := range res.Hits {
+				resp.Hits = append(resp.Hits, h.Hit)
 			}
 			if a.Config.JSON {
 				return writeJSON(g.stdout, resp.View())

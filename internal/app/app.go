@@ -2,21 +2,25 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/url"
 	"path/filepath"
 	"strings"
 
+	"github.com/sagasu-dev/sagasu/internal/agentcache"
 	"github.com/sagasu-dev/sagasu/internal/analyze"
 	"github.com/sagasu-dev/sagasu/internal/chunk"
 	"github.com/sagasu-dev/sagasu/internal/embed"
 	"github.com/sagasu-dev/sagasu/internal/index"
+	"github.com/sagasu-dev/sagasu/internal/llm"
 	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/source"
 	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/store/postgres"
 	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
+	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
 // App holds a loaded configuration and the logger every part writes to.
@@ -126,6 +130,114 @@ func (a *App) OpenEngine(ctx context.Context) (*search.Engine, func(), error) {
 		return nil, nil, err
 	}
 	return a.Engine(st, e), func() { st.Close() }, nil
+}
+
+// OpenOptions say how Open wires a runtime.
+type OpenOptions struct {
+	// Create makes a new index when there is none; without it a missing
+	// index is an error telling the user to index.
+	Create bool
+	// LongLived marks a process that answers many queries (see
+	// StoreOptions).
+	LongLived bool
+	// NoEmbedder skips the embedder, for work that never searches by
+	// meaning (reading, listing, deleting sources): nothing is loaded.
+	NoEmbedder bool
+	// PinEmpty gives an empty index the configured embedder for good, as
+	// `sagasu index --embedder` would (the MCP server, which indexes).
+	PinEmpty bool
+	// NoCache keeps no agent cache: nothing is recorded.
+	NoCache bool
+	// CacheDir is the agent cache folder; empty means AgentCacheDir's
+	// default.
+	CacheDir string
+	// CacheRetention is how many records of each kind the cache keeps;
+	// 0 means agentcache.DefaultRetention.
+	CacheRetention int
+	// Roots are the folders the toolset may index; empty means the working
+	// directory.
+	Roots []string
+}
+
+// Runtime is everything a face needs, wired: the index, its embedder, the
+// search engine, the agent cache and the toolset over them.
+type Runtime struct {
+	Store store.Store
+	// Embedder is nil when the index has none (or with NoEmbedder).
+	Embedder embed.Embedder
+	Engine   *search.Engine
+	// Cache is nil with NoCache.
+	Cache *agentcache.Cache
+	Tools *tools.Toolset
+	// LLM is the configured chat model; nil when none is configured (the
+	// agents then run offline).
+	LLM llm.Model
+}
+
+// Close releases the index.
+func (r *Runtime) Close() error { return r.Store.Close() }
+
+// Open opens the configured index with its embedder and agent cache and
+// returns the runtime every face works with. Close it when done.
+func (a *App) Open(ctx context.Context, opt OpenOptions) (*Runtime, error) {
+	st, err := OpenStoreWith(ctx, a.Config.DB, StoreOptions{Create: opt.Create, LongLived: opt.LongLived || a.LongLived})
+	if err != nil {
+		return nil, err
+	}
+	rt, err := a.wire(ctx, st, opt)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return rt, nil
+}
+
+func (a *App) wire(ctx context.Context, st store.Store, opt OpenOptions) (*Runtime, error) {
+	rt := &Runtime{Store: st}
+	if !opt.NoEmbedder {
+		pin := false
+		if opt.PinEmpty {
+			stats, err := st.Stats(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("read the index's statistics: %w", err)
+			}
+			pin = stats.Sources == 0
+		}
+		var err error
+		if rt.Embedder, err = a.Embedder(ctx, st, pin); err != nil {
+			return nil, err
+		}
+	}
+	rt.Engine = a.Engine(st, rt.Embedder)
+	if !opt.NoCache {
+		var err error
+		if rt.Cache, err = a.OpenCache(opt.CacheDir, opt.CacheRetention); err != nil {
+			return nil, err
+		}
+	}
+	var err error
+	rt.Tools, err = tools.New(tools.Options{Engine: rt.Engine, Cache: rt.Cache, Index: a.IndexOptions(), Roots: opt.Roots, Logger: a.Log})
+	if err != nil {
+		return nil, err
+	}
+	if rt.LLM, err = a.LLM(); err != nil {
+		return nil, err
+	}
+	return rt, nil
+}
+
+// AgentCacheDir is the agent cache folder: dir when set, else CacheDir.
+func (a *App) AgentCacheDir(dir string) string {
+	if dir != "" {
+		return dir
+	}
+	return a.CacheDir()
+}
+
+// OpenCache opens the agent cache in dir (see AgentCacheDir), keeping
+// retention records of each kind (0: the default).
+func (a *App) OpenCache(dir string, retention int) (*agentcache.Cache, error) {
+	return agentcache.Open(a.AgentCacheDir(dir), agentcache.Options{Logger: a.Log, Retention: retention})
 }
 
 // CacheDir is the agent cache folder: the cache_dir setting, else

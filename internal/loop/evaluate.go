@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/sagasu-dev/sagasu/internal/agentcache"
-	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/doc"
 )
 
 // Recommended actions.
@@ -42,9 +42,9 @@ var ErrNoText = errors.New("the results carry no text to evaluate: pass each res
 
 // EvaluateInput is what Evaluate judges.
 type EvaluateInput struct {
-	Goal    string              `json:"goal"`
-	Query   string              `json:"query,omitempty"`
-	Results []search.ResultView `json:"results"`
+	Goal    string    `json:"goal"`
+	Query   string    `json:"query,omitempty"`
+	Results []doc.Hit `json:"-"`
 	// Aspects, when given, replace the aspects derived from the goal.
 	Aspects []string `json:"aspects,omitempty"`
 	// Iteration is 1 for the first search of a goal (0 is read as 1).
@@ -154,7 +154,7 @@ func (e *Engine) judge(w *weights, aspects []aspect, in EvaluateInput) (Evaluati
 	it := max(in.Iteration, 1)
 	ev := Evaluation{Goal: in.Goal, Query: in.Query, Iteration: it, FoundAspects: []string{}, MissingAspects: []string{}}
 
-	var results []search.ResultView
+	var results []doc.Hit
 	for _, r := range in.Results {
 		if hasText(r) {
 			results = append(results, r)
@@ -176,8 +176,8 @@ func (e *Engine) judge(w *weights, aspects []aspect, in EvaluateInput) (Evaluati
 		for i, a := range aspects {
 			s, line := a.score(sh)
 			if e.opt.Similarity != nil {
-				if sim := e.opt.Similarity(a.name, r.Heading+"\n"+r.Text); sim > s {
-					s, line = sim, firstLine(r.Text)
+				if sim := e.opt.Similarity(a.name, r.Chunk.HeadingPath()+"\n"+r.Chunk.Text); sim > s {
+					s, line = sim, firstLine(r.Chunk.Text)
 				}
 			}
 			if s >= FoundThreshold {
@@ -185,7 +185,7 @@ func (e *Engine) judge(w *weights, aspects []aspect, in EvaluateInput) (Evaluati
 			}
 			if s > best[i].Score {
 				best[i].Score = s
-				best[i].Evidence = &Evidence{ChunkID: r.ChunkID, URI: r.Source.URI, Heading: r.Heading, Line: clip(line, 160)}
+				best[i].Evidence = &Evidence{ChunkID: r.Chunk.ID, URI: r.Source.URI, Heading: r.Chunk.HeadingPath(), Line: clip(line, 160)}
 			}
 		}
 		if onTopic {

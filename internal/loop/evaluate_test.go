@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/doc"
 )
 
 // vitepressStats are document frequencies shaped like the VitePress
@@ -25,8 +25,8 @@ func vitepressStats() fixedStats {
 	})
 }
 
-func deployResults() []search.ResultView {
-	return []search.ResultView{
+func deployResults() []doc.Hit {
+	return []doc.Hit{
 		result(1, "guide/deploy.md", "Deploy Your Site > Platform Guides > GitHub Pages", "Create a workflow file that builds the site and publishes it."),
 		result(2, "guide/sitemap-generation.md", "Sitemap Generation", "Set sitemap.hostname to generate a sitemap."),
 		result(3, "guide/theme.md", "Theme", "The theme decides how pages look."),
@@ -73,7 +73,7 @@ func TestEvaluateEnglishGoal(t *testing.T) {
 
 func TestEvaluateJapaneseGoal(t *testing.T) {
 	e := New(nil, Options{Stats: vitepressStats()})
-	results := []search.ResultView{
+	results := []doc.Hit{
 		result(1, "ja/guide/last-updated.md", "最終更新日時", "各ページの最終更新日時を表示するには lastUpdated を有効にします。"),
 		result(2, "ja/guide/sitemap.md", "サイトマップ生成", "設定ファイルで sitemap.hostname を指定すると、ビルド時に sitemap.xml を生成します。"),
 	}
@@ -97,16 +97,16 @@ func TestEvaluateHeadingGatesLines(t *testing.T) {
 	summary := result(1, "guide/extending-default-theme.md", "Extending the Default Theme", "description: Customize the default theme with custom CSS, components, layouts, and slots.")
 	section := result(2, "guide/extending-default-theme.md", "Extending the Default Theme > Layout Slots", "The Layout component has a few slots.")
 	for _, tt := range []struct {
-		r     search.ResultView
+		r     doc.Hit
 		score float64
 		found bool
 	}{{summary, 0.5, false}, {section, 1, true}} {
-		ev, err := e.Evaluate(context.Background(), EvaluateInput{Goal: "extend the theme", Aspects: []string{"layout slots"}, Results: []search.ResultView{tt.r}})
+		ev, err := e.Evaluate(context.Background(), EvaluateInput{Goal: "extend the theme", Aspects: []string{"layout slots"}, Results: []doc.Hit{tt.r}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if a := ev.Aspects[0]; a.Score != tt.score || a.Found != tt.found {
-			t.Errorf("%q: score %v found %v; want %v %v", tt.r.Heading, a.Score, a.Found, tt.score, tt.found)
+			t.Errorf("%q: score %v found %v; want %v %v", tt.r.Chunk.HeadingPath(), a.Score, a.Found, tt.score, tt.found)
 		}
 	}
 }
@@ -134,7 +134,7 @@ func TestConfidenceCalibration(t *testing.T) {
 		{2, 0, 4, 0, false, ActionRefine, true},
 	}
 	for _, tt := range tests {
-		var rs []search.ResultView
+		var rs []doc.Hit
 		for i := 0; i < tt.found; i++ {
 			rs = append(rs, result(int64(i+1), fmt.Sprintf("doc%d.md", i), names[i], "All about "+names[i]+"."))
 		}
@@ -210,7 +210,7 @@ func TestEvaluateBadInput(t *testing.T) {
 		t.Errorf("unindexed goal: %+v, unindexed %q", ev.Recommendation, ev.UnindexedWords)
 	}
 	// Results without text.
-	blank := []search.ResultView{{ChunkID: 1, Source: search.SourceView{URI: "a.md"}}, {ChunkID: 2, Text: "  \n"}}
+	blank := []doc.Hit{{Chunk: doc.Chunk{ID: 1}, Source: doc.Source{URI: "a.md"}}, {Chunk: doc.Chunk{ID: 2, Text: "  \n"}}}
 	if _, err := e.Evaluate(ctx, EvaluateInput{Goal: deployGoal, Results: blank}); !errors.Is(err, ErrNoText) {
 		t.Errorf("results without text: %v; want ErrNoText", err)
 	}
@@ -250,7 +250,7 @@ func TestEvaluateSimilarity(t *testing.T) {
 		}
 		return 0
 	}
-	rs := []search.ResultView{result(1, "ssr.md", "Compatibility", "Vue renders pages server-side during the build.")}
+	rs := []doc.Hit{result(1, "ssr.md", "Compatibility", "Vue renders pages server-side during the build.")}
 	for _, tt := range []struct {
 		sim   func(string, string) float64
 		found bool

@@ -216,14 +216,14 @@ func (e *Engine) EvaluateGoals(ctx context.Context, set GoalSet, opt GoalOptions
 			if err != nil {
 				return Coverage{}, fmt.Errorf("goal %s: %w", g.ID, err)
 			}
-			return labelledCoverage(g, Views(resp.Hits)), nil
+			return labelledCoverage(g, resp.Hits), nil
 		}
 		loop := func(q string, aspects []string) (RunResult, Coverage, error) {
 			res, err := e.Run(ctx, RunOptions{Goal: g.Goal, Query: q, Aspects: aspects, K: k, Mode: opt.Mode, MaxIterations: opt.MaxIterations})
 			if err != nil {
 				return res, Coverage{}, fmt.Errorf("goal %s: loop: %w", g.ID, err)
 			}
-			return res, labelledCoverage(g, res.Results), nil
+			return res, labelledCoverage(g, res.Hits), nil
 		}
 		s := GoalScore{ID: g.ID, Goal: g.Goal, Query: g.Query}
 		var err error
@@ -313,7 +313,7 @@ func (e *Engine) calibrate(ctx context.Context, g GoalCase, res RunResult, bins 
 		}
 		p.add(e, aspects, resp.Hits)
 		sel = p.top(aspects, k)
-		cov := labelledCoverage(g, Views(sel))
+		cov := labelledCoverage(g, sel)
 		c := it.Evaluation.Confidence
 		for i := range bins {
 			if c >= bins[i].Low && c < bins[i].High {
@@ -329,7 +329,7 @@ func (e *Engine) calibrate(ctx context.Context, g GoalCase, res RunResult, bins 
 }
 
 // labelledCoverage counts the aspects of g that some result covers.
-func labelledCoverage(g GoalCase, results []search.ResultView) Coverage {
+func labelledCoverage(g GoalCase, results []doc.Hit) Coverage {
 	c := Coverage{Aspects: len(g.Aspects)}
 	for _, a := range g.Aspects {
 		hit := false
@@ -350,7 +350,7 @@ func labelledCoverage(g GoalCase, results []search.ResultView) Coverage {
 }
 
 // coversLabel reports whether result r lies in one of a's pages or sections.
-func coversLabel(a LabelledAspect, r search.ResultView) bool {
+func coversLabel(a LabelledAspect, r doc.Hit) bool {
 	for _, p := range a.Pages {
 		page, section, _ := strings.Cut(p, "#")
 		if r.Source.URI != page {
@@ -361,8 +361,8 @@ func coversLabel(a LabelledAspect, r search.ResultView) bool {
 		}
 		// The chunk's own heading, or a section packed into its text.
 		want := splitLabelPath(section)
-		for _, sec := range splitSections(r.Heading, r.Text) {
-			have := splitLabelPath(strings.Join(sec.path, " > "))
+		for _, sec := range splitSections(r.Chunk.Heading, r.Chunk.Text) {
+			have := labelSegments(sec.path)
 			for i := 0; i+len(want) <= len(have); i++ {
 				if slices.Equal(have[i:i+len(want)], want) {
 					return true
@@ -375,9 +375,13 @@ func coversLabel(a LabelledAspect, r search.ResultView) bool {
 
 // splitLabelPath splits a heading path into segments reduced to their
 // letters and digits, lower-cased: "`<ClientOnly />` <Badge …/>" → "clientonly".
-func splitLabelPath(s string) []string {
+func splitLabelPath(s string) []string { return labelSegments(strings.Split(s, " > ")) }
+
+// labelSegments reduces heading segments to their letters and digits,
+// lower-cased.
+func labelSegments(path []string) []string {
 	var out []string
-	for _, seg := range strings.Split(s, " > ") {
+	for _, seg := range path {
 		seg = cleanHeading(seg)
 		var b strings.Builder
 		for _, r := range strings.ToLower(seg) {

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sagasu-dev/sagasu/internal/app"
 	"github.com/sagasu-dev/sagasu/internal/index"
 	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/source"
+	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
 )
 
 // vitepressDocs is the real corpus the goal sets label, beside the repository.
@@ -27,7 +27,7 @@ func vitepressEngine(t *testing.T) *Engine {
 		t.Skipf("the VitePress documentation is not at %s: %v", vitepressDocs, err)
 	}
 	ctx := context.Background()
-	st, err := app.OpenStore(ctx, filepath.Join(t.TempDir(), "vp.db"), true)
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "vp.db"), sqlite.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	"github.com/sagasu-dev/sagasu/internal/analyze"
-	"github.com/sagasu-dev/sagasu/internal/app"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/index"
 	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
 )
 
 // fixedStats is a fixed table of document frequencies: the words given are
@@ -40,9 +40,10 @@ func (s fixedStats) DocFreq(_ context.Context, text string) (map[string]int, int
 	return out, s.n, nil
 }
 
-// result builds a result as `sagasu query --json` prints it.
-func result(id int64, uri, heading, text string) search.ResultView {
-	return search.ResultView{ChunkID: id, Heading: heading, Text: text, Source: search.SourceView{URI: uri, Title: strings.Split(heading, " > ")[0]}}
+// result builds a hit from a heading path written as users read it.
+func result(id int64, uri, heading, text string) doc.Hit {
+	path := strings.Split(heading, " > ")
+	return doc.Hit{Chunk: doc.Chunk{ID: id, Heading: path, Text: text}, Source: doc.Source{URI: uri, Title: path[0]}}
 }
 
 // corpus is a small documentation set: a deploy guide with several
@@ -114,7 +115,7 @@ The theme decides how pages of the site look. Build a layout from components.
 func testEngine(t *testing.T, docs map[string]string, opt Options) *Engine {
 	t.Helper()
 	ctx := context.Background()
-	st, err := app.OpenStore(ctx, filepath.Join(t.TempDir(), "test.db"), true)
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "test.db"), sqlite.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}

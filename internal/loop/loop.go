@@ -18,11 +18,16 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/analyze"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/store"
 )
 
-// Searcher runs one search; *search.Engine is one.
+// Searcher searches one index and gives the index it searches, whose
+// document frequencies weigh the terms of goals and results.
+// *search.Engine is one.
 type Searcher interface {
 	Search(ctx context.Context, req search.Request) (search.Response, error)
+	// Store is the index searched; nil when there are no statistics.
+	Store() store.Store
 }
 
 // Options configure an Engine. The zero value works: no statistics (every
@@ -54,9 +59,9 @@ type Engine struct {
 // New returns an Engine searching with s (which may be nil for an engine
 // that only evaluates and refines given results).
 func New(s Searcher, opt Options) *Engine {
-	if opt.Stats == nil {
-		if se, ok := s.(*search.Engine); ok && se != nil {
-			opt.Stats = se.Store()
+	if opt.Stats == nil && s != nil {
+		if st := s.Store(); st != nil {
+			opt.Stats = st
 		}
 	}
 	log := opt.Logger

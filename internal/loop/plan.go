@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/agentcache"
+	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/search"
 )
 
@@ -128,7 +129,7 @@ func (e *Engine) keywords(ctx context.Context, w *weights, name, q string) ([]st
 		if err != nil {
 			return nil, fmt.Errorf("probe search for %q: %w", q, err)
 		}
-		fb, err := e.feedback(ctx, w, name, q, Views(resp.Hits))
+		fb, err := e.feedback(ctx, w, name, q, resp.Hits)
 		if err != nil {
 			return nil, err
 		}
@@ -186,6 +187,8 @@ type QueryOptions struct {
 	Mode search.Mode `json:"mode,omitempty"` // retrieval mode ("" for the index's default)
 	// Timeout cancels the stage's search (default 30 s).
 	Timeout time.Duration `json:"-"`
+	// OnEvent, when set, hears the stage's outcome (EventStage).
+	OnEvent func(Event) `json:"-"`
 }
 
 // StageResult is the outcome of one stage.
@@ -200,9 +203,11 @@ type StageResult struct {
 	Success        bool                `json:"success"`
 	Evaluation     StageEvaluation     `json:"evaluation"`
 	ShouldContinue bool                `json:"shouldContinue"`
-	AgentGuidance  Guidance            `json:"agentGuidance"`
+	Next           StageNext           `json:"next"`
 	Results        []search.ResultView `json:"results"`
-	TookMs         float64             `json:"tookMs"`
+	// Hits are the same results as the index gave them.
+	Hits   []doc.Hit `json:"-"`
+	TookMs float64   `json:"tookMs"`
 }
 
 // StageEvaluation is how a stage's results met its expectations.
@@ -214,19 +219,27 @@ type StageEvaluation struct {
 	MissingKeywords []string `json:"missingKeywords"`
 }
 
-// Guidance tells the agent what to do next.
-type Guidance struct {
-	NextAction     string   `json:"nextAction"`
-	SuggestedTools []string `json:"suggestedTools"`
-}
+// Step is what a stage's outcome calls for next.
+type Step string
 
-// MCP tool names the guidance suggests.
+// Steps after a stage.
 const (
-	ToolExecuteStage = "sagasu_plan_execute_stage"
-	ToolRefine       = "sagasu_refine_query"
-	ToolEvaluate     = "sagasu_evaluate"
-	ToolGet          = "sagasu_get"
+	// StepRetry: the stage's results missed its expectations; refine its
+	// query and run it again, or go on.
+	StepRetry Step = "retry_stage"
+	// StepNextStage: go on to the next stage.
+	StepNextStage Step = "next_stage"
+	// StepAnswer: every stage is done; answer from the results.
+	StepAnswer Step = "answer"
 )
+
+// StageNext is the step after a stage, with what a face needs to say it.
+type StageNext struct {
+	Step Step `json:"step"`
+	// Index and Stage are the next stage's (StepNextStage).
+	Index int    `json:"index,omitempty"`
+	Stage *Stage `json:"stage,omitempty"`
+}
 
 // ExecuteStage runs stage stageIndex (0-based) of plan and judges its
 // results against the stage's keywords. The search is cancelled after
@@ -258,7 +271,7 @@ func (e *Engine) ExecuteStage(ctx context.Context, plan Plan, stageIndex int, op
 	}
 	res := StageResult{
 		PlanID: plan.ID, StageIndex: stageIndex, StageNumber: st.StageNumber, Description: st.Description,
-		Query: st.Query, Success: true, Results: Views(resp.Hits),
+		Query: st.Query, Success: true, Results: Views(resp.Hits), Hits: resp.Hits,
 	}
 	keywords := st.ExpectedResults.Keywords
 	if len(keywords) == 0 {
@@ -272,7 +285,7 @@ func (e *Engine) ExecuteStage(ctx context.Context, plan Plan, stageIndex int, op
 	for i := range aspects {
 		aspects[i].plain = true
 	}
-	ev, err := e.judge(w, aspects, EvaluateInput{Goal: plan.Goal, Query: st.Query, Results: res.Results})
+	ev, err := e.judge(w, aspects, EvaluateInput{Goal: plan.Goal, Query: st.Query, Results: resp.Hits})
 	if err != nil {
 		return StageResult{}, err
 	}
@@ -292,22 +305,12 @@ func (e *Engine) ExecuteStage(ctx context.Context, plan Plan, stageIndex int, op
 	res.ShouldContinue = !last || !res.Evaluation.IsSuccessful
 	switch {
 	case !res.Evaluation.IsSuccessful:
-		res.AgentGuidance = Guidance{
-			NextAction: fmt.Sprintf("stage %d found %s of its keywords (missing %s): refine its query with %s and run the stage again, or go on",
-				st.StageNumber, fmt.Sprintf("%d of %d", len(ev.FoundAspects), len(aspects)), strings.Join(quoteAll(ev.MissingAspects), ", "), ToolRefine),
-			SuggestedTools: []string{ToolRefine, ToolEvaluate, ToolExecuteStage},
-		}
+		res.Next = StageNext{Step: StepRetry}
 	case !last:
 		next := plan.Stages[stageIndex+1]
-		res.AgentGuidance = Guidance{
-			NextAction:     fmt.Sprintf("go on to stage %d (index %d): %s", next.StageNumber, stageIndex+1, next.Description),
-			SuggestedTools: []string{ToolExecuteStage},
-		}
+		res.Next = StageNext{Step: StepNextStage, Index: stageIndex + 1, Stage: &next}
 	default:
-		res.AgentGuidance = Guidance{
-			NextAction:     "all stages are done: answer from the results, reading whole sections where needed",
-			SuggestedTools: []string{ToolGet},
-		}
+		res.Next = StageNext{Step: StepAnswer}
 	}
 	res.TookMs = float64(time.Since(start).Microseconds()) / 1000
 	summary := fmt.Sprintf("stage %d of %d, score %.2f", st.StageNumber, len(plan.Stages), res.Evaluation.Score)
@@ -320,5 +323,8 @@ func (e *Engine) ExecuteStage(ctx context.Context, plan Plan, stageIndex int, op
 		Results []resultRef `json:"results"`
 	}{Plan: plan, StageResult: res, Results: refs(res.Results)}
 	e.save(agentcache.Stages, plan.Goal, st.Query, ptr(res.Evaluation.Score), summary, rec)
+	if opt.OnEvent != nil {
+		opt.OnEvent(Event{Kind: EventStage, Iteration: stageIndex + 1, Query: st.Query, Results: len(resp.Hits), Stage: &res})
+	}
 	return res, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/agentcache"
 	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/store"
 )
 
 func TestPlanAndExecuteStages(t *testing.T) {
@@ -52,12 +53,13 @@ func TestPlanAndExecuteStages(t *testing.T) {
 		if r.ShouldContinue == last {
 			t.Errorf("stage %d: shouldContinue %v", i, r.ShouldContinue)
 		}
-		wantTool := ToolExecuteStage
-		if last {
-			wantTool = ToolGet
+		want := StageNext{Step: StepAnswer}
+		if !last {
+			want = StageNext{Step: StepNextStage, Index: i + 1, Stage: &p.Stages[i+1]}
 		}
-		if !slices.Equal(r.AgentGuidance.SuggestedTools, []string{wantTool}) || r.AgentGuidance.NextAction == "" {
-			t.Errorf("stage %d guidance %+v", i, r.AgentGuidance)
+		if r.Next.Step != want.Step || r.Next.Index != want.Index || (want.Stage != nil) != (r.Next.Stage != nil) ||
+			want.Stage != nil && r.Next.Stage.Query != want.Stage.Query {
+			t.Errorf("stage %d next %+v, want %+v", i, r.Next, want)
 		}
 	}
 }
@@ -73,8 +75,8 @@ func TestExecuteStageJudgesKeywords(t *testing.T) {
 	if r.Evaluation.IsSuccessful || !slices.Equal(r.Evaluation.MissingKeywords, []string{"Kubernetes"}) || !r.ShouldContinue {
 		t.Fatalf("%+v continue %v", r.Evaluation, r.ShouldContinue)
 	}
-	if !slices.Contains(r.AgentGuidance.SuggestedTools, ToolRefine) || !strings.Contains(r.AgentGuidance.NextAction, "Kubernetes") {
-		t.Fatalf("guidance %+v", r.AgentGuidance)
+	if r.Next.Step != StepRetry {
+		t.Fatalf("next %+v, want a retry of the stage", r.Next)
 	}
 	// Score: the weighted share of keywords found, strictly between 0 and 1.
 	if r.Evaluation.Score <= 0 || r.Evaluation.Score >= 1 {
@@ -142,6 +144,8 @@ func (blockingSearcher) Search(ctx context.Context, _ search.Request) (search.Re
 	<-ctx.Done()
 	return search.Response{}, ctx.Err()
 }
+
+func (blockingSearcher) Store() store.Store { return nil }
 
 func TestExecuteStageTimeoutCancelsTheSearch(t *testing.T) {
 	e := New(blockingSearcher{}, Options{})

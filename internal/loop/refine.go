@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sagasu-dev/sagasu/internal/agentcache"
+	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/search"
 )
 
@@ -36,7 +37,7 @@ type RefineInput struct {
 	Strategy string `json:"strategy,omitempty"`
 	// Results are the current results, mined for words and headings. When
 	// empty, Refine searches for the aspect it targets itself.
-	Results []search.ResultView `json:"results,omitempty"`
+	Results []doc.Hit `json:"-"`
 	// Avoid lists queries already issued; the refined query is none of them.
 	Avoid []string `json:"avoid,omitempty"`
 }
@@ -48,14 +49,26 @@ type Refinement struct {
 	Strategy     string `json:"strategy"`
 	// Target is the aspect the refined query is aimed at ("" for the goal as a whole).
 	Target string `json:"target,omitempty"`
-	// Origin says where the query's words came from: "aspect" (the goal's
-	// own words that the index has), "heading" (a section heading in the
-	// index), "feedback" (distinctive words of the results), "cache" (a
-	// refinement that worked before for a similar goal).
-	Origin       string        `json:"origin"`
+	// Origin says where the query's words came from.
+	Origin       Origin        `json:"origin"`
 	Reasoning    string        `json:"reasoning"`
 	Alternatives []Alternative `json:"alternatives"`
 }
+
+// Origin is where a refined query's words came from.
+type Origin string
+
+// Origins of a refined query.
+const (
+	// OriginAspect: the goal's own words for the aspect, those the index has.
+	OriginAspect Origin = "aspect"
+	// OriginHeading: a section heading of the index.
+	OriginHeading Origin = "heading"
+	// OriginFeedback: distinctive words of the results.
+	OriginFeedback Origin = "feedback"
+	// OriginCache: a refinement that worked before for a similar goal.
+	OriginCache Origin = "cache"
+)
 
 // Alternative is another query with what it is for.
 type Alternative struct {
@@ -162,7 +175,7 @@ func (e *Engine) refine(ctx context.Context, w *weights, in RefineInput) (Refine
 		if err != nil {
 			return Refinement{}, fmt.Errorf("search for feedback: %w", err)
 		}
-		results = Views(resp.Hits)
+		results = resp.Hits
 	}
 	fb, err := e.feedback(ctx, w, topic, base, results)
 	if err != nil {
@@ -175,9 +188,11 @@ func (e *Engine) refine(ctx context.Context, w *weights, in RefineInput) (Refine
 		why = append(why, fmt.Sprintf("skipped %s: the index has none of its words", strings.Join(quoteAll(skipped), ", ")))
 	}
 	var cands []Alternative // in order of preference; the first new one wins
-	if past := e.pastRefinement(ctx, w, in.Goal, target, avoid); past != nil {
+	past := e.pastRefinement(ctx, w, in.Goal, target, avoid)
+	if past != nil {
 		cands = append(cands, Alternative{Query: past.query, Purpose: "worked before: " + past.why})
 	}
+	winner := -1 // the candidate chosen
 	switch strategy {
 	case StrategyCombine:
 		q := joinWords(targetQ, contextWords(w, pg.Context, targetQ, 2))
@@ -212,14 +227,14 @@ func (e *Engine) refine(ctx context.Context, w *weights, in RefineInput) (Refine
 	cands = append(cands, Alternative{broaden(w, base, fb), "broaden: fewer, more common words"})
 
 	seen := newQuerySet(e)
-	for _, c := range cands {
+	for i, c := range cands {
 		c.Query = strings.TrimSpace(c.Query)
 		if c.Query == "" || seen.has(c.Query) {
 			continue
 		}
 		seen.add(c.Query)
 		if r.RefinedQuery == "" && !avoid.has(c.Query) {
-			r.RefinedQuery = c.Query
+			r.RefinedQuery, winner = c.Query, i
 			why = append(why, c.Purpose)
 			continue
 		}
@@ -233,14 +248,14 @@ func (e *Engine) refine(ctx context.Context, w *weights, in RefineInput) (Refine
 		why = append(why, "every candidate query was already issued; "+describe(topic)+" may not be in the index")
 	}
 	switch {
-	case strings.HasPrefix(why[len(why)-1], "worked before"):
-		r.Origin = "cache"
+	case past != nil && winner == 0:
+		r.Origin = OriginCache
 	case fb.heading != "" && r.RefinedQuery == fb.heading:
-		r.Origin = "heading"
+		r.Origin = OriginHeading
 	case target != "" && r.RefinedQuery == targetQ:
-		r.Origin = "aspect"
+		r.Origin = OriginAspect
 	default:
-		r.Origin = "feedback"
+		r.Origin = OriginFeedback
 	}
 	if r.Alternatives == nil {
 		r.Alternatives = []Alternative{}
@@ -380,7 +395,7 @@ func (f feedback) rarest(w *weights, q string) string {
 // headings cover the topic best are the feedback set; their distinctive words
 // (not the topic's own, not in more than a fifth of the index) are ranked,
 // and the heading segment that covers the topic best is kept.
-func (e *Engine) feedback(ctx context.Context, w *weights, topic, q string, results []search.ResultView) (feedback, error) {
+func (e *Engine) feedback(ctx context.Context, w *weights, topic, q string, results []doc.Hit) (feedback, error) {
 	var fb feedback
 	as, err := e.prepare(ctx, w, []string{topic})
 	if err != nil {
@@ -391,7 +406,7 @@ func (e *Engine) feedback(ctx context.Context, w *weights, topic, q string, resu
 	}
 	a := as[0]
 	type scored struct {
-		r search.ResultView
+		r doc.Hit
 		s float64
 	}
 	var on []scored
@@ -400,7 +415,7 @@ func (e *Engine) feedback(ctx context.Context, w *weights, topic, q string, resu
 	for _, r := range results {
 		s, _ := a.score(resultShape(e.an, r))
 		on = append(on, scored{r, s})
-		for _, seg := range strings.Split(r.Heading, " > ") {
+		for _, seg := range r.Chunk.Heading {
 			seg = cleanHeading(seg)
 			if seg == "" {
 				continue
@@ -432,7 +447,7 @@ func (e *Engine) feedback(ctx context.Context, w *weights, topic, q string, resu
 			break
 		}
 		var near []string
-		for _, line := range append([]string{s.r.Heading}, strings.Split(s.r.Text, "\n")...) {
+		for _, line := range append([]string{s.r.Chunk.HeadingPath()}, strings.Split(s.r.Chunk.Text, "\n")...) {
 			set := makeSet(e.an, line)
 			for t := range key {
 				if set.has(t) {

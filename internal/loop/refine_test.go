@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/sagasu-dev/sagasu/internal/agentcache"
-	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/doc"
 )
 
 func refineStats() fixedStats {
@@ -35,7 +35,7 @@ func TestRefineJapaneseCombine(t *testing.T) {
 	}
 	// combine is the default with aspects missing; 設定 is in a quarter of
 	// the index, too common to add.
-	if r.Strategy != StrategyCombine || r.RefinedQuery != "サイトマップ" || r.Target != "サイトマップ" || r.Origin != "aspect" {
+	if r.Strategy != StrategyCombine || r.RefinedQuery != "サイトマップ" || r.Target != "サイトマップ" || r.Origin != OriginAspect {
 		t.Fatalf("refinement %+v", r)
 	}
 	want := Alternative{Query: "クリーン URL", Purpose: `find the missing aspect "クリーンURL"`}
@@ -52,7 +52,7 @@ func TestRefineJapaneseCombine(t *testing.T) {
 // when they recur and the index has them.
 func TestRefineNarrowUsesSurfaceForms(t *testing.T) {
 	e := New(nil, Options{Stats: refineStats()})
-	results := []search.ResultView{
+	results := []doc.Hit{
 		result(1, "guide/frontmatter.md", "Frontmatter > Usage", "Frontmatter is written in YAML at the top of a page.\nYAML frontmatter sets the title."),
 		result(2, "reference/frontmatter-config.md", "Frontmatter Config > titleTemplate", "Set titleTemplate in the YAML frontmatter."),
 	}
@@ -60,14 +60,14 @@ func TestRefineNarrowUsesSurfaceForms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Strategy != StrategyNarrow || r.RefinedQuery != "frontmatter YAML" || r.Origin != "feedback" {
+	if r.Strategy != StrategyNarrow || r.RefinedQuery != "frontmatter YAML" || r.Origin != OriginFeedback {
 		t.Fatalf("refinement %+v; want narrow to \"frontmatter YAML\"", r)
 	}
 }
 
 func TestRefinePivotToHeading(t *testing.T) {
 	e := New(nil, Options{Stats: refineStats()})
-	results := []search.ResultView{
+	results := []doc.Hit{
 		result(1, "guide/deploy.md", "Deploy Your Site > Caching Assets with HTTP Headers", "Hashed assets never change."),
 		result(2, "guide/theme.md", "Theme", "The theme decides how pages look."),
 	}
@@ -78,14 +78,14 @@ func TestRefinePivotToHeading(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.RefinedQuery != "Caching Assets with HTTP Headers" || r.Origin != "heading" || r.Target != "HTTP cache headers" {
+	if r.RefinedQuery != "Caching Assets with HTTP Headers" || r.Origin != OriginHeading || r.Target != "HTTP cache headers" {
 		t.Fatalf("refinement %+v; want the section heading", r)
 	}
 }
 
 func TestRefineNeverRepeatsAQuery(t *testing.T) {
 	e := New(nil, Options{Stats: refineStats()})
-	results := []search.ResultView{result(1, "guide/sitemap.md", "Sitemap Generation", "Set sitemap.hostname to generate a sitemap.\nThe hostname is the URL of the site.")}
+	results := []doc.Hit{result(1, "guide/sitemap.md", "Sitemap Generation", "Set sitemap.hostname to generate a sitemap.\nThe hostname is the URL of the site.")}
 	r, err := e.Refine(context.Background(), RefineInput{
 		Goal: deployGoal, CurrentQuery: "GitHub Pages", MissingAspects: []string{"generate a sitemap"},
 		Avoid: []string{"Sitemap generate"}, Results: results,
@@ -141,7 +141,7 @@ func TestRefinePrefersWhatWorkedBefore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.Origin == "cache" {
+	if first.Origin == OriginCache {
 		t.Fatalf("an empty cache supplied %+v", first)
 	}
 	// A loop's record: the query found the aspect.
@@ -154,12 +154,12 @@ func TestRefinePrefersWhatWorkedBefore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.RefinedQuery != "Cache-Control immutable" || r.Origin != "cache" || !strings.Contains(r.Reasoning, "worked before") {
+	if r.RefinedQuery != "Cache-Control immutable" || r.Origin != OriginCache || !strings.Contains(r.Reasoning, "worked before") {
 		t.Fatalf("refinement %+v; want the query that worked before", r)
 	}
 	// Already issued: the cached query is not repeated.
 	in.Avoid = []string{"Cache-Control immutable"}
-	if r, err = e.Refine(ctx, in); err != nil || r.Origin == "cache" {
+	if r, err = e.Refine(ctx, in); err != nil || r.Origin == OriginCache {
 		t.Fatalf("with the cached query issued: %+v, %v", r, err)
 	}
 	// Refine itself recorded its refinements (three calls, two seeded records).
@@ -181,15 +181,15 @@ func TestRefineLearnsFromAgentEvaluations(t *testing.T) {
 	e := New(nil, Options{Stats: refineStats(), Cache: cache})
 	e.saveRefinement(deployGoal, Refinement{CurrentQuery: "deploy", RefinedQuery: "Cache-Control immutable", Target: "HTTP cache headers"}, nil)
 	in := RefineInput{Goal: deployGoal, CurrentQuery: "deploy", MissingAspects: []string{"HTTP cache headers"}}
-	if r, _ := e.Refine(ctx, in); r.Origin == "cache" {
+	if r, _ := e.Refine(ctx, in); r.Origin == OriginCache {
 		t.Fatal("a refinement with no known outcome was reused")
 	}
-	results := []search.ResultView{result(4, "guide/deploy.md", "Deploy Your Site > HTTP Cache Headers", "Serve assets with Cache-Control: immutable.")}
+	results := []doc.Hit{result(4, "guide/deploy.md", "Deploy Your Site > HTTP Cache Headers", "Serve assets with Cache-Control: immutable.")}
 	if _, err := e.Evaluate(ctx, EvaluateInput{Goal: deployGoal, Query: "Cache-Control immutable", Results: results, Iteration: 2}); err != nil {
 		t.Fatal(err)
 	}
 	r, err := e.Refine(ctx, in)
-	if err != nil || r.RefinedQuery != "Cache-Control immutable" || r.Origin != "cache" {
+	if err != nil || r.RefinedQuery != "Cache-Control immutable" || r.Origin != OriginCache {
 		t.Fatalf("after the evaluation: %+v, %v", r, err)
 	}
 }

@@ -27,6 +27,41 @@ type RunOptions struct {
 	// Filter narrows every search (glob, types); chunks already seen are
 	// excluded on top of it.
 	Filter store.Filter
+	// OnEvent, when set, hears each step as it happens (a live trace). It
+	// runs on the loop's goroutine: keep it quick.
+	OnEvent func(Event)
+}
+
+// EventKind names a step of a loop.
+type EventKind string
+
+// Steps a loop reports.
+const (
+	// EventSearch: a search ran (Iteration, Query, Results, NewResults).
+	EventSearch EventKind = "search"
+	// EventEvaluate: the merged results were judged (Evaluation).
+	EventEvaluate EventKind = "evaluate"
+	// EventRefine: the next query was made (Refinement).
+	EventRefine EventKind = "refine"
+	// EventStage: a plan stage ran (Stage).
+	EventStage EventKind = "stage"
+	// EventStop: the loop ended (Stopped).
+	EventStop EventKind = "stop"
+)
+
+// Event is one step of a loop or a plan stage, for a live trace.
+type Event struct {
+	Kind      EventKind
+	Iteration int
+	Query     string
+	// Results is how many hits the search returned; NewResults how many
+	// of them were not seen before.
+	Results    int
+	NewResults int
+	Evaluation *Evaluation
+	Refinement *Refinement
+	Stage      *StageResult
+	Stopped    string
 }
 
 // RunResult is what a loop did and found.
@@ -38,6 +73,8 @@ type RunResult struct {
 	// Results are the top k of all hits of all iterations, merged and
 	// de-duplicated, in the JSON shape of `sagasu query --json`.
 	Results []search.ResultView `json:"results"`
+	// Hits are the same results as the index gave them.
+	Hits []doc.Hit `json:"-"`
 	// Stopped says why the loop ended.
 	Stopped string `json:"stopped"`
 }
@@ -112,6 +149,11 @@ func (e *Engine) Run(ctx context.Context, opt RunOptions) (RunResult, error) {
 	var history []float64
 	var pending *Refinement // the refinement whose query is being run
 	var sel []doc.Hit       // the merged results so far
+	emit := func(ev Event) {
+		if opt.OnEvent != nil {
+			opt.OnEvent(ev)
+		}
+	}
 	for it := 1; it <= maxIt; it++ {
 		// Exclude the results in hand, so that the search brings k others;
 		// hits seen before but not kept may come back and rank higher.
@@ -122,15 +164,17 @@ func (e *Engine) Run(ctx context.Context, opt RunOptions) (RunResult, error) {
 			return res, fmt.Errorf("iteration %d: %w", it, err)
 		}
 		added := p.add(e, aspects, resp.Hits)
+		emit(Event{Kind: EventSearch, Iteration: it, Query: q, Results: len(resp.Hits), NewResults: added})
 		sel = p.top(aspects, k)
 		ev, err := e.judge(w, aspects, EvaluateInput{
-			Goal: opt.Goal, Query: q, Results: Views(sel), Iteration: it, History: history,
+			Goal: opt.Goal, Query: q, Results: sel, Iteration: it, History: history,
 			MinConfidence: opt.MinConfidence, MaxIterations: maxIt,
 		})
 		if err != nil {
 			return res, err
 		}
 		e.saveEvaluation(ev)
+		emit(Event{Kind: EventEvaluate, Iteration: it, Query: q, Evaluation: &ev})
 		if pending != nil {
 			gain := ev.Confidence - history[len(history)-1]
 			e.saveRefinement(opt.Goal, *pending, &outcome{Gain: round3(gain), TargetFound: pending.Target != "" && slices.Contains(ev.FoundAspects, pending.Target)})
@@ -155,6 +199,7 @@ func (e *Engine) Run(ctx context.Context, opt RunOptions) (RunResult, error) {
 			return res, fmt.Errorf("iteration %d: refine: %w", it, err)
 		}
 		iter.Refinement = &ref
+		emit(Event{Kind: EventRefine, Iteration: it, Query: q, Refinement: &ref})
 		res.Iterations = append(res.Iterations, iter)
 		if issued.has(ref.RefinedQuery) {
 			res.Stopped = ActionStop + ": every query worth trying was already run"
@@ -169,7 +214,9 @@ func (e *Engine) Run(ctx context.Context, opt RunOptions) (RunResult, error) {
 	if res.Stopped == "" {
 		res.Stopped = fmt.Sprintf("%s: iteration limit (%d) reached", ActionStop, maxIt)
 	}
-	res.Results = Views(p.top(aspects, k))
+	emit(Event{Kind: EventStop, Iteration: len(res.Iterations), Query: res.FinalQuery, Stopped: res.Stopped})
+	res.Hits = p.top(aspects, k)
+	res.Results = Views(res.Hits)
 	e.saveSession(res)
 	return res, nil
 }
@@ -254,7 +301,7 @@ func (p *pool) add(e *Engine, aspects []aspect, hits []doc.Hit) int {
 		it := p.byID[h.Chunk.ID]
 		if it == nil {
 			it = &pooled{hit: h, order: len(p.items)}
-			sh := resultShape(e.an, search.View(h))
+			sh := resultShape(e.an, h)
 			all := unit{terms: makeSet(e.an, h.Source.Title+"\n"+h.Chunk.HeadingPath()+"\n"+h.Chunk.Text)}
 			for _, a := range aspects {
 				it.whole = append(it.whole, a.coverage(all))

@@ -183,7 +183,7 @@ func TestRunRecordsAndLearns(t *testing.T) {
 	}
 	reused := false
 	for _, it := range res2.Iterations {
-		if it.Refinement != nil && it.Refinement.Origin == "cache" {
+		if it.Refinement != nil && it.Refinement.Origin == OriginCache {
 			reused = true
 		}
 	}

@@ -9,7 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/sagasu-dev/sagasu/internal/analyze"
-	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/chunk"
+	"github.com/sagasu-dev/sagasu/internal/doc"
 )
 
 // TermStats gives how many chunks of the index contain each analysed term of
@@ -209,9 +210,9 @@ func newSection(an *analyze.Analyzer, title string, path []string) section {
 }
 
 // resultShape cuts a result into its sections and units.
-func resultShape(an *analyze.Analyzer, r search.ResultView) shape {
+func resultShape(an *analyze.Analyzer, r doc.Hit) shape {
 	var sh shape
-	for _, sp := range splitSections(r.Heading, r.Text) {
+	for _, sp := range splitSections(r.Chunk.Heading, r.Chunk.Text) {
 		sec := newSection(an, r.Source.Title, sp.path)
 		for _, line := range sp.lines {
 			if set := makeSet(an, line); len(set) > 0 {
@@ -229,62 +230,58 @@ type textSection struct {
 	lines []string
 }
 
-// splitSections splits a chunk's text at its markdown headings (outside
-// code fences). The first section has the chunk's own heading path; a
-// heading of level n in the text sits below the first n-1 segments of it.
-func splitSections(heading, text string) []textSection {
-	var path []string
-	if heading != "" {
-		path = strings.Split(heading, " > ")
-	}
+// splitSections splits a chunk's text at its markdown headings, as the
+// chunker reads them (chunk.Sections). The first section has the chunk's own
+// heading path; a heading of level n in the text sits below the first n-1
+// segments of it.
+func splitSections(path []string, text string) []textSection {
 	out := []textSection{{path: path}}
-	fence := ""
-	for _, line := range strings.Split(text, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
-		}
-		if f := fenceOf(line); f != "" && (fence == "" || strings.HasPrefix(line, fence)) {
-			if fence == "" {
-				fence = f
-			} else {
-				fence = ""
+	add := func(part string) {
+		for _, line := range strings.Split(part, "\n") {
+			if line = strings.TrimSpace(line); line != "" {
+				out[len(out)-1].lines = append(out[len(out)-1].lines, line)
 			}
 		}
-		if level, h := markdownHeading(line); fence == "" && level > 0 {
-			if n := len(path); n > 0 && strings.EqualFold(cleanHeading(path[n-1]), cleanHeading(h)) {
-				continue // the chunk's own heading, repeated in its text
-			}
-			sub := append(append([]string(nil), path[:min(level-1, len(path))]...), h)
-			out = append(out, textSection{path: sub})
+	}
+	secs := chunk.Sections(text)
+	end := len(text)
+	if len(secs) > 0 {
+		end = secs[0].Start
+	}
+	add(text[:end])
+	for i, sec := range secs {
+		end := len(text)
+		if i+1 < len(secs) {
+			end = secs[i+1].Start
+		}
+		h := sec.Heading[len(sec.Heading)-1]
+		body := skipHeadingLine(text[sec.Start:end])
+		if n := len(path); n > 0 && strings.EqualFold(cleanHeading(path[n-1]), cleanHeading(h)) {
+			add(body) // the chunk's own heading, repeated in its text
 			continue
 		}
-		out[len(out)-1].lines = append(out[len(out)-1].lines, line)
+		sub := append(append([]string(nil), path[:min(sec.Level-1, len(path))]...), h)
+		out = append(out, textSection{path: sub})
+		add(body)
 	}
 	return out
 }
 
-// fenceOf returns the fence a line opens or closes (``` or ~~~), or "".
-func fenceOf(line string) string {
-	for _, f := range []string{"```", "~~~"} {
-		if strings.HasPrefix(line, f) {
-			return f
+// skipHeadingLine drops a section's heading from its text: one line for an
+// ATX heading ("## Title"), two for a setext one (a title underlined).
+func skipHeadingLine(s string) string {
+	lines := 1
+	if !strings.HasPrefix(strings.TrimLeft(s, " "), "#") {
+		lines = 2
+	}
+	for range lines {
+		i := strings.IndexByte(s, '\n')
+		if i < 0 {
+			return ""
 		}
+		s = s[i+1:]
 	}
-	return ""
-}
-
-// markdownHeading returns the level and text of an ATX heading line
-// ("## Text {#anchor}"), or 0.
-func markdownHeading(line string) (int, string) {
-	n := 0
-	for n < len(line) && line[n] == '#' {
-		n++
-	}
-	if n == 0 || n > 6 || n == len(line) || line[n] != ' ' {
-		return 0, ""
-	}
-	return n, strings.TrimSpace(strings.TrimRight(line[n:], "# "))
+	return s
 }
 
 // headCoverage is how much a section's heading is about aspect a: the whole
@@ -337,8 +334,8 @@ func (a aspect) score(sh shape) (float64, string) {
 }
 
 // hasText reports whether a result carries anything to evaluate.
-func hasText(r search.ResultView) bool {
-	return strings.TrimSpace(r.Text) != "" || strings.TrimSpace(r.Heading) != ""
+func hasText(r doc.Hit) bool {
+	return strings.TrimSpace(r.Chunk.Text) != "" || strings.TrimSpace(r.Chunk.HeadingPath()) != ""
 }
 
 // surfaceWords splits text into the words a person would type: runs of

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/budget"
 	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
 // TestBudgetBattery calls every tool in every mode at its largest on an
@@ -97,7 +98,7 @@ func battery(t *testing.T, limits budget.Limits) map[string]int {
 				}
 			}
 		}
-		for _, extra := range []map[string]any{{}, {"full": true}, {"section": true}} {
+		for _, extra := range []map[string]any{{}, {"wholeSource": true}, {"section": true}} {
 			args := map[string]any{"query": g.query, "k": MaxQueryK}
 			for k, v := range extra {
 				args[k] = v
@@ -116,7 +117,7 @@ func battery(t *testing.T, limits budget.Limits) map[string]int {
 	}
 	measure("sagasu_get", limits.Cap, ToolGet, map[string]any{"source": "docs/ja0.md"})
 	measure("sagasu_get", limits.Cap, ToolGet, map[string]any{"source": "docs/guide0.md"})
-	measure("sagasu_list", limits.Cap, ToolList, map[string]any{"limit": maxListLimit})
+	measure("sagasu_list", limits.Cap, ToolList, map[string]any{"limit": tools.MaxListLimit})
 	measure("sagasu_read_cache", limits.Cap, ToolReadCache, map[string]any{"limit": 100, "includeData": true, "summary": true})
 	measure("sagasu_index", limits.Cap, ToolIndex, map[string]any{"file": bin})
 

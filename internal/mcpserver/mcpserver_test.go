@@ -20,6 +20,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/index"
 	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
 // fixture is a server over a fresh index, with a connected client.
@@ -481,7 +482,7 @@ func TestResourcesAndLinks(t *testing.T) {
 		t.Fatalf("read %s: %v %v", link.URI, rr, err)
 	}
 	id := doc.SourceID("docs/guide1.md")
-	rr, err = f.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: sourceURI(id)})
+	rr, err = f.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: tools.SourceURI(id)})
 	if err != nil || rr.Contents[0].Text != english(1, 3, 20).Content {
 		t.Fatalf("read source: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
 // Resources: sagasu://source/{id} is a source's original content and
@@ -44,7 +45,7 @@ func (s *Server) readSource(ctx context.Context, req *mcp.ReadResourceRequest) (
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: mimeOf(src.Format), Text: content}}}, nil
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: tools.MIME(src.Format), Text: content}}}, nil
 }
 
 func (s *Server) readChunk(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sagasu-dev/sagasu/internal/budget"
+	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
 // A tool result is bounded as a whole: the budget covers the serialized
@@ -115,24 +115,7 @@ func wire[T any](v view[T], meta mcp.Meta) (reply[T], []byte, error) {
 	return reply[T]{res: res, out: v.Out}, w, nil
 }
 
-// maxEcho bounds how much of an agent's own text (a goal, a query) a
-// response repeats back.
-const maxEcho = 1000
-
-// echo shortens an agent's text for repeating it back.
-func echo(s string) string {
-	t, _ := budget.Truncate(s, maxEcho)
-	return t
-}
-
-// runes counts the runes of s.
-func runes(s string) int { return utf8.RuneCountInString(s) }
-
 // chunkLink is the resource link of a chunk.
 func chunkLink(id int64, name string) *mcp.ResourceLink {
-	return &mcp.ResourceLink{URI: chunkURI(id), Name: name, MIMEType: "text/plain"}
+	return &mcp.ResourceLink{URI: tools.ChunkURI(id), Name: name, MIMEType: "text/plain"}
 }
-
-func chunkURI(id int64) string { return fmt.Sprintf("sagasu://chunk/%d", id) }
-
-func sourceURI(id string) string { return "sagasu://source/" + id }

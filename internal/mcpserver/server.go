@@ -20,13 +20,17 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/agentcache"
 	"github.com/sagasu-dev/sagasu/internal/budget"
 	"github.com/sagasu-dev/sagasu/internal/index"
-	"github.com/sagasu-dev/sagasu/internal/loop"
 	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
-// Options configure a Server. Engine is required; the rest have defaults.
+// Options configure a Server. Tools, or else Engine, is required; the rest
+// have defaults.
 type Options struct {
+	// Tools runs every tool. When nil, New builds one from Engine, Cache,
+	// Roots, Index and Logger.
+	Tools *tools.Toolset
 	// Engine searches the index; its store is the one sagasu_index writes.
 	Engine *search.Engine
 	// Cache records evaluations, refinements and stages, and is what
@@ -37,10 +41,10 @@ type Options struct {
 	// Limits are the budgets; the zero value means budget.DefaultLimits.
 	Limits budget.Limits
 	// Roots are the folders sagasu_index may read; empty means the working
-	// directory.
+	// directory. Only without Tools.
 	Roots []string
 	// Index holds the defaults of sagasu_index runs (chunk sizes, excluded
-	// globs, file size limit). Its Embedder defaults to the engine's.
+	// globs, file size limit); only without Tools.
 	Index index.Options
 	// Logger receives the server's logs (to stderr: stdout is the protocol's).
 	Logger *slog.Logger
@@ -61,13 +65,10 @@ type Server struct {
 	opt     Options
 	mcp     *mcp.Server
 	impl    *mcp.Implementation
-	engine  *search.Engine
+	tools   *tools.Toolset
 	store   store.Store
-	steps   *loop.Engine // records to the cache
-	analyst *loop.Engine // sagasu_search's analysis: records nothing
 	counter *budget.Counter
 	limits  budget.Limits
-	roots   *roots
 	cursors *cursors
 	log     *slog.Logger
 
@@ -76,28 +77,36 @@ type Server struct {
 	onIndexProgress func(ctx context.Context)
 }
 
-// Tool names.
+// Tool names (the tools package owns them).
 const (
-	ToolIndex        = "sagasu_index"
-	ToolQuery        = "sagasu_query"
-	ToolSearch       = "sagasu_search"
-	ToolGet          = "sagasu_get"
-	ToolList         = "sagasu_list"
-	ToolEvaluate     = loop.ToolEvaluate
-	ToolRefine       = loop.ToolRefine
-	ToolExecuteStage = loop.ToolExecuteStage
-	ToolReadCache    = "sagasu_read_cache"
+	ToolIndex        = tools.NameIndex
+	ToolQuery        = tools.NameQuery
+	ToolSearch       = tools.NameSearch
+	ToolGet          = tools.NameGet
+	ToolList         = tools.NameList
+	ToolEvaluate     = tools.NameEvaluate
+	ToolRefine       = tools.NameRefine
+	ToolExecuteStage = tools.NameExecuteStage
+	ToolReadCache    = tools.NameReadCache
 )
 
 // New builds a server with every tool and resource registered.
 func New(opt Options) (*Server, error) {
-	if opt.Engine == nil {
-		return nil, errors.New("mcpserver: no search engine")
-	}
-	s := &Server{opt: opt, engine: opt.Engine, store: opt.Engine.Store(), counter: opt.Counter, limits: opt.Limits, log: opt.Logger}
+	s := &Server{opt: opt, tools: opt.Tools, counter: opt.Counter, limits: opt.Limits, log: opt.Logger}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	if s.tools == nil {
+		if opt.Engine == nil {
+			return nil, errors.New("mcpserver: no toolset and no search engine")
+		}
+		t, err := tools.New(tools.Options{Engine: opt.Engine, Cache: opt.Cache, Index: opt.Index, Roots: opt.Roots, Logger: s.log})
+		if err != nil {
+			return nil, err
+		}
+		s.tools = t
+	}
+	s.store = s.tools.Store()
 	if s.counter == nil {
 		c, err := budget.New(budget.Options{Margin: budget.DefaultMargin})
 		if err != nil {
@@ -111,18 +120,10 @@ func New(opt Options) (*Server, error) {
 	if s.limits.Summary > s.limits.Cap || s.limits.Detailed > s.limits.Cap || s.limits.Summary <= envelope {
 		return nil, fmt.Errorf("mcpserver: budgets %+v: summary and detailed must be positive and within the cap", s.limits)
 	}
-	if s.opt.Index.Embedder == nil {
-		s.opt.Index.Embedder = opt.Engine.Embedder()
-	}
 	var err error
-	if s.roots, err = newRoots(opt.Roots); err != nil {
-		return nil, err
-	}
 	if s.cursors, err = newCursors(opt.CursorKey, opt.CursorTTL, opt.Now); err != nil {
 		return nil, err
 	}
-	s.steps = loop.New(opt.Engine, loop.Options{Cache: opt.Cache, Logger: s.log})
-	s.analyst = loop.New(opt.Engine, loop.Options{Logger: s.log})
 
 	version := opt.Version
 	if version == "" {

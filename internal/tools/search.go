@@ -1,4 +1,4 @@
-package mcpserver
+package tools
 
 import (
 	"context"
@@ -8,16 +8,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/sagasu-dev/sagasu/internal/budget"
+	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/loop"
 	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/store"
 )
 
-// Detail levels of sagasu_search.
+// Detail levels of sagasu_search: "full" means whole chunks.
 const (
 	ModeSummary  = "summary"
 	ModeDetailed = "detailed"
@@ -27,13 +24,8 @@ const (
 // MaxSearchK bounds sagasu_search's k.
 const MaxSearchK = 10
 
-// Snippet lengths of detailed mode, in runes: what a result starts with,
-// and the least it is cut to before results are dropped.
-const (
-	snippetRunes    = 600
-	minSnippetRunes = 160
-	minFullRunes    = 400
-)
+// SnippetRunes is how long a detailed-mode snippet starts, in runes.
+const SnippetRunes = 600
 
 // SearchInput is sagasu_search's input: the goal-aware agent query.
 type SearchInput struct {
@@ -42,6 +34,10 @@ type SearchInput struct {
 	Context *SearchContext `json:"context,omitempty" jsonschema:"what the agent already did"`
 	Options *SearchOptions `json:"options,omitempty"`
 	Cursor  string         `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page; pass the same goal, query, context and k"`
+
+	// Offset is where the page starts in the ranking; a face sets it (the
+	// MCP server from a cursor), agents do not.
+	Offset int `json:"-"`
 }
 
 // SearchContext is what the agent already did.
@@ -143,129 +139,129 @@ type Debug struct {
 	Margin        float64 `json:"margin"`
 }
 
-func (s *Server) addSearchTool() {
-	addTool(s, &mcp.Tool{
-		Name: ToolSearch,
-		Description: "Goal-aware search for agents: searches, judges the results against your goal and says what to do next. " +
-			"Modes: summary (default, <5K tokens: counts, scores, topics, coverage of the goal, the primary next action), " +
-			"detailed (<15K: top results with snippets and the analysis), full (whole chunks, up to the 25K cap). " +
-			"Start with summary; use detailed when you need the text. k is at most 10; page with nextCursor.",
-		Annotations: ro("Search toward a goal"),
-	}, func(in *jsonschema.Schema) {
-		notEmpty(prop(in, "goal"))
-		notEmpty(prop(in, "query"))
-		between(prop(in, "options", "k"), 1, MaxSearchK)
-		oneOf(prop(in, "options", "mode"), ModeSummary, ModeDetailed, ModeFull)
-	}, s.agentQuery)
+// SearchSettings are a search's options with their defaults filled in.
+type SearchSettings struct {
+	Mode    string
+	K       int
+	Hybrid  *bool
+	Debug   bool
+	Context SearchContext
 }
 
-func (s *Server) agentQuery(ctx context.Context, req *mcp.CallToolRequest, in SearchInput) (*mcp.CallToolResult, SearchOutput, error) {
+// Settings checks in's options and fills their defaults.
+func (in SearchInput) Settings() (SearchSettings, error) {
+	var st SearchSettings
 	var opt SearchOptions
 	if in.Options != nil {
 		opt = *in.Options
 	}
-	var sc SearchContext
 	if in.Context != nil {
-		sc = *in.Context
+		st.Context = *in.Context
 	}
-	mode := opt.Mode
-	if mode == "" {
-		mode = ModeSummary
+	st.Mode, st.K, st.Hybrid, st.Debug = opt.Mode, opt.K, opt.Hybrid, opt.IncludeDebug
+	if st.Mode == "" {
+		st.Mode = ModeSummary
 	}
-	if mode != ModeSummary && mode != ModeDetailed && mode != ModeFull {
-		return nil, SearchOutput{}, fmt.Errorf("mode %q: use summary, detailed or full", mode)
+	if st.Mode != ModeSummary && st.Mode != ModeDetailed && st.Mode != ModeFull {
+		return st, fmt.Errorf("mode %q: use summary, detailed or full", st.Mode)
 	}
-	k := opt.K
-	if k == 0 {
-		k = 5
+	if st.K == 0 {
+		st.K = 5
 	}
-	if k < 1 || k > MaxSearchK {
-		return nil, SearchOutput{}, fmt.Errorf("k = %d is out of range: use 1 to %d (page with nextCursor for more)", k, MaxSearchK)
+	if st.K < 1 || st.K > MaxSearchK {
+		return st, fmt.Errorf("k = %d is out of range: use 1 to %d (page with nextCursor for more)", st.K, MaxSearchK)
 	}
 	if strings.TrimSpace(in.Goal) == "" {
-		return nil, SearchOutput{}, loop.ErrEmptyGoal
+		return st, loop.ErrEmptyGoal
 	}
-	retrieval, notes := s.retrieval(opt.Hybrid)
-	args := hashOf(ToolSearch, in.Goal, in.Query, sc, k, opt.Hybrid)
-	start := time.Now()
-	p, err := s.rank(ctx, ToolSearch, in.Cursor, args, search.Request{
-		Query: in.Query, Mode: retrieval, Filter: store.Filter{ExcludeChunks: sc.ExcludeResults}}, k)
-	if err != nil {
-		return nil, SearchOutput{}, err
-	}
-	searchTook := time.Since(start)
-
-	start = time.Now()
-	a, err := s.analyse(ctx, in, sc, p)
-	if err != nil {
-		return nil, SearchOutput{}, err
-	}
-	analysisTook := time.Since(start)
-
-	limit := s.limits.Mode(mode)
-	full := budget.Shape{Items: len(p.hits)}
-	minText := 0
-	switch mode {
-	case ModeDetailed:
-		full.Text, minText = snippetRunes, minSnippetRunes
-	case ModeFull:
-		full.Text, minText = budget.TextBound(textLengths(p.hits), limit), minFullRunes
-	}
-	return fit(s, req, limit, full, minText, func(sh budget.Shape, est int) view[SearchOutput] {
-		out := SearchOutput{
-			Goal: echo(in.Goal), Query: echo(in.Query), Mode: mode, Summary: a.summary,
-			PrimaryAction: a.primary, Offset: p.offset, Notes: notes,
-		}
-		kept := p.hits[:sh.Items]
-		if mode == ModeSummary {
-			for _, h := range kept {
-				out.TopResults = append(out.TopResults, ResultRef{Rank: h.rank, ChunkID: h.Chunk.ID, Score: round(h.Score),
-					URI: h.Source.URI, Heading: h.Chunk.HeadingPath(), Resource: chunkURI(h.Chunk.ID)})
-			}
-			out.Recommendation = Recommendation{NeedsMoreDetail: len(p.hits) > 0 && a.eval.Confidence < loop.DefaultMinConfidence}
-			if len(p.hits) > 0 {
-				out.Recommendation.SuggestedMode = ModeDetailed
-			}
-		} else {
-			out.Results = []Result{}
-			for _, h := range kept {
-				r, cut := h.result(sh.Text)
-				out.Results = append(out.Results, r)
-				out.Truncated = out.Truncated || cut
-			}
-			an := a.analysis
-			out.Analysis = &an
-			if mode == ModeDetailed {
-				out.Recommendation = Recommendation{NeedsMoreDetail: out.Truncated, SuggestedMode: ifThen(out.Truncated, ModeFull)}
-			}
-		}
-		out.OmittedResults = len(p.hits) - sh.Items
-		out.NextCursor = s.next(p, ToolSearch, args, sh.Items)
-		out.Summary.HasMore = out.NextCursor != ""
-		if mode != ModeSummary {
-			out.Hints = a.hints(in, mode, out.NextCursor)
-		}
-		if opt.IncludeDebug {
-			out.Debug = &Debug{RetrievalMode: string(p.resp.Mode), SearchMs: ms(searchTook), AnalysisMs: ms(analysisTook),
-				Requested: p.offset + k + 1, Excluded: len(sc.ExcludeResults), Tokenizer: s.counter.Encoding(), Margin: s.counter.Margin()}
-		}
-		out.EstimatedTokens, out.Budget = est, limit
-		return view[SearchOutput]{Out: out, Text: out.text(), Links: resultLinks(out.Results)}
-	})
+	return st, nil
 }
 
-// retrieval maps the agent's hybrid switch to a retrieval mode, with a
-// note when hybrid search was asked of an index without embeddings.
-func (s *Server) retrieval(hybrid *bool) (search.Mode, []string) {
-	switch {
-	case hybrid == nil:
-		return "", nil
-	case !*hybrid:
-		return search.ModeKeyword, nil
-	case s.engine.Embedder() != nil:
-		return search.ModeHybrid, nil
+// SearchResult is a sagasu_search answer before it is shaped: one page of
+// the ranking, judged against the goal, with the next step decided.
+type SearchResult struct {
+	Input    SearchInput
+	Settings SearchSettings
+	Ranking
+	analysed
+	Notes        []string
+	SearchTook   time.Duration
+	AnalysisTook time.Duration
+}
+
+// Search ranks one page of results, evaluates it against the goal, decides
+// the primary next action and, when it is to refine, proposes the query.
+func (t *Toolset) Search(ctx context.Context, in SearchInput) (SearchResult, error) {
+	st, err := in.Settings()
+	if err != nil {
+		return SearchResult{}, err
 	}
-	return search.ModeKeyword, []string{"hybrid search needs an index with embeddings and this one has none: keyword search was used"}
+	retrieval, notes := t.retrieval(st.Hybrid)
+	start := time.Now()
+	p, err := t.rank(ctx, search.Request{
+		Query: in.Query, Mode: retrieval, Filter: store.Filter{ExcludeChunks: st.Context.ExcludeResults}}, in.Offset, st.K)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	res := SearchResult{Input: in, Settings: st, Ranking: p, Notes: notes, SearchTook: time.Since(start)}
+	start = time.Now()
+	if res.analysed, err = t.analyse(ctx, in, st.Context, p.Hits); err != nil {
+		return SearchResult{}, err
+	}
+	res.AnalysisTook = time.Since(start)
+	return res, nil
+}
+
+// Evaluation is the judgement of the page against the goal.
+func (r SearchResult) Evaluation() loop.Evaluation { return r.eval }
+
+// Refinement is the query proposed for the next search; nil when the next
+// step is not to refine.
+func (r SearchResult) Refinement() *loop.Refinement { return r.refinement }
+
+// Output renders the answer with the first items results, their texts cut
+// to at most text runes (detailed and full modes); cursor continues the
+// ranking ("" at its end). Debug's tokenizer fields are the face's to fill.
+func (r SearchResult) Output(items, text int, cursor string) SearchOutput {
+	in, mode := r.Input, r.Settings.Mode
+	out := SearchOutput{
+		Goal: echo(in.Goal), Query: echo(in.Query), Mode: mode, Summary: r.summary,
+		PrimaryAction: r.primary, Offset: r.Offset, Notes: r.Notes,
+	}
+	kept := r.Hits[:items]
+	if mode == ModeSummary {
+		for _, h := range kept {
+			out.TopResults = append(out.TopResults, ResultRef{Rank: h.Rank, ChunkID: h.Chunk.ID, Score: round(h.Score),
+				URI: h.Source.URI, Heading: h.Chunk.HeadingPath(), Resource: ChunkURI(h.Chunk.ID)})
+		}
+		out.Recommendation = Recommendation{NeedsMoreDetail: len(r.Hits) > 0 && r.eval.Confidence < loop.DefaultMinConfidence}
+		if len(r.Hits) > 0 {
+			out.Recommendation.SuggestedMode = ModeDetailed
+		}
+	} else {
+		out.Results = []Result{}
+		for _, h := range kept {
+			res, cut := h.Result(text)
+			out.Results = append(out.Results, res)
+			out.Truncated = out.Truncated || cut
+		}
+		an := r.analysis
+		out.Analysis = &an
+		if mode == ModeDetailed {
+			out.Recommendation = Recommendation{NeedsMoreDetail: out.Truncated, SuggestedMode: ifThen(out.Truncated, ModeFull)}
+		}
+	}
+	out.OmittedResults = len(r.Hits) - items
+	out.NextCursor = cursor
+	out.Summary.HasMore = cursor != ""
+	if mode != ModeSummary {
+		out.Hints = r.hints(in, mode, cursor)
+	}
+	if r.Settings.Debug {
+		out.Debug = &Debug{RetrievalMode: string(r.Mode), SearchMs: ms(r.SearchTook), AnalysisMs: ms(r.AnalysisTook),
+			Requested: r.Offset + r.Settings.K + 1, Excluded: len(r.Settings.Context.ExcludeResults)}
+	}
+	return out
 }
 
 // analysed is the mode-independent part of a sagasu_search answer.
@@ -278,29 +274,29 @@ type analysed struct {
 }
 
 // analyse evaluates a page against the goal and decides the next step.
-func (s *Server) analyse(ctx context.Context, in SearchInput, sc SearchContext, p page) (analysed, error) {
+func (t *Toolset) analyse(ctx context.Context, in SearchInput, sc SearchContext, hits []Hit) (analysed, error) {
 	var a analysed
-	views := make([]search.ResultView, 0, len(p.hits))
-	for _, h := range p.hits {
-		views = append(views, search.View(h.Hit))
+	found := make([]doc.Hit, 0, len(hits))
+	for _, h := range hits {
+		found = append(found, h.Hit)
 	}
-	ev, err := s.analyst.Evaluate(ctx, loop.EvaluateInput{
-		Goal: in.Goal, Query: in.Query, Results: views, Aspects: sc.FocusAreas, Iteration: len(sc.PreviousQueries) + 1,
+	ev, err := t.analyst.Evaluate(ctx, loop.EvaluateInput{
+		Goal: in.Goal, Query: in.Query, Results: found, Aspects: sc.FocusAreas, Iteration: len(sc.PreviousQueries) + 1,
 	})
 	if err != nil {
 		return a, fmt.Errorf("evaluate the results against the goal: %w", err)
 	}
 	a.eval = ev
-	sum := SearchSummary{TotalResults: len(p.hits), TopTopics: topics(p.hits)}
-	if len(p.hits) > 0 {
+	sum := SearchSummary{TotalResults: len(hits), TopTopics: topics(hits)}
+	if len(hits) > 0 {
 		sum.MinScore = math.Inf(1)
 		total := 0.0
-		for _, h := range p.hits {
+		for _, h := range hits {
 			total += h.Score
 			sum.MaxScore = max(sum.MaxScore, h.Score)
 			sum.MinScore = min(sum.MinScore, h.Score)
 		}
-		sum.AvgScore = round(total / float64(len(p.hits)))
+		sum.AvgScore = round(total / float64(len(hits)))
 		sum.MaxScore, sum.MinScore = round(sum.MaxScore), round(sum.MinScore)
 	}
 	status := "partial"
@@ -319,15 +315,15 @@ func (s *Server) analyse(ctx context.Context, in SearchInput, sc SearchContext, 
 	a.primary = Action{Action: act, Reason: ev.Recommendation.Reason}
 	switch act {
 	case loop.ActionUseResults:
-		if len(p.hits) > 0 {
-			a.primary.SuggestedTool = ToolGet
-			a.primary.Parameters = map[string]any{"source": p.hits[0].Source.ID}
-			if hp := p.hits[0].Chunk.HeadingPath(); hp != "" {
+		if len(hits) > 0 {
+			a.primary.SuggestedTool = NameGet
+			a.primary.Parameters = map[string]any{"source": hits[0].Source.ID}
+			if hp := hits[0].Chunk.HeadingPath(); hp != "" {
 				a.primary.Parameters["section"] = hp
 			}
 		}
 	case loop.ActionIndexMore:
-		a.primary.SuggestedTool = ToolIndex
+		a.primary.SuggestedTool = NameIndex
 	case loop.ActionStop:
 	default: // refine, broaden, narrow, pivot: propose the query
 		strategy := ""
@@ -339,18 +335,18 @@ func (s *Server) analyse(ctx context.Context, in SearchInput, sc SearchContext, 
 		case loop.ActionPivot:
 			strategy = loop.StrategyPivot
 		}
-		r, err := s.analyst.Refine(ctx, loop.RefineInput{
+		r, err := t.analyst.Refine(ctx, loop.RefineInput{
 			CurrentQuery: in.Query, Goal: in.Goal, MissingAspects: ev.MissingAspects, FoundAspects: ev.FoundAspects,
-			Strategy: strategy, Results: views, Avoid: sc.PreviousQueries,
+			Strategy: strategy, Results: found, Avoid: sc.PreviousQueries,
 		})
 		if err != nil {
 			// The evaluation stands without a proposal.
-			s.log.Debug("no refinement for sagasu_search", "err", err)
+			t.log.Debug("no refinement for sagasu_search", "err", err)
 			break
 		}
 		a.refinement = &r
 		a.analysis.Alternatives = r.Alternatives
-		a.primary.SuggestedTool = ToolSearch
+		a.primary.SuggestedTool = NameSearch
 		prev := append(slices.Clone(sc.PreviousQueries), in.Query)
 		a.primary.Parameters = map[string]any{"goal": echo(in.Goal), "query": r.RefinedQuery,
 			"context": map[string]any{"previousQueries": prev}}
@@ -363,16 +359,16 @@ func (s *Server) analyse(ctx context.Context, in SearchInput, sc SearchContext, 
 func (a analysed) hints(in SearchInput, mode, cursor string) []Action {
 	var hs []Action
 	if cursor != "" {
-		hs = append(hs, Action{Action: "next_page", Reason: "more results follow", SuggestedTool: ToolSearch,
+		hs = append(hs, Action{Action: "next_page", Reason: "more results follow", SuggestedTool: NameSearch,
 			Parameters: map[string]any{"cursor": cursor}})
 	}
 	if a.eval.ShouldContinue && a.refinement == nil && len(a.eval.MissingAspects) > 0 {
-		hs = append(hs, Action{Action: "refine", Reason: "aspects are missing: ask for a better query", SuggestedTool: ToolRefine,
+		hs = append(hs, Action{Action: "refine", Reason: "aspects are missing: ask for a better query", SuggestedTool: NameRefine,
 			Parameters: map[string]any{"currentQuery": echo(in.Query), "goal": echo(in.Goal), "missingAspects": a.eval.MissingAspects, "foundAspects": a.eval.FoundAspects}})
 	}
 	if mode == ModeFull && a.refinement != nil {
 		for _, alt := range a.refinement.Alternatives {
-			hs = append(hs, Action{Action: "alternative_query", Reason: alt.Purpose, SuggestedTool: ToolSearch,
+			hs = append(hs, Action{Action: "alternative_query", Reason: alt.Purpose, SuggestedTool: NameSearch,
 				Parameters: map[string]any{"goal": echo(in.Goal), "query": alt.Query}})
 		}
 	}
@@ -384,7 +380,7 @@ func (a analysed) hints(in SearchInput, mode, cursor string) []Action {
 
 // topics are the headings (else titles) the hits are about, most frequent
 // first.
-func topics(hs []hit) []string {
+func topics(hs []Hit) []string {
 	count := map[string]int{}
 	var order []string
 	for _, h := range hs {
@@ -411,46 +407,9 @@ func topics(hs []hit) []string {
 	return order
 }
 
-// text renders a sagasu_search answer.
-func (o SearchOutput) text() string {
-	var b strings.Builder
-	c := o.Summary.CoverageStatus
-	fmt.Fprintf(&b, "Goal: %s\nQuery: %s (%s mode)\n", o.Goal, o.Query, o.Mode)
-	fmt.Fprintf(&b, "%d result(s), scores %g-%g (avg %g); coverage %s: %.2f, confidence %.2f\n",
-		o.Summary.TotalResults, o.Summary.MinScore, o.Summary.MaxScore, o.Summary.AvgScore, c.Status, c.Coverage, c.Confidence)
-	if len(c.FoundAspects) > 0 {
-		fmt.Fprintf(&b, "found: %s\n", strings.Join(c.FoundAspects, "; "))
-	}
-	if len(c.MissingAspects) > 0 {
-		fmt.Fprintf(&b, "missing: %s\n", strings.Join(c.MissingAspects, "; "))
-	}
-	if len(o.Summary.TopTopics) > 0 {
-		fmt.Fprintf(&b, "topics: %s\n", strings.Join(o.Summary.TopTopics, "; "))
-	}
-	fmt.Fprintf(&b, "next: %s — %s", o.PrimaryAction.Action, o.PrimaryAction.Reason)
-	if o.PrimaryAction.SuggestedTool != "" {
-		fmt.Fprintf(&b, " (%s)", o.PrimaryAction.SuggestedTool)
-	}
-	b.WriteByte('\n')
-	for _, n := range o.Notes {
-		fmt.Fprintf(&b, "note: %s\n", n)
-	}
-	for _, r := range o.TopResults {
-		fmt.Fprintf(&b, "%d. %s — %s (score %g, %s)\n", r.Rank, r.URI, r.Heading, r.Score, r.Resource)
-	}
-	writeResults(&b, o.Results)
-	for _, h := range o.Hints {
-		fmt.Fprintf(&b, "hint: %s — %s\n", h.Action, h.Reason)
-	}
-	footer(&b, o.OmittedResults, o.Truncated, o.NextCursor)
-	return b.String()
-}
-
 func ifThen(cond bool, s string) string {
 	if cond {
 		return s
 	}
 	return ""
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

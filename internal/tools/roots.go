@@ -1,4 +1,4 @@
-package mcpserver
+package tools
 
 import (
 	"errors"
@@ -111,4 +111,10 @@ func (r *roots) allows(uri string) bool {
 		real = filepath.Join(r.cwd, real)
 	}
 	return r.within(real)
+}
+
+// CheckRoots checks that every allowed root is an existing folder.
+func CheckRoots(dirs []string) error {
+	_, err := newRoots(dirs)
+	return err
 }

@@ -1,0 +1,222 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/sagasu-dev/sagasu/internal/chunk"
+	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/index"
+	"github.com/sagasu-dev/sagasu/internal/source"
+	"github.com/sagasu-dev/sagasu/internal/store"
+)
+
+// IndexInput is sagasu_index's input: text, a file, or files and globs.
+type IndexInput struct {
+	Text         string   `json:"text,omitempty" jsonschema:"text to index as one source"`
+	Title        string   `json:"title,omitempty" jsonschema:"title of the text (default: its first heading or line)"`
+	File         string   `json:"file,omitempty" jsonschema:"a file or folder to index, inside the server's allowed roots"`
+	Files        []string `json:"files,omitempty" jsonschema:"files, folders or globs such as docs/**/*.md, inside the allowed roots"`
+	ChunkSize    int      `json:"chunkSize,omitempty" jsonschema:"most tokens per chunk, 16 to 8192 (default: the server's, usually 512)"`
+	ChunkOverlap int      `json:"chunkOverlap,omitempty" jsonschema:"tokens repeated between pieces of a long section, below half the chunk size"`
+	Exclude      []string `json:"exclude,omitempty" jsonschema:"glob patterns of files and folders to skip"`
+	Force        bool     `json:"force,omitempty" jsonschema:"re-index sources even when unchanged"`
+}
+
+// IndexOutput reports an indexing run.
+type IndexOutput struct {
+	Added          int           `json:"added"`
+	Updated        int           `json:"updated"`
+	Unchanged      int           `json:"unchanged"`
+	Chunks         int           `json:"chunks" jsonschema:"chunks written"`
+	Bytes          int64         `json:"bytes" jsonschema:"bytes read"`
+	Embedded       int           `json:"embedded" jsonschema:"chunks sent to the embedder"`
+	Skipped        []SkippedFile `json:"skipped"`
+	OmittedSkipped int           `json:"omittedSkipped" jsonschema:"skipped files left out of the list to fit the budget"`
+	TookMs         float64       `json:"tookMs"`
+	Index          IndexStats    `json:"index" jsonschema:"the index after the run"`
+	Measured
+}
+
+// SkippedFile is a file the run did not index, and why.
+type SkippedFile struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason" jsonschema:"binary, too-large, unreadable, ignored or outside-roots"`
+	Error  string `json:"error,omitempty"`
+}
+
+// batchBytes is how much content one write of an index run carries.
+const batchBytes = 4 << 20
+
+// IndexProgress is where an index run is.
+type IndexProgress struct {
+	// Read counts the sources read so far.
+	Read int
+	// Written counts the sources added or updated so far.
+	Written int
+	Chunks  int
+	// Final marks the last report, after everything was written.
+	Final bool
+}
+
+// String says it for people.
+func (p IndexProgress) String() string {
+	msg := fmt.Sprintf("read %d source(s); wrote %d, %d chunks", p.Read, p.Written, p.Chunks)
+	if p.Final {
+		msg = "done: " + msg
+	}
+	return msg
+}
+
+// IndexResult reports an index run.
+type IndexResult struct {
+	index.Report
+	Skipped []SkippedFile
+	Took    time.Duration
+	// Index is the index after the run.
+	Index IndexStats
+}
+
+// Output renders the report with the first items skipped files.
+func (r IndexResult) Output(items int) IndexOutput {
+	out := IndexOutput{Added: r.Added, Updated: r.Updated, Unchanged: r.Unchanged, Chunks: r.Chunks, Bytes: r.Bytes,
+		Embedded: r.Embedded, Skipped: r.Skipped[:items], OmittedSkipped: len(r.Skipped) - items, TookMs: ms(r.Took), Index: r.Index}
+	if out.Skipped == nil {
+		out.Skipped = []SkippedFile{}
+	}
+	return out
+}
+
+// Index adds text, files, folders and globs (inside the roots) to the index
+// in batches of a few megabytes, each written whole or not at all, holding
+// the index's writer lock. progress, when not nil, hears about the run as
+// it goes (at most every 200 ms, and after every batch).
+func (t *Toolset) Index(ctx context.Context, in IndexInput, progress func(IndexProgress)) (IndexResult, error) {
+	var inputs []string
+	for _, p := range append(nonEmptyList(in.File), in.Files...) {
+		w, err := t.roots.input(p)
+		if err != nil {
+			return IndexResult{}, err
+		}
+		inputs = append(inputs, w)
+	}
+	if in.Text == "" && len(inputs) == 0 {
+		return IndexResult{}, errors.New(`nothing to index: give "text", "file" or "files"`)
+	}
+	if err := source.Check(inputs); err != nil {
+		return IndexResult{}, err
+	}
+	opt := t.opt.Index
+	opt.Chunk = chunk.Options{MaxTokens: opt.Chunk.MaxTokens, Overlap: opt.Chunk.Overlap}
+	if in.ChunkSize != 0 {
+		opt.Chunk.MaxTokens = in.ChunkSize
+	}
+	if in.ChunkOverlap != 0 {
+		opt.Chunk.Overlap = in.ChunkOverlap
+	}
+	if opt.Chunk.MaxTokens < 16 || opt.Chunk.Overlap < 0 || 2*opt.Chunk.Overlap >= opt.Chunk.MaxTokens {
+		return IndexResult{}, fmt.Errorf("chunkSize %d and chunkOverlap %d: the size must be at least 16 and the overlap below half of it", opt.Chunk.MaxTokens, opt.Chunk.Overlap)
+	}
+	opt.Force = in.Force
+	opt.Source.Exclude = append(slices.Clone(opt.Source.Exclude), in.Exclude...)
+	opt.Progress = nil
+
+	unlock, err := t.store.Lock(ctx)
+	if errors.Is(err, store.ErrLocked) {
+		return IndexResult{}, errors.New("another indexing run (of this server or of `sagasu index`) is writing to this index: wait for it to finish, then call sagasu_index again")
+	}
+	if err != nil {
+		return IndexResult{}, err
+	}
+	defer unlock()
+
+	start := time.Now()
+	run := &indexRun{ctx: ctx, ix: index.New(t.store, opt), progress: progress}
+	if in.Text != "" {
+		err = run.add(source.FromText(in.Text, in.Title))
+	}
+	if err == nil && len(inputs) > 0 {
+		err = source.Walk(ctx, inputs, opt.Source, func(d doc.Document) error {
+			if d.Type == doc.TypeFile && !t.roots.allows(d.URI) {
+				run.skipped = append(run.skipped, SkippedFile{Path: d.URI, Reason: "outside-roots", Error: "a symbolic link to a file outside the allowed roots"})
+				return nil
+			}
+			return run.add(d)
+		}, func(sk source.Skip) {
+			sf := SkippedFile{Path: sk.Path, Reason: string(sk.Reason)}
+			if sk.Err != nil {
+				sf.Error = sk.Err.Error()
+			}
+			run.skipped = append(run.skipped, sf)
+		})
+	}
+	if err == nil {
+		err = run.flush()
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return IndexResult{}, fmt.Errorf("cancelled: the %d source(s) written before the stop are kept; call sagasu_index again to finish", run.rep.Added+run.rep.Updated)
+		}
+		return IndexResult{}, err
+	}
+	run.notify(true)
+	stats, err := t.stats(ctx)
+	if err != nil {
+		return IndexResult{}, err
+	}
+	return IndexResult{Report: run.rep, Skipped: run.skipped, Took: time.Since(start), Index: stats}, nil
+}
+
+// indexRun collects documents into batches, writes them and reports
+// progress.
+type indexRun struct {
+	ctx      context.Context
+	ix       *index.Indexer
+	progress func(IndexProgress)
+	batch    []doc.Document
+	size     int
+	read     int
+	rep      index.Report
+	skipped  []SkippedFile
+	last     time.Time
+}
+
+func (r *indexRun) add(d doc.Document) error {
+	r.batch = append(r.batch, d)
+	r.size += len(d.Content)
+	r.read++
+	if r.read == 1 || time.Since(r.last) > 200*time.Millisecond {
+		r.notify(false)
+	}
+	if r.size >= batchBytes {
+		return r.flush()
+	}
+	return nil
+}
+
+// flush writes the batch: one or more transactions, each whole or not at all.
+func (r *indexRun) flush() error {
+	if len(r.batch) == 0 {
+		return nil
+	}
+	rep, err := r.ix.Documents(r.ctx, r.batch)
+	rep.Took = 0 // the run's own clock covers the whole call
+	r.rep.Add(rep)
+	r.batch, r.size = nil, 0
+	if err != nil {
+		return err
+	}
+	r.notify(false)
+	return nil
+}
+
+// notify reports progress to whoever listens.
+func (r *indexRun) notify(final bool) {
+	r.last = time.Now()
+	if r.progress != nil {
+		r.progress(IndexProgress{Read: r.read, Written: r.rep.Added + r.rep.Updated, Chunks: r.rep.Chunks, Final: final})
+	}
+}

@@ -1,0 +1,413 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/sagasu-dev/sagasu/internal/agentcache"
+	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/loop"
+	"github.com/sagasu-dev/sagasu/internal/search"
+)
+
+// EvaluateInput is sagasu_evaluate's input.
+type EvaluateInput struct {
+	Goal          string       `json:"goal" jsonschema:"what the search should find out"`
+	Query         string       `json:"query,omitempty" jsonschema:"the query that produced the results"`
+	Results       []EvalResult `json:"results,omitempty" jsonschema:"the results to judge; or give chunkIds"`
+	ChunkIDs      []int64      `json:"chunkIds,omitempty" jsonschema:"chunk IDs of results from a previous search, read from the index"`
+	Aspects       []string     `json:"aspects,omitempty" jsonschema:"the aspects the results must cover; derived from the goal when empty"`
+	Iteration     int          `json:"iteration,omitempty" jsonschema:"1 for the first search of a goal"`
+	PreviousScore *float64     `json:"previousScore,omitempty" jsonschema:"confidence of the previous iteration"`
+	MinConfidence float64      `json:"minConfidence,omitempty" jsonschema:"confidence at which the results are enough (default 0.7)"`
+}
+
+// EvalResult is one result handed to sagasu_evaluate.
+type EvalResult struct {
+	Content  string         `json:"content" jsonschema:"the result's text"`
+	Score    float64        `json:"score,omitempty"`
+	Metadata map[string]any `json:"metadata,omitempty" jsonschema:"chunkId, heading, uri, title, ... as the search returned them"`
+}
+
+// EvaluateOutput is the judgement, in the seed's field names.
+type EvaluateOutput struct {
+	Goal            string              `json:"goal"`
+	Query           string              `json:"query,omitempty"`
+	Iteration       int                 `json:"iteration"`
+	Confidence      float64             `json:"confidence" jsonschema:"0..1; at minConfidence (0.7) the results can be used"`
+	Coverage        float64             `json:"coverage" jsonschema:"fraction of the goal's aspects found"`
+	Relevance       float64             `json:"relevance" jsonschema:"fraction of the results that cover some aspect"`
+	FoundAspects    []string            `json:"foundAspects"`
+	MissingAspects  []string            `json:"missingAspects"`
+	Aspects         []loop.AspectScore  `json:"aspects"`
+	ShouldContinue  bool                `json:"shouldContinue"`
+	Stagnating      bool                `json:"stagnating"`
+	Recommendations loop.Recommendation `json:"recommendations" jsonschema:"action (use_results, refine, broaden, narrow, pivot, index_more, stop) and why"`
+	UnindexedWords  []string            `json:"unindexedWords,omitempty"`
+	Results         int                 `json:"results" jsonschema:"results judged"`
+	SkippedResults  int                 `json:"skippedResults,omitempty" jsonschema:"results without text"`
+	NextStep        *Action             `json:"nextStep,omitempty"`
+	OmittedAspects  int                 `json:"omittedAspects,omitempty"`
+	Measured
+}
+
+// RefineInput is sagasu_refine_query's input.
+type RefineInput struct {
+	CurrentQuery    string   `json:"currentQuery"`
+	Goal            string   `json:"goal"`
+	MissingAspects  []string `json:"missingAspects,omitempty"`
+	FoundAspects    []string `json:"foundAspects,omitempty"`
+	Strategy        string   `json:"strategy,omitempty" jsonschema:"broaden, narrow, pivot or combine (default: combine when aspects are missing, else narrow)"`
+	PreviousQueries []string `json:"previousQueries,omitempty" jsonschema:"queries already issued; the refined query is none of them"`
+	ChunkIDs        []int64  `json:"chunkIds,omitempty" jsonschema:"results to mine for words; without them the server searches itself"`
+}
+
+// RefineOutput is a better query, in the seed's field names.
+type RefineOutput struct {
+	CurrentQuery string             `json:"currentQuery"`
+	RefinedQuery string             `json:"refinedQuery"`
+	Strategy     string             `json:"strategy"`
+	Target       string             `json:"target,omitempty" jsonschema:"the aspect the refined query aims at"`
+	Origin       string             `json:"origin" jsonschema:"where its words came from: aspect, heading, feedback or cache"`
+	Reasoning    string             `json:"reasoning"`
+	Alternatives []loop.Alternative `json:"alternatives"`
+	NextStep     Action             `json:"nextStep"`
+	Measured
+}
+
+// StageInput is sagasu_plan_execute_stage's input.
+type StageInput struct {
+	PlanID       string             `json:"planId,omitempty" jsonschema:"the plan's ID; alone, the plan is read from the agent cache"`
+	StageIndex   int                `json:"stageIndex,omitempty" jsonschema:"0-based index of the stage to run (default 0)"`
+	Plan         *PlanSpec          `json:"plan,omitempty" jsonschema:"the plan; omit it and give goal to have one made"`
+	Goal         string             `json:"goal,omitempty" jsonschema:"without a plan: make a plan for this goal (one stage per aspect) and run the stage"`
+	Aspects      []string           `json:"aspects,omitempty" jsonschema:"with goal: the aspects to plan a stage for each"`
+	QueryOptions *StageQueryOptions `json:"queryOptions,omitempty"`
+}
+
+// PlanSpec is a plan as an agent passes it.
+type PlanSpec struct {
+	ID     string      `json:"id,omitempty"`
+	Goal   string      `json:"goal"`
+	Stages []StageSpec `json:"stages"`
+}
+
+// StageSpec is one stage of a plan.
+type StageSpec struct {
+	StageNumber     int           `json:"stageNumber" jsonschema:"1, 2, ... in order"`
+	Description     string        `json:"description,omitempty"`
+	Query           string        `json:"query"`
+	ExpectedResults *ExpectedSpec `json:"expectedResults,omitempty"`
+}
+
+// ExpectedSpec is what a stage's results should contain.
+type ExpectedSpec struct {
+	Keywords      []string `json:"keywords,omitempty"`
+	MinConfidence float64  `json:"minConfidence,omitempty" jsonschema:"share of keywords that must be found, 0..1 (default 0.7)"`
+}
+
+// StageQueryOptions tune a stage's search.
+type StageQueryOptions struct {
+	K      int   `json:"k,omitempty" jsonschema:"results, 1 to 20 (default 10)"`
+	Hybrid *bool `json:"hybrid,omitempty"`
+}
+
+// StageOutput is the outcome of one stage, in the seed's field names.
+type StageOutput struct {
+	PlanID         string               `json:"planId"`
+	StageIndex     int                  `json:"stageIndex"`
+	StageNumber    int                  `json:"stageNumber"`
+	Description    string               `json:"description"`
+	Query          string               `json:"query"`
+	Success        bool                 `json:"success"`
+	Evaluation     loop.StageEvaluation `json:"evaluation"`
+	ShouldContinue bool                 `json:"shouldContinue"`
+	AgentGuidance  Guidance             `json:"agentGuidance"`
+	Results        []Result             `json:"results"`
+	Plan           *loop.Plan           `json:"plan,omitempty" jsonschema:"the plan, when it was made or read from the cache by this call"`
+	Notes          []string             `json:"notes,omitempty"`
+	TookMs         float64              `json:"tookMs"`
+	Paging
+}
+
+// chunkHits loads chunks by ID.
+func (t *Toolset) chunkHits(ctx context.Context, ids []int64) ([]doc.Hit, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	hits, err := t.store.Hits(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read chunks: %w", err)
+	}
+	if len(hits) < len(ids) {
+		return nil, fmt.Errorf("%d of the %d chunkIds are not in the index (it may have been re-indexed): search again", len(ids)-len(hits), len(ids))
+	}
+	return hits, nil
+}
+
+// Evaluate judges results (given, or read by chunk ID) against a goal and
+// records the judgement in the agent cache.
+func (t *Toolset) Evaluate(ctx context.Context, in EvaluateInput) (loop.Evaluation, error) {
+	hits, err := t.chunkHits(ctx, in.ChunkIDs)
+	if err != nil {
+		return loop.Evaluation{}, err
+	}
+	for _, r := range in.Results {
+		hits = append(hits, fromEvalResult(r))
+	}
+	return t.steps.Evaluate(ctx, loop.EvaluateInput{
+		Goal: in.Goal, Query: in.Query, Results: hits, Aspects: in.Aspects, Iteration: in.Iteration,
+		PreviousScore: in.PreviousScore, MinConfidence: in.MinConfidence,
+	})
+}
+
+// EvaluateOutputOf renders an evaluation with its first items aspects, and
+// the next step: a refinement aimed at what is missing.
+func EvaluateOutputOf(ev loop.Evaluation, items int) EvaluateOutput {
+	out := EvaluateOutput{
+		Goal: echo(ev.Goal), Query: echo(ev.Query), Iteration: ev.Iteration, Confidence: ev.Confidence, Coverage: ev.Coverage,
+		Relevance: ev.Relevance, FoundAspects: ev.FoundAspects, MissingAspects: ev.MissingAspects, Aspects: ev.Aspects[:items],
+		ShouldContinue: ev.ShouldContinue, Stagnating: ev.Stagnating, Recommendations: ev.Recommendation,
+		UnindexedWords: ev.UnindexedWords, Results: ev.Results, SkippedResults: ev.SkippedResults,
+		OmittedAspects: len(ev.Aspects) - items,
+	}
+	if ev.ShouldContinue && len(ev.MissingAspects) > 0 {
+		out.NextStep = &Action{Action: ev.Recommendation.Action, Reason: "ask for a query aimed at what is missing", SuggestedTool: NameRefine,
+			Parameters: map[string]any{"currentQuery": out.Query, "goal": out.Goal, "missingAspects": ev.MissingAspects,
+				"foundAspects": ev.FoundAspects, "strategy": strategyFor(ev.Recommendation.Action)}}
+	}
+	return out
+}
+
+// fromEvalResult reads a result an agent passed in, in the seed's shape. A
+// heading path comes as users read it ("Guide > Routing").
+func fromEvalResult(r EvalResult) doc.Hit {
+	h := doc.Hit{Chunk: doc.Chunk{Text: r.Content}, Score: r.Score}
+	str := func(keys ...string) string {
+		for _, k := range keys {
+			if s, ok := r.Metadata[k].(string); ok && s != "" {
+				return s
+			}
+		}
+		return ""
+	}
+	if id, ok := r.Metadata["chunkId"].(float64); ok {
+		h.Chunk.ID = int64(id)
+	}
+	if hp := str("heading", "section", "headingPath"); hp != "" {
+		h.Chunk.Heading = strings.Split(hp, " > ")
+	}
+	h.Source.URI = str("uri", "path", "sourceUri", "source")
+	h.Source.Title = str("title", "sourceTitle")
+	return h
+}
+
+// strategyFor maps an evaluation's action to the refinement strategy that
+// serves it ("" lets refine choose).
+func strategyFor(action string) string {
+	switch action {
+	case loop.ActionBroaden:
+		return loop.StrategyBroaden
+	case loop.ActionNarrow:
+		return loop.StrategyNarrow
+	case loop.ActionPivot:
+		return loop.StrategyPivot
+	}
+	return ""
+}
+
+// Refine proposes a better query and records it in the agent cache.
+func (t *Toolset) Refine(ctx context.Context, in RefineInput) (loop.Refinement, error) {
+	hits, err := t.chunkHits(ctx, in.ChunkIDs)
+	if err != nil {
+		return loop.Refinement{}, err
+	}
+	return t.steps.Refine(ctx, loop.RefineInput{
+		CurrentQuery: in.CurrentQuery, Goal: in.Goal, MissingAspects: in.MissingAspects, FoundAspects: in.FoundAspects,
+		Strategy: in.Strategy, Results: hits, Avoid: in.PreviousQueries,
+	})
+}
+
+// RefineOutputOf renders a refinement with its first items alternatives
+// and the next step: searching with it.
+func RefineOutputOf(in RefineInput, r loop.Refinement, items int) RefineOutput {
+	return RefineOutput{
+		CurrentQuery: echo(r.CurrentQuery), RefinedQuery: r.RefinedQuery, Strategy: r.Strategy, Target: r.Target, Origin: string(r.Origin),
+		Reasoning: r.Reasoning, Alternatives: r.Alternatives[:items],
+		NextStep: Action{Action: "search", Reason: "run the refined query and evaluate its results", SuggestedTool: NameSearch,
+			Parameters: map[string]any{"goal": echo(in.Goal), "query": r.RefinedQuery,
+				"context": map[string]any{"previousQueries": append(append([]string{}, in.PreviousQueries...), echo(in.CurrentQuery))}}},
+	}
+}
+
+// Guidance tells the agent what to do after a stage, naming the tools.
+type Guidance struct {
+	NextAction     string   `json:"nextAction"`
+	SuggestedTools []string `json:"suggestedTools"`
+}
+
+// GuidanceOf says a stage's next step in words, with the tools to take it.
+func GuidanceOf(r loop.StageResult) Guidance {
+	ev := r.Evaluation
+	switch r.Next.Step {
+	case loop.StepRetry:
+		missing := make([]string, len(ev.MissingKeywords))
+		for i, k := range ev.MissingKeywords {
+			missing[i] = fmt.Sprintf("%q", k)
+		}
+		return Guidance{
+			NextAction: fmt.Sprintf("stage %d found %d of %d of its keywords (missing %s): refine its query with %s and run the stage again, or go on",
+				r.StageNumber, len(ev.FoundKeywords), len(ev.FoundKeywords)+len(ev.MissingKeywords), strings.Join(missing, ", "), NameRefine),
+			SuggestedTools: []string{NameRefine, NameEvaluate, NameExecuteStage},
+		}
+	case loop.StepNextStage:
+		desc := ""
+		number := r.Next.Index + 1
+		if st := r.Next.Stage; st != nil {
+			desc, number = st.Description, st.StageNumber
+		}
+		return Guidance{
+			NextAction:     fmt.Sprintf("go on to stage %d (index %d): %s", number, r.Next.Index, desc),
+			SuggestedTools: []string{NameExecuteStage},
+		}
+	}
+	return Guidance{
+		NextAction:     "all stages are done: answer from the results, reading whole sections where needed",
+		SuggestedTools: []string{NameGet},
+	}
+}
+
+// StageReport is a stage's outcome with its guidance, as `sagasu plan
+// --json` prints it.
+type StageReport struct {
+	loop.StageResult
+	AgentGuidance Guidance `json:"agentGuidance"`
+}
+
+// RunStage runs stage index of plan with the CLI's options (any k, a
+// retrieval mode, a timeout) and says what to do next.
+func (t *Toolset) RunStage(ctx context.Context, plan loop.Plan, index int, opt loop.QueryOptions) (StageReport, error) {
+	r, err := t.steps.ExecuteStage(ctx, plan, index, opt)
+	if err != nil {
+		return StageReport{}, err
+	}
+	return StageReport{StageResult: r, AgentGuidance: GuidanceOf(r)}, nil
+}
+
+// StageResult is a stage's outcome before it is shaped.
+type StageResult struct {
+	loop.StageResult
+	// Plan is the plan when this call made it or read it from the cache.
+	Plan  *loop.Plan
+	Notes []string
+}
+
+// PlanStage runs one stage of a plan: the one given, one read from the
+// agent cache by ID, or one made for a goal.
+func (t *Toolset) PlanStage(ctx context.Context, in StageInput) (StageResult, error) {
+	var plan loop.Plan
+	var shown *loop.Plan
+	var err error
+	switch {
+	case in.Plan != nil:
+		plan = in.Plan.plan()
+		if in.PlanID != "" && plan.ID != "" && in.PlanID != plan.ID {
+			return StageResult{}, fmt.Errorf("planId %q does not match the plan's id %q: pass one or make them agree", in.PlanID, plan.ID)
+		}
+		if plan.ID == "" {
+			plan.ID = in.PlanID
+		}
+		if plan.ID == "" {
+			plan.ID = "plan-" + hashOf(plan)[:12]
+		}
+	case in.PlanID != "":
+		if plan, err = t.findPlan(in.PlanID); err != nil {
+			return StageResult{}, err
+		}
+		shown = &plan
+	case strings.TrimSpace(in.Goal) != "":
+		if plan, err = t.steps.Plan(ctx, in.Goal, loop.PlanOptions{Aspects: in.Aspects}); err != nil {
+			return StageResult{}, err
+		}
+		shown = &plan
+	default:
+		return StageResult{}, errors.New("no plan: pass plan (with planId and stageIndex), planId alone for a plan in the agent cache, or goal to have a plan made")
+	}
+	var qo StageQueryOptions
+	if in.QueryOptions != nil {
+		qo = *in.QueryOptions
+	}
+	k := qo.K
+	if k == 0 {
+		k = search.DefaultK
+	}
+	if k < 1 || k > 20 {
+		return StageResult{}, fmt.Errorf("queryOptions.k = %d is out of range: use 1 to 20", k)
+	}
+	mode, notes := t.retrieval(qo.Hybrid)
+	res, err := t.steps.ExecuteStage(ctx, plan, in.StageIndex, loop.QueryOptions{K: k, Mode: mode})
+	if err != nil {
+		return StageResult{}, err
+	}
+	return StageResult{StageResult: res, Plan: shown, Notes: notes}, nil
+}
+
+// Output renders the stage with its first items results, their texts cut
+// to at most text runes.
+func (r StageResult) Output(items, text int) StageOutput {
+	res := r.StageResult
+	out := StageOutput{
+		PlanID: res.PlanID, StageIndex: res.StageIndex, StageNumber: res.StageNumber, Description: res.Description, Query: res.Query,
+		Success: res.Success, Evaluation: res.Evaluation, ShouldContinue: res.ShouldContinue, AgentGuidance: GuidanceOf(res),
+		Results: []Result{}, Plan: r.Plan, Notes: r.Notes, TookMs: res.TookMs,
+	}
+	for i, h := range res.Hits[:items] {
+		rr, cut := Hit{Hit: h, Rank: i + 1}.Result(text)
+		out.Results = append(out.Results, rr)
+		out.Truncated = out.Truncated || cut
+	}
+	out.OmittedResults = len(res.Hits) - items
+	return out
+}
+
+// plan converts an agent's plan, filling the defaults.
+func (p PlanSpec) plan() loop.Plan {
+	out := loop.Plan{ID: p.ID, Goal: p.Goal}
+	for _, st := range p.Stages {
+		s := loop.Stage{StageNumber: st.StageNumber, Description: st.Description, Query: st.Query,
+			ExpectedResults: loop.Expected{Keywords: []string{}, MinConfidence: loop.DefaultMinConfidence}}
+		if e := st.ExpectedResults; e != nil {
+			if e.Keywords != nil {
+				s.ExpectedResults.Keywords = e.Keywords
+			}
+			if e.MinConfidence != 0 {
+				s.ExpectedResults.MinConfidence = e.MinConfidence
+			}
+		}
+		out.Stages = append(out.Stages, s)
+	}
+	return out
+}
+
+// findPlan reads a plan from the stages recorded in the agent cache.
+func (t *Toolset) findPlan(id string) (loop.Plan, error) {
+	if t.opt.Cache == nil {
+		return loop.Plan{}, fmt.Errorf("plan %q: this server keeps no agent cache, so pass the plan itself", id)
+	}
+	recs, err := t.opt.Cache.List(agentcache.ListOptions{Kind: agentcache.Stages, Limit: 500})
+	if err != nil {
+		return loop.Plan{}, err
+	}
+	for _, r := range recs {
+		var rec struct {
+			Plan loop.Plan `json:"plan"`
+		}
+		if json.Unmarshal(r.Data, &rec) == nil && rec.Plan.ID == id {
+			return rec.Plan, nil
+		}
+	}
+	return loop.Plan{}, fmt.Errorf("plan %q is not in the agent cache: pass the plan itself, or goal to make a new one", id)
+}

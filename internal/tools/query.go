@@ -1,0 +1,128 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sagasu-dev/sagasu/internal/search"
+)
+
+// MaxQueryK bounds sagasu_query's k: a page of results an agent can read.
+const MaxQueryK = 50
+
+// QueryInput is sagasu_query's input.
+type QueryInput struct {
+	Query       string   `json:"query" jsonschema:"what to search for"`
+	K           int      `json:"k,omitempty" jsonschema:"results per page, 1 to 50 (default 10)"`
+	Mode        string   `json:"mode,omitempty" jsonschema:"retrieval: keyword, semantic or hybrid (default: hybrid when the index has embeddings, else keyword)"`
+	Types       []string `json:"types,omitempty" jsonschema:"only sources of these types: file, text, url"`
+	Glob        string   `json:"glob,omitempty" jsonschema:"only sources whose URI matches this glob, e.g. docs/**/*.md"`
+	SourceIDs   []string `json:"sourceIds,omitempty" jsonschema:"only these sources"`
+	WholeSource bool     `json:"wholeSource,omitempty" jsonschema:"also return each hit's whole source (original content)"`
+	Section     bool     `json:"section,omitempty" jsonschema:"also return the whole section each hit lies in"`
+	Cursor      string   `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page; pass the same other arguments"`
+
+	// Offset is where the page starts in the ranking; a face sets it (the
+	// MCP server from a cursor), agents do not.
+	Offset int `json:"-"`
+	// MaxK lifts the bound on K for a face that pages by itself (the CLI,
+	// up to search.MaxK); 0 means MaxQueryK.
+	MaxK int `json:"-"`
+	// MMR re-ranks for diversity with this relevance weight (0 is off;
+	// needs an embedder).
+	MMR float64 `json:"-"`
+}
+
+// QueryOutput is sagasu_query's result.
+type QueryOutput struct {
+	Query   string   `json:"query"`
+	Mode    string   `json:"mode" jsonschema:"the retrieval mode used"`
+	TookMs  float64  `json:"tookMs"`
+	Offset  int      `json:"offset" jsonschema:"how many results of the ranking come before this page"`
+	Results []Result `json:"results"`
+	Paging
+}
+
+// QueryResult is a page of sagasu_query's ranking before it is shaped.
+type QueryResult struct {
+	Query string
+	K     int
+	Ranking
+}
+
+// Query searches the index for one page of results, with the original
+// content around each hit when asked for.
+func (t *Toolset) Query(ctx context.Context, in QueryInput) (QueryResult, error) {
+	k := in.K
+	if k == 0 {
+		k = search.DefaultK
+	}
+	maxK := in.MaxK
+	if maxK == 0 {
+		maxK = MaxQueryK
+	}
+	if k < 1 || k > maxK {
+		return QueryResult{}, fmt.Errorf("k = %d is out of range: use 1 to %d", k, maxK)
+	}
+	if in.MMR < 0 || in.MMR > 1 {
+		return QueryResult{}, fmt.Errorf("mmr %v: use a relevance weight between 0 (off) and 1", in.MMR)
+	}
+	f, err := Filter(in.Types, in.Glob, in.SourceIDs)
+	if err != nil {
+		return QueryResult{}, err
+	}
+	p, err := t.rank(ctx, search.Request{Query: in.Query, Mode: search.Mode(in.Mode), Filter: f, MMR: in.MMR}, in.Offset, k)
+	if err != nil {
+		return QueryResult{}, err
+	}
+	if in.WholeSource || in.Section {
+		if err := t.originals(ctx, p.Hits, in.WholeSource); err != nil {
+			return QueryResult{}, err
+		}
+	}
+	return QueryResult{Query: in.Query, K: k, Ranking: p}, nil
+}
+
+// Output renders the first items hits with their texts cut to at most text
+// runes; cursor continues the ranking ("" at its end).
+func (r QueryResult) Output(items, text int, cursor string) QueryOutput {
+	out := QueryOutput{Query: echo(r.Query), Mode: string(r.Mode), TookMs: ms(r.Took), Offset: r.Offset, Results: []Result{}}
+	for _, h := range r.Hits[:items] {
+		res, cut := h.Result(text)
+		out.Results = append(out.Results, res)
+		out.Truncated = out.Truncated || cut
+	}
+	out.OmittedResults = len(r.Hits) - items
+	out.NextCursor = cursor
+	return out
+}
+
+// originals attaches the whole source (wholeSource) or the section of each
+// hit; a source or section already attached to an earlier hit is not
+// repeated.
+func (t *Toolset) originals(ctx context.Context, hs []Hit, wholeSource bool) error {
+	seen := map[string]bool{}
+	for i := range hs {
+		h := &hs[i]
+		section, scope := "", "source"
+		if !wholeSource {
+			section, scope = h.Chunk.HeadingPath(), "section"
+		}
+		key := h.Source.ID + "\x00" + section
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if section == "" && !wholeSource {
+			// A chunk outside any section: its section is the text before
+			// the first heading, which is the chunk itself.
+			continue
+		}
+		o, err := t.engine.Get(ctx, h.Source.ID, section)
+		if err != nil {
+			return fmt.Errorf("original content of %s: %w", h.Source.URI, err)
+		}
+		h.Original, h.Scope = &o, scope
+	}
+	return nil
+}

@@ -1,0 +1,155 @@
+// Package tools is sagasu's one toolset: the typed operations (search with
+// modes, query, get, list, index, delete, evaluate, refine, plan stage, read
+// cache) that every face — the MCP server, the CLI, agents calling functions,
+// the web page — runs unchanged. Each takes a context and an input struct and
+// returns an output the face renders; the structs carry json and jsonschema
+// tags, so the MCP server derives its schemas from them.
+//
+// A face adds only what is its own: the MCP server fits outputs to token
+// budgets and signs cursors, the CLI parses flags and prints.
+//
+// Words keep one meaning across faces: "full" means whole chunks (search mode
+// full, `sagasu query --full`); a hit's whole source is "wholeSource"; and
+// sagasu_get returns the whole source or one whole section.
+package tools
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/sagasu-dev/sagasu/internal/agentcache"
+	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/glob"
+	"github.com/sagasu-dev/sagasu/internal/index"
+	"github.com/sagasu-dev/sagasu/internal/loop"
+	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/store"
+)
+
+// Tool names, as agents call them.
+const (
+	NameIndex        = "sagasu_index"
+	NameQuery        = "sagasu_query"
+	NameSearch       = "sagasu_search"
+	NameGet          = "sagasu_get"
+	NameList         = "sagasu_list"
+	NameEvaluate     = "sagasu_evaluate"
+	NameRefine       = "sagasu_refine_query"
+	NameExecuteStage = "sagasu_plan_execute_stage"
+	NameReadCache    = "sagasu_read_cache"
+)
+
+// Options configure a Toolset. Engine is required.
+type Options struct {
+	// Engine searches the index; its store is the one Index and Delete write.
+	Engine *search.Engine
+	// Cache records evaluations, refinements and stages, and is what
+	// ReadCache reads; nil records nothing.
+	Cache *agentcache.Cache
+	// Index holds the defaults of Index runs (chunk sizes, excluded globs,
+	// file size limit). Its Embedder defaults to the engine's.
+	Index index.Options
+	// Roots are the folders Index may read; empty means the working
+	// directory.
+	Roots []string
+	// Logger receives logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// Toolset runs sagasu's tools over one index. It is safe for concurrent use.
+//
+// LLM: a model slot joins here with the next issue (ask and agent runs).
+type Toolset struct {
+	opt     Options
+	engine  *search.Engine
+	store   store.Store
+	steps   *loop.Engine // records to the cache
+	analyst *loop.Engine // Search's analysis: records nothing
+	roots   *roots
+	log     *slog.Logger
+}
+
+// New returns a Toolset.
+func New(opt Options) (*Toolset, error) {
+	if opt.Engine == nil {
+		return nil, errors.New("tools: no search engine")
+	}
+	t := &Toolset{opt: opt, engine: opt.Engine, store: opt.Engine.Store(), log: opt.Logger}
+	if t.log == nil {
+		t.log = slog.New(slog.DiscardHandler)
+	}
+	if t.opt.Index.Embedder == nil {
+		t.opt.Index.Embedder = opt.Engine.Embedder()
+	}
+	var err error
+	if t.roots, err = newRoots(opt.Roots); err != nil {
+		return nil, err
+	}
+	t.steps = loop.New(opt.Engine, loop.Options{Cache: opt.Cache, Logger: t.log})
+	t.analyst = loop.New(opt.Engine, loop.Options{Logger: t.log})
+	return t, nil
+}
+
+// Engine returns the search engine the tools run on.
+func (t *Toolset) Engine() *search.Engine { return t.engine }
+
+// Store returns the index the tools read and write.
+func (t *Toolset) Store() store.Store { return t.store }
+
+// Cache returns the agent cache, nil when none is kept.
+func (t *Toolset) Cache() *agentcache.Cache { return t.opt.Cache }
+
+// Loop returns the loop engine that records its steps to the cache.
+func (t *Toolset) Loop() *loop.Engine { return t.steps }
+
+// Filter checks and builds a store filter from source types, a URI glob and
+// source IDs.
+func Filter(types []string, pathGlob string, ids []string) (store.Filter, error) {
+	f := store.Filter{PathGlob: pathGlob, SourceIDs: ids}
+	if pathGlob != "" {
+		if err := glob.Valid(pathGlob); err != nil {
+			return f, fmt.Errorf("glob: %w", err)
+		}
+	}
+	for _, t := range types {
+		switch doc.SourceType(t) {
+		case doc.TypeFile, doc.TypeText, doc.TypeURL:
+			f.Types = append(f.Types, doc.SourceType(t))
+		default:
+			return f, fmt.Errorf("type %q: use file, text or url", t)
+		}
+	}
+	return f, nil
+}
+
+// retrieval maps an agent's hybrid switch to a retrieval mode, with a note
+// when hybrid search was asked of an index without embeddings.
+func (t *Toolset) retrieval(hybrid *bool) (search.Mode, []string) {
+	switch {
+	case hybrid == nil:
+		return "", nil
+	case !*hybrid:
+		return search.ModeKeyword, nil
+	case t.engine.Embedder() != nil:
+		return search.ModeHybrid, nil
+	}
+	return search.ModeKeyword, []string{"hybrid search needs an index with embeddings and this one has none: keyword search was used"}
+}
+
+// hashOf hashes values as JSON (a plan's ID when it has none).
+func hashOf(v ...any) string {
+	raw, _ := json.Marshal(v)
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:12])
+}
+
+func nonEmptyList(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
+}

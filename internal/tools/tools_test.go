@@ -1,0 +1,183 @@
+package tools
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sagasu-dev/sagasu/internal/agentcache"
+	"github.com/sagasu-dev/sagasu/internal/chunk"
+	"github.com/sagasu-dev/sagasu/internal/index"
+	"github.com/sagasu-dev/sagasu/internal/loop"
+	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
+)
+
+var docs = map[string]string{
+	"deploy.md": "# Deploy Your Site\n\nBuild the site and upload the dist folder.\n\n## HTTP Cache Headers\n\nServe assets with Cache-Control: max-age=31536000, immutable.\n\n" +
+		"## GitHub Pages\n\nCreate a workflow file that builds the site and publishes it with the pages action.\n",
+	"sitemap.md": "# Sitemap Generation\n\nSet sitemap.hostname in the config to generate a sitemap.xml file when the site is built.\n",
+	"routing.md": "# Routing\n\nPages map to files. The site uses file-based routing.\n\n## Clean URLs\n\nSet cleanUrls to serve pages of the site without .html.\n",
+	"theme.md":   "# Theme\n\nThe theme decides how pages of the site look.\n",
+}
+
+// newToolset indexes docs (written to a folder, the only root) and returns
+// a toolset over them.
+func newToolset(t *testing.T) (*Toolset, string) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "sagasu.db"), sqlite.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	cache, err := agentcache.Open(filepath.Join(dir, "cache"), agentcache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(dir, "docs")
+	for name, content := range docs {
+		if err := os.MkdirAll(root, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts, err := New(Options{Engine: search.New(st), Cache: cache, Roots: []string{root},
+		Index: index.Options{Chunk: chunk.Options{MaxTokens: 512, Overlap: 64}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var progress []IndexProgress
+	res, err := ts.Index(ctx, IndexInput{File: root}, func(p IndexProgress) { progress = append(progress, p) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Added != len(docs) || res.Index.Sources != len(docs) {
+		t.Fatalf("indexed %d sources (index holds %d), want %d", res.Added, res.Index.Sources, len(docs))
+	}
+	if len(progress) == 0 || !progress[len(progress)-1].Final || progress[len(progress)-1].Read != len(docs) {
+		t.Fatalf("progress reports %+v: want a final one after %d sources", progress, len(docs))
+	}
+	return ts, dir
+}
+
+func TestIndexStaysInsideRoots(t *testing.T) {
+	ts, dir := newToolset(t)
+	outside := filepath.Join(dir, "secret.md")
+	if err := os.WriteFile(outside, []byte("# Secret\n\ntop secret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ts.Index(context.Background(), IndexInput{File: outside}, nil)
+	if err == nil || !strings.Contains(err.Error(), "outside the allowed roots") {
+		t.Fatalf("indexing a file outside the roots: %v", err)
+	}
+}
+
+func TestQueryPagesThroughOneRanking(t *testing.T) {
+	ts, _ := newToolset(t)
+	ctx := context.Background()
+	all, err := ts.Query(ctx, QueryInput{Query: "site pages", K: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Hits) < 4 {
+		t.Fatalf("%d hits for a query every page matches", len(all.Hits))
+	}
+	first, err := ts.Query(ctx, QueryInput{Query: "site pages", K: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := ts.Query(ctx, QueryInput{Query: "site pages", K: 2, Offset: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !first.HasMore || second.Offset != 2 || len(second.Hits) != 2 {
+		t.Fatalf("pages: first has more %v; second at %d with %d hits", first.HasMore, second.Offset, len(second.Hits))
+	}
+	for i, h := range append(first.Hits, second.Hits...) {
+		if h.Chunk.ID != all.Hits[i].Chunk.ID || h.Rank != i+1 {
+			t.Errorf("paged hit %d is chunk %d (rank %d), the whole ranking has %d there", i+1, h.Chunk.ID, h.Rank, all.Hits[i].Chunk.ID)
+		}
+	}
+	whole, err := ts.Query(ctx, QueryInput{Query: "Cache-Control", K: 1, WholeSource: true})
+	if err != nil || len(whole.Hits) != 1 || whole.Hits[0].Original == nil || whole.Hits[0].Scope != "source" ||
+		!strings.Contains(whole.Hits[0].Original.Content, "GitHub Pages") {
+		t.Fatalf("wholeSource: %+v %v", whole.Hits, err)
+	}
+	if _, err := ts.Query(ctx, QueryInput{Query: "x", K: MaxQueryK + 1}); err == nil {
+		t.Error("k above the agent bound was accepted")
+	}
+}
+
+func TestStageGuidanceNamesTools(t *testing.T) {
+	ts, _ := newToolset(t)
+	ctx := context.Background()
+	p := loop.Plan{ID: "plan-t", Goal: "deploy and sitemap", Stages: []loop.Stage{
+		{StageNumber: 1, Description: "deploy", Query: "deploy", ExpectedResults: loop.Expected{Keywords: []string{"deploy"}, MinConfidence: 0.7}},
+		{StageNumber: 2, Description: "sitemap", Query: "sitemap", ExpectedResults: loop.Expected{Keywords: []string{"sitemap", "Kubernetes"}, MinConfidence: 0.9}},
+		{StageNumber: 3, Description: "routing", Query: "routing", ExpectedResults: loop.Expected{Keywords: []string{"routing"}, MinConfidence: 0.7}},
+	}}
+	cases := []struct {
+		index     int
+		tools     []string
+		mentioned string
+	}{
+		{0, []string{NameExecuteStage}, "stage 2 (index 1): sitemap"},
+		{1, []string{NameRefine, NameEvaluate, NameExecuteStage}, `"Kubernetes"`},
+		{2, []string{NameGet}, "all stages are done"},
+	}
+	for _, c := range cases {
+		r, err := ts.RunStage(ctx, p, c.index, loop.QueryOptions{K: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(r.AgentGuidance.SuggestedTools, c.tools) || !strings.Contains(r.AgentGuidance.NextAction, c.mentioned) {
+			t.Errorf("stage %d guidance %+v: want tools %v and %q", c.index, r.AgentGuidance, c.tools, c.mentioned)
+		}
+	}
+	// An agent's stage call gets the same guidance.
+	out, err := ts.PlanStage(ctx, StageInput{Plan: &PlanSpec{ID: p.ID, Goal: p.Goal, Stages: []StageSpec{{StageNumber: 1, Query: "deploy"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := out.Output(len(out.Results), NoLimit).AgentGuidance; !slices.Equal(g.SuggestedTools, []string{NameGet}) {
+		t.Errorf("the one stage of a plan guides to %v, want %s", g.SuggestedTools, NameGet)
+	}
+}
+
+func TestSearchDecidesTheNextTool(t *testing.T) {
+	ts, _ := newToolset(t)
+	ctx := context.Background()
+	res, err := ts.Search(ctx, SearchInput{Goal: "generate a sitemap", Query: "sitemap hostname"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := res.Output(len(res.Hits), NoLimit, "")
+	if out.PrimaryAction.Action != loop.ActionUseResults || out.PrimaryAction.SuggestedTool != NameGet ||
+		out.PrimaryAction.Parameters["source"] != res.Hits[0].Source.ID {
+		t.Errorf("primary action %+v: want use_results with sagasu_get of the top source", out.PrimaryAction)
+	}
+	if len(out.TopResults) == 0 || out.TopResults[0].URI != res.Hits[0].Source.URI || out.Mode != ModeSummary {
+		t.Errorf("summary output %+v", out)
+	}
+	// Results off the goal: the next step is a refined query, ready to pass
+	// back to sagasu_search.
+	off, err := ts.Search(ctx, SearchInput{Goal: "generate a sitemap and deploy to GitHub Pages", Query: "theme look"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	act := off.Output(len(off.Hits), NoLimit, "").PrimaryAction
+	ref := off.Refinement()
+	if ref == nil || act.SuggestedTool != NameSearch || act.Parameters["query"] != ref.RefinedQuery || off.Evaluation().Confidence >= loop.DefaultMinConfidence {
+		t.Errorf("off-goal search: action %+v, refinement %+v, confidence %v", act, ref, off.Evaluation().Confidence)
+	}
+	if _, err := ts.Search(ctx, SearchInput{Goal: " ", Query: "x"}); err == nil {
+		t.Error("an empty goal was accepted")
+	}
+}
