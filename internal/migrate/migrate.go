@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sagasu-dev/sagasu/internal/analyze"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/store"
 )
@@ -344,9 +345,10 @@ type Result struct {
 	Score float64 `json:"score"`
 }
 
-// Results runs a keyword query and names its hits.
+// Results runs a keyword query (analysed by the default analyzer, which
+// every index is pinned to) and names its hits.
 func Results(ctx context.Context, s store.Store, query string, k int) ([]Result, error) {
-	res, err := s.KeywordSearch(ctx, query, k, store.Filter{})
+	res, err := s.KeywordSearch(ctx, analyze.New(analyze.Options{}).QueryTerms(query), k, store.Filter{})
 	if err != nil {
 		return nil, err
 	}

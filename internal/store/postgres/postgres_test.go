@@ -135,7 +135,7 @@ func TestSameRankingsAndScoresAsSQLite(t *testing.T) {
 
 func kw(t *testing.T, s store.Store, q string, k int) []store.Scored {
 	t.Helper()
-	res, err := s.KeywordSearch(context.Background(), q, k, store.Filter{})
+	res, err := s.KeywordSearch(context.Background(), storetest.Terms(q), k, store.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}

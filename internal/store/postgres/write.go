@@ -16,6 +16,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/store/bm25"
+	"github.com/sagasu-dev/sagasu/internal/store/internal/sqlrows"
 )
 
 // chunkRow is the analysed form of a chunk ready to insert.
@@ -209,7 +210,7 @@ func (s *Store) insert(ctx context.Context, tx pgx.Tx, batch []store.SourceData,
 		pgx.CopyFromSlice(len(flat), func(k int) ([]any, error) {
 			p := flat[k]
 			c, r := batch[p.i].Chunks[p.j], rows[p.i][p.j]
-			return []any{ids[k], batch[p.i].Source.ID, int32(p.j), c.Text, store.HeadingJSON(c.Heading),
+			return []any{ids[k], batch[p.i].Source.ID, int32(p.j), c.Text, sqlrows.HeadingJSON(c.Heading),
 				int32(c.StartLine), int32(c.EndLine), int32(c.StartByte), int32(c.EndByte), int32(c.Tokens),
 				int32(r.counts.Len), r.hash, tsvector(r.counts.Terms)}, nil
 		}))

@@ -23,6 +23,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/glob"
 	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/store/bm25"
+	"github.com/sagasu-dev/sagasu/internal/store/internal/sqlrows"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
@@ -230,7 +231,7 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 				c := r.c
 				nextID++
 				id := nextID
-				if err := insChunk.add(id, src.ID, j, c.Text, store.HeadingJSON(c.Heading), c.StartLine, c.EndLine,
+				if err := insChunk.add(id, src.ID, j, c.Text, sqlrows.HeadingJSON(c.Heading), c.StartLine, c.EndLine,
 					c.StartByte, c.EndByte, c.Tokens, r.counts.Len, r.hash); err != nil {
 					return fmt.Errorf("insert chunk %d of %q: %w", j, src.URI, err)
 				}
@@ -627,8 +628,7 @@ func placeholders(n int) string {
 }
 
 // KeywordSearch implements store.Store.
-func (s *Store) KeywordSearch(ctx context.Context, query string, k int, f store.Filter) ([]store.Scored, error) {
-	terms := s.an.QueryTerms(query)
+func (s *Store) KeywordSearch(ctx context.Context, terms []string, k int, f store.Filter) ([]store.Scored, error) {
 	if len(terms) == 0 || k <= 0 {
 		return nil, nil
 	}
@@ -736,8 +736,7 @@ func (s *Store) matchSources(ctx context.Context, f store.Filter) ([]string, err
 }
 
 // DocFreq implements store.Store.
-func (s *Store) DocFreq(ctx context.Context, text string) (map[string]int, int, error) {
-	terms := s.an.QueryTerms(text)
+func (s *Store) DocFreq(ctx context.Context, terms []string) (map[string]int, int, error) {
 	var docs int
 	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(docs),0) FROM segments`).Scan(&docs); err != nil {
 		return nil, 0, err
@@ -845,14 +844,14 @@ func (s *Store) Content(ctx context.Context, id string) (string, error) {
 
 // Chunks implements store.Store.
 func (s *Store) Chunks(ctx context.Context, sourceID string) ([]doc.Chunk, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+store.ChunkColumns+` FROM chunks c WHERE c.source_id = ? ORDER BY c.idx`, sourceID)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+sqlrows.ChunkColumns+` FROM chunks c WHERE c.source_id = ? ORDER BY c.idx`, sourceID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []doc.Chunk
 	for rows.Next() {
-		c, err := store.ScanChunk(rows)
+		c, err := sqlrows.ScanChunk(rows)
 		if err != nil {
 			return nil, err
 		}
@@ -870,7 +869,7 @@ func (s *Store) Hits(ctx context.Context, ids []int64) ([]doc.Hit, error) {
 	for i, id := range ids {
 		args[i] = id
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+store.ChunkColumns+`, s.uri, s.type, s.format, s.title, s.hash, s.size, s.chunks, s.indexed_at
+	rows, err := s.db.QueryContext(ctx, `SELECT `+sqlrows.ChunkColumns+`, s.uri, s.type, s.format, s.title, s.hash, s.size, s.chunks, s.indexed_at
 		FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.id IN (`+placeholders(len(ids))+`)`, args...)
 	if err != nil {
 		return nil, err
@@ -880,7 +879,7 @@ func (s *Store) Hits(ctx context.Context, ids []int64) ([]doc.Hit, error) {
 	for rows.Next() {
 		var src doc.Source
 		var typ, format string
-		c, err := store.ScanChunk(rows, &src.URI, &typ, &format, &src.Title, &src.ContentHash, &src.Size, &src.Chunks, &src.IndexedAt)
+		c, err := sqlrows.ScanChunk(rows, &src.URI, &typ, &format, &src.Title, &src.ContentHash, &src.Size, &src.Chunks, &src.IndexedAt)
 		if err != nil {
 			return nil, err
 		}

@@ -170,7 +170,7 @@ func TestReopenKeepsData(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	res, err := s.KeywordSearch(ctx, "persistent", 5, store.Filter{})
+	res, err := s.KeywordSearch(ctx, storetest.Terms("persistent"), 5, store.Filter{})
 	if err != nil || len(res) != 1 {
 		t.Errorf("after reopen: %v, %v", res, err)
 	}
@@ -204,7 +204,7 @@ func TestLargeBatchesAndMerges(t *testing.T) {
 	}
 	for _, i := range []int{0, 7, 39} {
 		for _, j := range []int{0, 45, 89} {
-			res, err := s.KeywordSearch(ctx, word(i, j), 5, store.Filter{})
+			res, err := s.KeywordSearch(ctx, storetest.Terms(word(i, j)), 5, store.Filter{})
 			if err != nil || len(res) != 1 {
 				t.Fatalf("term %s: %v, %v; want exactly one chunk", word(i, j), res, err)
 			}
@@ -214,7 +214,7 @@ func TestLargeBatchesAndMerges(t *testing.T) {
 			}
 		}
 	}
-	df, n, err := s.DocFreq(ctx, "shared")
+	df, n, err := s.DocFreq(ctx, storetest.Terms("shared"))
 	if err != nil || n != sources || df["share"]+df["shared"] != sources {
 		t.Errorf("DocFreq(shared) = %v of %d, %v; want %d", df, n, err, sources)
 	}

@@ -1,4 +1,7 @@
-package store
+// Package sqlrows holds what the SQL drivers share about rows: the chunk
+// columns they select and how a chunk is read back. It is not part of the
+// store contract.
+package sqlrows
 
 import (
 	"encoding/json"
