@@ -24,6 +24,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/store/bm25"
 	"github.com/sagasu-dev/sagasu/internal/store/internal/sqlrows"
+	"github.com/sagasu-dev/sagasu/internal/store/segment"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
@@ -202,7 +203,7 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 		if _, err := s.deleteTx(ctx, tx, ids); err != nil {
 			return err
 		}
-		seg, err := nextSegment(ctx, tx)
+		seg, err := segTx{tx}.NewSegment(ctx)
 		if err != nil {
 			return err
 		}
@@ -218,6 +219,7 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 		insSrc := newInserter(ctx, tx, `INSERT INTO sources(id, uri, type, format, title, hash, size, chunks, indexed_at)`, 9)
 		insContent := newInserter(ctx, tx, `INSERT INTO contents(source_id, content)`, 2)
 		insChunk := newInserter(ctx, tx, `INSERT INTO chunks(id, source_id, idx, text, heading, start_line, end_line, start_byte, end_byte, tokens, terms, chash)`, 12)
+		insTermless := newInserter(ctx, tx, `INSERT INTO termless_chunks(id, seg)`, 2)
 		for i, sd := range batch {
 			src := sd.Source
 			if err := insSrc.add(src.ID, src.URI, string(src.Type), string(src.Format), src.Title,
@@ -236,6 +238,11 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 					return fmt.Errorf("insert chunk %d of %q: %w", j, src.URI, err)
 				}
 				b.AddCounts(uint64(id), r.counts)
+				if r.counts.Len == 0 {
+					if err := insTermless.add(id, seg); err != nil {
+						return fmt.Errorf("insert chunk %d of %q: %w", j, src.URI, err)
+					}
+				}
 				if sd.Vectors != nil {
 					if err := s.putVector(ctx, tx, id, sd.Vectors[j]); err != nil {
 						return fmt.Errorf("store vector of chunk %d of %q: %w", j, src.URI, err)
@@ -243,7 +250,7 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 				}
 			}
 		}
-		for _, in := range []*inserter{insSrc, insContent, insChunk} {
+		for _, in := range []*inserter{insSrc, insContent, insChunk, insTermless} {
 			if err := in.flush(); err != nil {
 				return fmt.Errorf("insert sources: %w", err)
 			}
@@ -277,13 +284,15 @@ func (s *Store) Delete(ctx context.Context, ids []string) (int, error) {
 	return n, err
 }
 
-// deleteTx removes sources, their chunks and their postings.
+// deleteTx removes sources, their chunks, vectors and postings. SQLite
+// keeps no term list per chunk: a chunk's terms are those the pinned
+// analyzer makes of its context text (exactly what it was indexed under),
+// and its segment is learnt from the postings rows it is found in, so
+// merges need not rewrite the chunks table. Only chunks without terms,
+// which are in no row, have their segment recorded (termless_chunks).
 func (s *Store) deleteTx(ctx context.Context, tx *sql.Tx, ids []string) (int, error) {
-	type gone struct {
-		id    uint64
-		terms []string
-	}
-	var chunks []gone
+	var gone []segment.Chunk
+	var termless []int // indexes in gone of chunks without terms
 	removed := 0
 	titles, err := existingTitles(ctx, tx, ids)
 	if err != nil {
@@ -294,127 +303,47 @@ func (s *Store) deleteTx(ctx context.Context, tx *sql.Tx, ids []string) (int, er
 		if !ok {
 			continue
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT id, text, heading FROM chunks WHERE source_id = ?`, id)
+		rows, err := tx.QueryContext(ctx, `SELECT id, text, heading, terms FROM chunks WHERE source_id = ?`, id)
 		if err != nil {
 			return 0, err
 		}
 		for rows.Next() {
 			var c doc.Chunk
 			var heading string
-			if err := rows.Scan(&c.ID, &c.Text, &heading); err != nil {
+			var n int64
+			if err := rows.Scan(&c.ID, &c.Text, &heading, &n); err != nil {
 				rows.Close()
 				return 0, err
 			}
 			_ = json.Unmarshal([]byte(heading), &c.Heading)
-			chunks = append(chunks, gone{id: uint64(c.ID), terms: s.an.Terms(doc.ContextText(title, c))})
+			g := segment.Chunk{ID: c.ID, Len: n, Terms: s.an.QueryTerms(doc.ContextText(title, c))}
+			if len(g.Terms) == 0 {
+				termless = append(termless, len(gone))
+			}
+			gone = append(gone, g)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return 0, err
 		}
+		for _, i := range termless {
+			err := tx.QueryRowContext(ctx, `SELECT seg FROM termless_chunks WHERE id = ?`, gone[i].ID).Scan(&gone[i].Seg)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return 0, err
+			}
+		}
+		termless = termless[:0]
 		if err := s.deleteVectors(ctx, tx, id); err != nil {
 			return 0, err
 		}
-		for _, q := range []string{`DELETE FROM chunks WHERE source_id = ?`, `DELETE FROM contents WHERE source_id = ?`, `DELETE FROM sources WHERE id = ?`} {
+		for _, q := range []string{`DELETE FROM termless_chunks WHERE id IN (SELECT id FROM chunks WHERE source_id = ?)`, `DELETE FROM chunks WHERE source_id = ?`, `DELETE FROM contents WHERE source_id = ?`, `DELETE FROM sources WHERE id = ?`} {
 			if _, err := tx.ExecContext(ctx, q, id); err != nil {
 				return 0, fmt.Errorf("delete source %s: %w", id, err)
 			}
 		}
 		removed++
 	}
-	if len(chunks) == 0 {
-		return removed, nil
-	}
-	// Rewrite each affected postings row once. A chunk's segment is learnt
-	// from the rows it is found in, so chunks need not record it (and
-	// merges need not rewrite the chunks table).
-	drop := map[string]map[uint64]bool{}
-	length := map[uint64]int64{}
-	for _, c := range chunks {
-		length[c.id] = int64(len(c.terms))
-		for _, t := range c.terms {
-			if drop[t] == nil {
-				drop[t] = map[uint64]bool{}
-			}
-			drop[t][c.id] = true
-		}
-	}
-	get, err := tx.PrepareContext(ctx, `SELECT seg, data FROM postings WHERE term = ?`)
-	if err != nil {
-		return 0, err
-	}
-	defer get.Close()
-	put, err := tx.PrepareContext(ctx, `UPDATE postings SET n = ?, data = ? WHERE term = ? AND seg = ?`)
-	if err != nil {
-		return 0, err
-	}
-	defer put.Close()
-	del, err := tx.PrepareContext(ctx, `DELETE FROM postings WHERE term = ? AND seg = ?`)
-	if err != nil {
-		return 0, err
-	}
-	defer del.Close()
-	segOf := map[uint64]int64{}
-	for term, ids := range drop {
-		type row struct {
-			seg  int64
-			data []byte
-		}
-		var found []row
-		rows, err := get.QueryContext(ctx, term)
-		if err != nil {
-			return 0, err
-		}
-		for rows.Next() {
-			var r row
-			if err := rows.Scan(&r.seg, &r.data); err != nil {
-				rows.Close()
-				return 0, err
-			}
-			found = append(found, r)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return 0, err
-		}
-		for _, r := range found {
-			ps, err := bm25.DecodeAll(r.data)
-			if err != nil {
-				return 0, fmt.Errorf("postings of %q: %w", term, err)
-			}
-			kept := ps[:0]
-			for _, p := range ps {
-				if ids[p.ID] {
-					segOf[p.ID] = r.seg
-				} else {
-					kept = append(kept, p)
-				}
-			}
-			switch {
-			case len(kept) == len(ps):
-				continue
-			case len(kept) == 0:
-				_, err = del.ExecContext(ctx, term, r.seg)
-			default:
-				_, err = put.ExecContext(ctx, len(kept), bm25.Encode(nil, kept), term, r.seg)
-			}
-			if err != nil {
-				return 0, err
-			}
-		}
-	}
-	segDocs := map[int64]int{}
-	segTokens := map[int64]int64{}
-	for id, seg := range segOf {
-		segDocs[seg]++
-		segTokens[seg] += length[id]
-	}
-	for seg, n := range segDocs {
-		if _, err := tx.ExecContext(ctx, `UPDATE segments SET docs = docs - ?, tokens = tokens - ? WHERE seg = ?`, n, segTokens[seg], seg); err != nil {
-			return 0, err
-		}
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM segments WHERE docs <= 0`); err != nil {
+	if err := segment.Delete(ctx, segTx{tx}, gone); err != nil {
 		return 0, err
 	}
 	return removed, nil
@@ -456,171 +385,6 @@ func existingTitles(ctx context.Context, tx *sql.Tx, ids []string) (map[string]s
 		}
 	}
 	return out, nil
-}
-
-func nextSegment(ctx context.Context, tx *sql.Tx) (int64, error) {
-	var seg int64
-	err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seg), 0) + 1 FROM segments`).Scan(&seg)
-	return seg, err
-}
-
-// writeSegment stores the postings built for one batch as a new segment.
-func writeSegment(ctx context.Context, tx *sql.Tx, seg int64, b *bm25.Builder) error {
-	if b.Docs == 0 {
-		return nil
-	}
-	ins := newInserter(ctx, tx, `INSERT INTO postings(term, seg, n, data)`, 4)
-	for _, t := range b.Terms() {
-		ps := b.Postings(t)
-		if err := ins.add(t, seg, len(ps), bm25.Encode(nil, ps)); err != nil {
-			return fmt.Errorf("write postings: %w", err)
-		}
-	}
-	if err := ins.flush(); err != nil {
-		return fmt.Errorf("write postings: %w", err)
-	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO segments(seg, docs, tokens) VALUES(?,?,?)`, seg, b.Docs, b.Tokens)
-	return err
-}
-
-// compact merges segments of similar size (bm25.ToMerge) until none are due.
-// The choice is made inside the merge's transaction, so concurrent writers
-// never merge the same segments twice.
-func (s *Store) compact(ctx context.Context) error {
-	for {
-		merged := false
-		err := s.tx(ctx, func(tx *sql.Tx) error {
-			segs, err := segmentsToMerge(ctx, tx)
-			if err != nil || len(segs) == 0 {
-				return err
-			}
-			merged = true
-			return s.mergeSegments(ctx, tx, segs)
-		})
-		if err != nil {
-			return fmt.Errorf("merge index segments: %w", err)
-		}
-		if !merged {
-			return nil
-		}
-	}
-}
-
-func segmentsToMerge(ctx context.Context, tx *sql.Tx) ([]int64, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT seg, docs FROM segments ORDER BY seg`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var segs []bm25.Segment
-	for rows.Next() {
-		var sg bm25.Segment
-		if err := rows.Scan(&sg.ID, &sg.Docs); err != nil {
-			return nil, err
-		}
-		segs = append(segs, sg)
-	}
-	return bm25.ToMerge(segs), rows.Err()
-}
-
-// mergeSegments rewrites the postings of segs as one new segment.
-func (s *Store) mergeSegments(ctx context.Context, tx *sql.Tx, segs []int64) error {
-	into, err := nextSegment(ctx, tx)
-	if err != nil {
-		return err
-	}
-	ph := placeholders(len(segs))
-	args := make([]any, len(segs))
-	for i, seg := range segs {
-		args[i] = seg
-	}
-	ins := newInserter(ctx, tx, `INSERT INTO postings(term, seg, n, data)`, 4)
-	// Old rows are deleted a range of terms at a time, by primary key: one
-	// DELETE over all merged segments would have SQLite collect every key
-	// in a temporary table first.
-	del, err := tx.PrepareContext(ctx, `DELETE FROM postings WHERE term >= ? AND term <= ? AND seg IN (`+ph+`)`)
-	if err != nil {
-		return err
-	}
-	defer del.Close()
-	// One scan in primary-key order yields each term's rows together; each
-	// term is merged as soon as its rows are read, so memory holds one term
-	// (and a statement's worth of output) at a time. The new rows carry
-	// segment `into`, which the scan's filter excludes.
-	rows, err := tx.QueryContext(ctx, `SELECT term, data FROM postings WHERE seg IN (`+ph+`) ORDER BY term`, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	var cur, rangeStart string
-	var lists [][]byte
-	pending := 0
-	deleteRange := func() error {
-		if pending == 0 {
-			return nil
-		}
-		pending = 0
-		_, err := del.ExecContext(ctx, append([]any{rangeStart, cur}, args...)...)
-		return err
-	}
-	flush := func() error {
-		if len(lists) == 0 {
-			return nil
-		}
-		data, n, err := bm25.Merge(lists...)
-		if err != nil {
-			return fmt.Errorf("postings of %q: %w", cur, err)
-		}
-		lists = lists[:0]
-		if pending == 0 {
-			rangeStart = cur
-		}
-		pending++
-		if err := ins.add(cur, into, n, data); err != nil {
-			return err
-		}
-		if pending == rowsPerStmt {
-			return deleteRange()
-		}
-		return nil
-	}
-	for rows.Next() {
-		var term string
-		var data []byte
-		if err := rows.Scan(&term, &data); err != nil {
-			return err
-		}
-		if term != cur {
-			if err := flush(); err != nil {
-				return err
-			}
-			cur = term
-		}
-		lists = append(lists, data)
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	if err := flush(); err != nil {
-		return err
-	}
-	if err := deleteRange(); err != nil {
-		return err
-	}
-	rows.Close()
-	if err := ins.flush(); err != nil {
-		return err
-	}
-	var docs int
-	var tokens int64
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(docs),0), COALESCE(SUM(tokens),0) FROM segments WHERE seg IN (`+ph+`)`, args...).Scan(&docs, &tokens); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM segments WHERE seg IN (`+ph+`)`, args...); err != nil {
-		return err
-	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO segments(seg, docs, tokens) VALUES(?,?,?)`, into, docs, tokens)
-	return err
 }
 
 func placeholders(n int) string {

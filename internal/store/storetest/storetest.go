@@ -32,6 +32,7 @@ func Run(t *testing.T, open Opener) {
 		{"ReplaceChangesContent", testReplaceChanges},
 		{"ReplaceIsAtomic", testReplaceAtomic},
 		{"Delete", testDelete},
+		{"DeleteChunksWithoutTerms", testDeleteNoTerms},
 		{"KeywordMatchesReferenceBM25", testKeywordReference},
 		{"KeywordFilters", testKeywordFilters},
 		{"KeywordJapanese", testKeywordJapanese},
@@ -335,6 +336,53 @@ func testDelete(t *testing.T, s store.Store) {
 	for i := range got {
 		if math.Abs(got[i].Score-want[i]) > 1e-4 {
 			t.Errorf("after delete hit %d score %.6f, reference %.6f (collection statistics not updated?)", i, got[i].Score, want[i])
+		}
+	}
+}
+
+// testDeleteNoTerms deletes chunks that have no keyword terms at all: they
+// count in the collection statistics while indexed (BM25's N), so they must
+// be counted out when deleted, alone or with chunks that have terms.
+func testDeleteNoTerms(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	blank := func(uri string) store.SourceData {
+		sd := Source(uri, doc.TypeText, "", "... --- !!!")
+		sd.Chunks[0].Heading = nil
+		return sd
+	}
+	if terms := Terms(doc.ContextText("", blank("x").Chunks[0])); len(terms) != 0 {
+		t.Fatalf("test chunk has terms %v", terms)
+	}
+	mixed := corpus()[0]
+	mixed.Chunks = append(mixed.Chunks, blank("x").Chunks[0])
+	mixed.Chunks[len(mixed.Chunks)-1].Index = len(mixed.Chunks) - 1
+	rest := corpus()[1:]
+	mustReplace(t, s, append([]store.SourceData{mixed, blank("blank/1"), blank("blank/2")}, rest...)...)
+	before, err := s.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Delete(ctx, []string{doc.SourceID("blank/1")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Delete(ctx, []string{mixed.Source.ID, doc.SourceID("blank/2")}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := before.Chunks - len(mixed.Chunks) - 2; st.Chunks != want {
+		t.Errorf("after deleting %d chunks of %d, Stats.Chunks = %d, want %d", len(mixed.Chunks)+2, before.Chunks, st.Chunks, want)
+	}
+	want := referenceScores(rest, "cat mice")
+	got := kwSearch(t, s, "cat mice", 10, store.Filter{})
+	if len(got) != len(want) {
+		t.Fatalf("after delete %d hits, reference %d", len(got), len(want))
+	}
+	for i := range got {
+		if math.Abs(got[i].Score-want[i]) > 1e-4 {
+			t.Errorf("after delete hit %d score %.6f, reference %.6f (chunks without terms still counted?)", i, got[i].Score, want[i])
 		}
 	}
 }
