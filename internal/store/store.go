@@ -170,7 +170,7 @@ type Meta interface {
 	Lock(ctx context.Context) (unlock func(), err error)
 }
 
-// Store is a whole index backend: every part above, its
+// Store is a whole index backend: every part above, the run log, its
 // statistics and Close. Methods are safe for concurrent use; writes from
 // several goroutines are serialised by the driver.
 type Store interface {
@@ -178,6 +178,7 @@ type Store interface {
 	Keyword
 	Vectors
 	Meta
+	Runs
 	// Stats describes the index.
 	Stats(ctx context.Context) (Stats, error)
 	// Close releases the store.

@@ -5,6 +5,7 @@ package sqlite
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -35,6 +36,10 @@ type Options struct {
 	// processes that answer many queries; it is rebuilt whenever any process
 	// changes the vectors. Off, every query goes to sqlite-vec.
 	CacheVectors bool
+
+	// schema, when set (by tests), stops migrations at that version to make
+	// an index as an older sagasu wrote it.
+	schema int
 }
 
 // Store is a SQLite-backed store.Store.
@@ -81,7 +86,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		an = analyze.New(analyze.Options{})
 	}
 	s := &Store{db: db, path: path, an: an, cacheVectors: opt.CacheVectors}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.migrate(ctx, cmp.Or(opt.schema, SchemaVersion)); err != nil {
 		db.Close()
 		return nil, err
 	}

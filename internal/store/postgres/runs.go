@@ -1,0 +1,172 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sagasu-dev/sagasu/internal/store"
+)
+
+// The run log does not take the index's write lock: a chat must not wait
+// for an indexing batch. Appenders to one run queue on its row lock.
+
+const runCols = `id, kind, title, status, created, updated, meta`
+
+func scanRun(r pgx.Row) (store.Run, error) {
+	var run store.Run
+	var created, updated int64
+	var meta string
+	err := r.Scan(&run.ID, &run.Kind, &run.Title, &run.Status, &created, &updated, &meta)
+	run.Created, run.Updated, run.Meta = time.UnixMicro(created).UTC(), time.UnixMicro(updated).UTC(), store.JSONOf(meta)
+	return run, err
+}
+
+// runTx runs fn in a transaction of its own.
+func (s *Store) runTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	return s.do(ctx, func(c *pgx.Conn) error { return pgx.BeginFunc(ctx, c, fn) })
+}
+
+// CreateRun implements store.Runs.
+func (s *Store) CreateRun(ctx context.Context, r store.Run) error {
+	r, err := store.NewRun(r)
+	if err != nil {
+		return err
+	}
+	var inserted bool
+	err = s.runTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `INSERT INTO runs(`+runCols+`) VALUES($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`,
+			r.ID, r.Kind, r.Title, r.Status, r.Created.UnixMicro(), r.Updated.UnixMicro(), store.RawJSON(r.Meta))
+		inserted = tag.RowsAffected() == 1
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("create run %q: %w", r.ID, err)
+	}
+	if !inserted {
+		return fmt.Errorf("create run %q: %w", r.ID, store.ErrExists)
+	}
+	return nil
+}
+
+// UpdateRun implements store.Runs.
+func (s *Store) UpdateRun(ctx context.Context, id string, u store.RunUpdate) error {
+	if err := store.CheckRunUpdate(id, u); err != nil {
+		return err
+	}
+	var n int64
+	err := s.runTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE runs SET
+			status = CASE WHEN $1 = '' THEN status ELSE $1 END,
+			title = CASE WHEN $2 = '' THEN title ELSE $2 END,
+			meta = CASE WHEN $3 = '' THEN meta ELSE $3 END,
+			updated = $4 WHERE id = $5`,
+			u.Status, u.Title, store.RawJSON(u.Meta), store.StoredTime(time.Time{}).UnixMicro(), id)
+		n = tag.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("update run %q: %w", id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("update run %q: %w", id, store.ErrNotFound)
+	}
+	return nil
+}
+
+// Run implements store.Runs.
+func (s *Store) Run(ctx context.Context, id string) (store.Run, error) {
+	r, err := scanRun(s.row(ctx, `SELECT `+runCols+` FROM runs WHERE id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Run{}, fmt.Errorf("run %q: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Run{}, fmt.Errorf("run %q: %w", id, err)
+	}
+	return r, nil
+}
+
+// ListRuns implements store.Runs.
+func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
+	q := `SELECT ` + runCols + ` FROM runs`
+	var args []any
+	if f.Kind != "" {
+		args = append(args, f.Kind)
+		q += ` WHERE kind = $1`
+	}
+	q += ` ORDER BY updated DESC, id COLLATE "C"`
+	if f.Limit > 0 {
+		q += fmt.Sprintf(` LIMIT %d`, f.Limit)
+	}
+	var out []store.Run
+	err := s.each(ctx, func(r pgx.Rows) error {
+		run, err := scanRun(r)
+		out = append(out, run)
+		return err
+	}, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	return out, nil
+}
+
+// AppendEvents implements store.Runs. Raising the run's last_seq locks its
+// row until the commit, so concurrent appenders get consecutive ranges.
+func (s *Store) AppendEvents(ctx context.Context, runID string, events []store.Event) ([]store.Event, error) {
+	if _, err := store.NewEvents(runID, 0, events); err != nil {
+		return nil, err
+	}
+	if len(events) == 0 {
+		_, err := s.Run(ctx, runID)
+		return nil, err
+	}
+	var out []store.Event
+	err := s.runTx(ctx, func(tx pgx.Tx) error {
+		var last int64
+		err := tx.QueryRow(ctx, `UPDATE runs SET last_seq = last_seq + $1, updated = $2 WHERE id = $3 RETURNING last_seq`,
+			len(events), store.StoredTime(time.Time{}).UnixMicro(), runID).Scan(&last)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return store.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if out, err = store.NewEvents(runID, last-int64(len(events)), events); err != nil {
+			return err
+		}
+		_, err = tx.CopyFrom(ctx, pgx.Identifier{"run_events"}, []string{"run_id", "seq", "time", "type", "data"},
+			pgx.CopyFromSlice(len(out), func(i int) ([]any, error) {
+				e := out[i]
+				return []any{e.RunID, e.Seq, e.Time.UnixMicro(), e.Type, store.RawJSON(e.Data)}, nil
+			}))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("append to run %q: %w", runID, err)
+	}
+	return out, nil
+}
+
+// Events implements store.Runs.
+func (s *Store) Events(ctx context.Context, runID string, afterSeq int64) ([]store.Event, error) {
+	if _, err := s.Run(ctx, runID); err != nil {
+		return nil, err
+	}
+	var out []store.Event
+	err := s.each(ctx, func(r pgx.Rows) error {
+		e := store.Event{RunID: runID}
+		var t int64
+		var data string
+		err := r.Scan(&e.Seq, &t, &e.Type, &data)
+		e.Time, e.Data = time.UnixMicro(t).UTC(), store.JSONOf(data)
+		out = append(out, e)
+		return err
+	}, `SELECT seq, time, type, data FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq`, runID, afterSeq)
+	if err != nil {
+		return nil, fmt.Errorf("events of run %q: %w", runID, err)
+	}
+	return out, nil
+}
