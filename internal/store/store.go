@@ -9,6 +9,7 @@ import (
 	"errors"
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/glob"
 )
 
 // Errors drivers return; callers test them with errors.Is.
@@ -51,6 +52,24 @@ func (f Filter) IsZero() bool {
 // NarrowsSources reports whether f keeps only some sources.
 func (f Filter) NarrowsSources() bool {
 	return len(f.Types) > 0 || f.PathGlob != "" || len(f.SourceIDs) > 0
+}
+
+// SourceMatcher returns a predicate telling whether f keeps a source with
+// this ID, URI and type: the one rule every store matches sources by (a
+// store may also narrow its query with it first).
+func (f Filter) SourceMatcher() func(id, uri string, typ doc.SourceType) bool {
+	types := make(map[doc.SourceType]bool, len(f.Types))
+	for _, t := range f.Types {
+		types[t] = true
+	}
+	ids := make(map[string]bool, len(f.SourceIDs))
+	for _, id := range f.SourceIDs {
+		ids[id] = true
+	}
+	return func(id, uri string, typ doc.SourceType) bool {
+		return (len(types) == 0 || types[typ]) && (len(ids) == 0 || ids[id]) &&
+			(f.PathGlob == "" || glob.Match(f.PathGlob, uri))
+	}
 }
 
 // Allow turns f into a chunk predicate; nil allows every chunk. When f

@@ -69,11 +69,12 @@ func (s *Store) allowFunc(ctx context.Context, f store.Filter) (func(int64) bool
 	})
 }
 
-// matchSources returns the IDs of the sources a filter keeps. Types and IDs
-// are matched by the server, the glob here (with the same matcher as every
-// other store).
+// matchSources returns the IDs of the sources a filter keeps. The server
+// narrows by types and IDs; every row is then matched by the rule all
+// stores share (store.Filter.SourceMatcher), which adds the glob.
 func (s *Store) matchSources(ctx context.Context, f store.Filter) ([]string, error) {
-	q := `SELECT id, uri FROM sources WHERE true`
+	keep := f.SourceMatcher()
+	q := `SELECT id, uri, type FROM sources WHERE true`
 	var args []any
 	if len(f.Types) > 0 {
 		types := make([]string, len(f.Types))
@@ -89,11 +90,11 @@ func (s *Store) matchSources(ctx context.Context, f store.Filter) ([]string, err
 	}
 	var out []string
 	err := s.each(ctx, func(r pgx.Rows) error {
-		var id, uri string
-		if err := r.Scan(&id, &uri); err != nil {
+		var id, uri, typ string
+		if err := r.Scan(&id, &uri, &typ); err != nil {
 			return err
 		}
-		if f.PathGlob == "" || glob.Match(f.PathGlob, uri) {
+		if keep(id, uri, doc.SourceType(typ)) {
 			out = append(out, id)
 		}
 		return nil

@@ -3,28 +3,19 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/pgvector/pgvector-go"
 
-	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/store/bm25"
 	"github.com/sagasu-dev/sagasu/internal/store/internal/sqlrows"
 	"github.com/sagasu-dev/sagasu/internal/store/segment"
 )
-
-// chunkRow is the analysed form of a chunk ready to insert.
-type chunkRow struct {
-	counts bm25.Counts // distinct terms (sorted: the tsvector's lexemes) and length
-	hash   string      // of the context text, to find reusable embeddings
-}
 
 // Replace implements store.Store: the old rows of every source in the batch
 // are removed and the new ones copied in, all in one transaction.
@@ -41,7 +32,7 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 		total += len(sd.Chunks)
 		withVectors = withVectors || sd.Vectors != nil
 	}
-	rows := s.analyse(batch)
+	rows := segment.Analyse(s.an, batch)
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		dim := 0
 		if withVectors {
@@ -125,34 +116,6 @@ func checkVectors(batch []store.SourceData, dim int) error {
 	return nil
 }
 
-// analyse computes the terms of every chunk, on every core, before the
-// transaction starts, so the write lock is held only for writing.
-func (s *Store) analyse(batch []store.SourceData) [][]chunkRow {
-	rows := make([][]chunkRow, len(batch))
-	for i, sd := range batch {
-		rows[i] = make([]chunkRow, len(sd.Chunks))
-	}
-	var wg sync.WaitGroup
-	workers := runtime.GOMAXPROCS(0)
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < len(batch); i += workers {
-				sd := batch[i]
-				for j, c := range sd.Chunks {
-					text := doc.ContextText(sd.Source.Title, c)
-					counts := bm25.Count(s.an.Terms(text))
-					slices.SortFunc(counts.Terms, func(a, b bm25.TermCount) int { return strings.Compare(a.Term, b.Term) })
-					rows[i][j] = chunkRow{counts: counts, hash: doc.ContentHash(text)}
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return rows
-}
-
 // allocateIDs reserves n chunk IDs in increasing order.
 func allocateIDs(ctx context.Context, tx pgx.Tx, n int) ([]int64, error) {
 	if n == 0 {
@@ -171,7 +134,7 @@ func allocateIDs(ctx context.Context, tx pgx.Tx, n int) ([]int64, error) {
 }
 
 // insert copies the batch's rows in with COPY, one statement per table.
-func (s *Store) insert(ctx context.Context, tx pgx.Tx, batch []store.SourceData, rows [][]chunkRow, ids []int64, seg int64) error {
+func (s *Store) insert(ctx context.Context, tx pgx.Tx, batch []store.SourceData, rows [][]segment.Analysed, ids []int64, seg int64) error {
 	now := time.Now().Unix()
 	_, err := tx.CopyFrom(ctx, pgx.Identifier{"sources"},
 		[]string{"id", "uri", "type", "format", "title", "hash", "size", "chunks", "indexed_at"},
@@ -204,7 +167,7 @@ func (s *Store) insert(ctx context.Context, tx pgx.Tx, batch []store.SourceData,
 	}
 	b := bm25.NewBuilder()
 	for k, p := range flat {
-		b.AddCounts(uint64(ids[k]), rows[p.i][p.j].counts)
+		b.AddCounts(uint64(ids[k]), rows[p.i][p.j].Counts)
 	}
 	_, err = tx.CopyFrom(ctx, pgx.Identifier{"chunks"},
 		[]string{"id", "source_id", "idx", "text", "heading", "start_line", "end_line", "start_byte", "end_byte", "tokens", "terms", "chash", "tsv"},
@@ -213,7 +176,7 @@ func (s *Store) insert(ctx context.Context, tx pgx.Tx, batch []store.SourceData,
 			c, r := batch[p.i].Chunks[p.j], rows[p.i][p.j]
 			return []any{ids[k], batch[p.i].Source.ID, int32(p.j), c.Text, sqlrows.HeadingJSON(c.Heading),
 				int32(c.StartLine), int32(c.EndLine), int32(c.StartByte), int32(c.EndByte), int32(c.Tokens),
-				int32(r.counts.Len), r.hash, tsvector(r.counts.Terms)}, nil
+				int32(r.Counts.Len), r.Hash, tsvector(r.Counts.Terms)}, nil
 		}))
 	if err != nil {
 		return fmt.Errorf("insert chunks: %w", err)

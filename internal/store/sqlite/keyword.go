@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
-	"github.com/sagasu-dev/sagasu/internal/glob"
 	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/store/bm25"
 )
@@ -85,14 +84,7 @@ func (s *Store) allowFunc(ctx context.Context, f store.Filter) (func(int64) bool
 
 // matchSources returns the IDs of the sources a filter keeps.
 func (s *Store) matchSources(ctx context.Context, f store.Filter) ([]string, error) {
-	types := map[doc.SourceType]bool{}
-	for _, t := range f.Types {
-		types[t] = true
-	}
-	ids := map[string]bool{}
-	for _, id := range f.SourceIDs {
-		ids[id] = true
-	}
+	keep := f.SourceMatcher()
 	rows, err := s.db.QueryContext(ctx, `SELECT id, uri, type FROM sources`)
 	if err != nil {
 		return nil, err
@@ -104,16 +96,9 @@ func (s *Store) matchSources(ctx context.Context, f store.Filter) ([]string, err
 		if err := rows.Scan(&id, &uri, &typ); err != nil {
 			return nil, err
 		}
-		if len(types) > 0 && !types[doc.SourceType(typ)] {
-			continue
+		if keep(id, uri, doc.SourceType(typ)) {
+			out = append(out, id)
 		}
-		if len(ids) > 0 && !ids[id] {
-			continue
-		}
-		if f.PathGlob != "" && !glob.Match(f.PathGlob, uri) {
-			continue
-		}
-		out = append(out, id)
 	}
 	return out, rows.Err()
 }

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
-	"sync"
 	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
@@ -17,46 +15,20 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/store/segment"
 )
 
-// chunkRow is the analysed form of a chunk ready to insert.
-type chunkRow struct {
-	c      doc.Chunk
-	counts bm25.Counts
-	hash   string // of the context text, to find reusable embeddings
-}
-
 // Replace implements store.Store.
 func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	// Analyse outside the transaction, on every core, to keep the write
-	// lock short.
-	rows := make([][]chunkRow, len(batch))
-	for i, sd := range batch {
+	for _, sd := range batch {
 		if sd.Source.ID == "" || sd.Source.URI == "" {
 			return fmt.Errorf("replace: source without ID or URI")
 		}
 		if sd.Vectors != nil && len(sd.Vectors) != len(sd.Chunks) {
 			return fmt.Errorf("replace %q: %d vectors for %d chunks", sd.Source.URI, len(sd.Vectors), len(sd.Chunks))
 		}
-		rows[i] = make([]chunkRow, len(sd.Chunks))
 	}
-	var wg sync.WaitGroup
-	workers := runtime.GOMAXPROCS(0)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < len(batch); i += workers {
-				sd := batch[i]
-				for j, c := range sd.Chunks {
-					ctxText := doc.ContextText(sd.Source.Title, c)
-					rows[i][j] = chunkRow{c: c, counts: bm25.Count(s.an.Terms(ctxText)), hash: doc.ContentHash(ctxText)}
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	rows := segment.Analyse(s.an, batch)
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		ids := make([]string, 0, len(batch))
 		for _, sd := range batch {
@@ -92,15 +64,15 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 				return fmt.Errorf("insert content of %q: %w", src.URI, err)
 			}
 			for j, r := range rows[i] {
-				c := r.c
+				c := sd.Chunks[j]
 				nextID++
 				id := nextID
 				if err := insChunk.add(id, src.ID, j, c.Text, sqlrows.HeadingJSON(c.Heading), c.StartLine, c.EndLine,
-					c.StartByte, c.EndByte, c.Tokens, r.counts.Len, r.hash); err != nil {
+					c.StartByte, c.EndByte, c.Tokens, r.Counts.Len, r.Hash); err != nil {
 					return fmt.Errorf("insert chunk %d of %q: %w", j, src.URI, err)
 				}
-				b.AddCounts(uint64(id), r.counts)
-				if r.counts.Len == 0 {
+				b.AddCounts(uint64(id), r.Counts)
+				if r.Counts.Len == 0 {
 					if err := insTermless.add(id, seg); err != nil {
 						return fmt.Errorf("insert chunk %d of %q: %w", j, src.URI, err)
 					}
@@ -178,7 +150,7 @@ func (s *Store) deleteTx(ctx context.Context, tx *sql.Tx, ids []string) (int, er
 				return 0, err
 			}
 			_ = json.Unmarshal([]byte(heading), &c.Heading)
-			g := segment.Chunk{ID: c.ID, Len: n, Terms: s.an.QueryTerms(doc.ContextText(title, c))}
+			g := segment.Chunk{ID: c.ID, Len: n, Terms: segment.Terms(s.an, title, c)}
 			if len(g.Terms) == 0 {
 				termless = append(termless, len(gone))
 			}
