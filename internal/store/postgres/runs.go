@@ -9,21 +9,11 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/store/internal/sqlrows"
 )
 
 // The run log does not take the index's write lock: a chat must not wait
 // for an indexing batch. Appenders to one run queue on its row lock.
-
-const runCols = `id, kind, title, status, created, updated, meta`
-
-func scanRun(r pgx.Row) (store.Run, error) {
-	var run store.Run
-	var created, updated int64
-	var meta string
-	err := r.Scan(&run.ID, &run.Kind, &run.Title, &run.Status, &created, &updated, &meta)
-	run.Created, run.Updated, run.Meta = time.UnixMicro(created).UTC(), time.UnixMicro(updated).UTC(), store.JSONOf(meta)
-	return run, err
-}
 
 // runTx runs fn in a transaction of its own.
 func (s *Store) runTx(ctx context.Context, fn func(pgx.Tx) error) error {
@@ -38,7 +28,7 @@ func (s *Store) CreateRun(ctx context.Context, r store.Run) error {
 	}
 	var inserted bool
 	err = s.runTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `INSERT INTO runs(`+runCols+`) VALUES($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`,
+		tag, err := tx.Exec(ctx, `INSERT INTO runs(`+sqlrows.RunColumns+`) VALUES($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`,
 			r.ID, r.Kind, r.Title, r.Status, r.Created.UnixMicro(), r.Updated.UnixMicro(), store.RawJSON(r.Meta))
 		inserted = tag.RowsAffected() == 1
 		return err
@@ -79,7 +69,7 @@ func (s *Store) UpdateRun(ctx context.Context, id string, u store.RunUpdate) err
 
 // Run implements store.Runs.
 func (s *Store) Run(ctx context.Context, id string) (store.Run, error) {
-	r, err := scanRun(s.row(ctx, `SELECT `+runCols+` FROM runs WHERE id = $1`, id))
+	r, err := sqlrows.ScanRun(s.row(ctx, `SELECT `+sqlrows.RunColumns+` FROM runs WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Run{}, fmt.Errorf("run %q: %w", id, store.ErrNotFound)
 	}
@@ -91,7 +81,7 @@ func (s *Store) Run(ctx context.Context, id string) (store.Run, error) {
 
 // ListRuns implements store.Runs.
 func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
-	q := `SELECT ` + runCols + ` FROM runs`
+	q := `SELECT ` + sqlrows.RunColumns + ` FROM runs`
 	var args []any
 	if f.Kind != "" {
 		args = append(args, f.Kind)
@@ -103,7 +93,7 @@ func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, e
 	}
 	var out []store.Run
 	err := s.each(ctx, func(r pgx.Rows) error {
-		run, err := scanRun(r)
+		run, err := sqlrows.ScanRun(r)
 		out = append(out, run)
 		return err
 	}, q, args...)
@@ -157,14 +147,10 @@ func (s *Store) Events(ctx context.Context, runID string, afterSeq int64) ([]sto
 	}
 	var out []store.Event
 	err := s.each(ctx, func(r pgx.Rows) error {
-		e := store.Event{RunID: runID}
-		var t int64
-		var data string
-		err := r.Scan(&e.Seq, &t, &e.Type, &data)
-		e.Time, e.Data = time.UnixMicro(t).UTC(), store.JSONOf(data)
+		e, err := sqlrows.ScanEvent(r, runID)
 		out = append(out, e)
 		return err
-	}, `SELECT seq, time, type, data FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq`, runID, afterSeq)
+	}, `SELECT `+sqlrows.EventColumns+` FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq`, runID, afterSeq)
 	if err != nil {
 		return nil, fmt.Errorf("events of run %q: %w", runID, err)
 	}

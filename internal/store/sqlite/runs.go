@@ -8,18 +8,8 @@ import (
 	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/store/internal/sqlrows"
 )
-
-const runCols = `id, kind, title, status, created, updated, meta`
-
-func scanRun(r scanner) (store.Run, error) {
-	var run store.Run
-	var created, updated int64
-	var meta string
-	err := r.Scan(&run.ID, &run.Kind, &run.Title, &run.Status, &created, &updated, &meta)
-	run.Created, run.Updated, run.Meta = time.UnixMicro(created).UTC(), time.UnixMicro(updated).UTC(), store.JSONOf(meta)
-	return run, err
-}
 
 // CreateRun implements store.Runs.
 func (s *Store) CreateRun(ctx context.Context, r store.Run) error {
@@ -35,7 +25,7 @@ func (s *Store) CreateRun(ctx context.Context, r store.Run) error {
 		if n > 0 {
 			return fmt.Errorf("create run %q: %w", r.ID, store.ErrExists)
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO runs(`+runCols+`) VALUES(?,?,?,?,?,?,?)`,
+		_, err := tx.ExecContext(ctx, `INSERT INTO runs(`+sqlrows.RunColumns+`) VALUES(?,?,?,?,?,?,?)`,
 			r.ID, r.Kind, r.Title, r.Status, r.Created.UnixMicro(), r.Updated.UnixMicro(), store.RawJSON(r.Meta))
 		if err != nil {
 			return fmt.Errorf("create run %q: %w", r.ID, err)
@@ -73,7 +63,7 @@ func (s *Store) UpdateRun(ctx context.Context, id string, u store.RunUpdate) err
 
 // Run implements store.Runs.
 func (s *Store) Run(ctx context.Context, id string) (store.Run, error) {
-	r, err := scanRun(s.db.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE id = ?`, id))
+	r, err := sqlrows.ScanRun(s.db.QueryRowContext(ctx, `SELECT `+sqlrows.RunColumns+` FROM runs WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Run{}, fmt.Errorf("run %q: %w", id, store.ErrNotFound)
 	}
@@ -85,7 +75,7 @@ func (s *Store) Run(ctx context.Context, id string) (store.Run, error) {
 
 // ListRuns implements store.Runs.
 func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
-	q := `SELECT ` + runCols + ` FROM runs`
+	q := `SELECT ` + sqlrows.RunColumns + ` FROM runs`
 	var args []any
 	if f.Kind != "" {
 		q += ` WHERE kind = ?`
@@ -103,7 +93,7 @@ func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, e
 	defer rows.Close()
 	var out []store.Run
 	for rows.Next() {
-		r, err := scanRun(rows)
+		r, err := sqlrows.ScanRun(rows)
 		if err != nil {
 			return nil, fmt.Errorf("list runs: %w", err)
 		}
@@ -158,20 +148,17 @@ func (s *Store) Events(ctx context.Context, runID string, afterSeq int64) ([]sto
 	if _, err := s.Run(ctx, runID); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT seq, time, type, data FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq`, runID, afterSeq)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+sqlrows.EventColumns+` FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq`, runID, afterSeq)
 	if err != nil {
 		return nil, fmt.Errorf("events of run %q: %w", runID, err)
 	}
 	defer rows.Close()
 	var out []store.Event
 	for rows.Next() {
-		e := store.Event{RunID: runID}
-		var t int64
-		var data string
-		if err := rows.Scan(&e.Seq, &t, &e.Type, &data); err != nil {
+		e, err := sqlrows.ScanEvent(rows, runID)
+		if err != nil {
 			return nil, fmt.Errorf("events of run %q: %w", runID, err)
 		}
-		e.Time, e.Data = time.UnixMicro(t).UTC(), store.JSONOf(data)
 		out = append(out, e)
 	}
 	return out, rows.Err()

@@ -328,14 +328,21 @@ func testDelete(t *testing.T, s store.Store) {
 		}
 	}
 	// The index after delete equals an index that never had the source.
-	want := referenceScores(corpus()[1:], "cat mice")
-	got := kwSearch(t, s, "cat mice", 10, store.Filter{})
+	matchReference(t, s, corpus()[1:], "cat mice", "after delete")
+}
+
+// matchReference checks that keyword search for q scores as the reference
+// BM25 over exactly the sources c.
+func matchReference(t *testing.T, s store.Store, c []store.SourceData, q, when string) {
+	t.Helper()
+	want := referenceScores(c, q)
+	got := kwSearch(t, s, q, 10, store.Filter{})
 	if len(got) != len(want) {
-		t.Fatalf("after delete %d hits, reference %d", len(got), len(want))
+		t.Fatalf("%s %d hits, reference %d", when, len(got), len(want))
 	}
 	for i := range got {
 		if math.Abs(got[i].Score-want[i]) > 1e-4 {
-			t.Errorf("after delete hit %d score %.6f, reference %.6f (collection statistics not updated?)", i, got[i].Score, want[i])
+			t.Errorf("%s hit %d score %.6f, reference %.6f (collection statistics not updated?)", when, i, got[i].Score, want[i])
 		}
 	}
 }
@@ -375,16 +382,7 @@ func testDeleteNoTerms(t *testing.T, s store.Store) {
 	if want := before.Chunks - len(mixed.Chunks) - 2; st.Chunks != want {
 		t.Errorf("after deleting %d chunks of %d, Stats.Chunks = %d, want %d", len(mixed.Chunks)+2, before.Chunks, st.Chunks, want)
 	}
-	want := referenceScores(rest, "cat mice")
-	got := kwSearch(t, s, "cat mice", 10, store.Filter{})
-	if len(got) != len(want) {
-		t.Fatalf("after delete %d hits, reference %d", len(got), len(want))
-	}
-	for i := range got {
-		if math.Abs(got[i].Score-want[i]) > 1e-4 {
-			t.Errorf("after delete hit %d score %.6f, reference %.6f (chunks without terms still counted?)", i, got[i].Score, want[i])
-		}
-	}
+	matchReference(t, s, rest, "cat mice", "after deleting chunks without terms")
 }
 
 // referenceScores computes BM25 scores of the chunks in c for q, best first,

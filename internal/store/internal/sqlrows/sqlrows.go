@@ -6,8 +6,10 @@ package sqlrows
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/store"
 )
 
 // ChunkColumns are the chunk columns drivers select (table alias c), in the
@@ -42,4 +44,32 @@ func HeadingJSON(h []string) string {
 	}
 	b, _ := json.Marshal(h)
 	return string(b)
+}
+
+// RunColumns are the run columns drivers select, in the order ScanRun reads
+// them. Times are Unix microseconds and JSON is text in every driver.
+const RunColumns = `id, kind, title, status, created, updated, meta`
+
+// ScanRun reads RunColumns.
+func ScanRun(r Scanner) (store.Run, error) {
+	var run store.Run
+	var created, updated int64
+	var meta string
+	err := r.Scan(&run.ID, &run.Kind, &run.Title, &run.Status, &created, &updated, &meta)
+	run.Created, run.Updated, run.Meta = time.UnixMicro(created).UTC(), time.UnixMicro(updated).UTC(), store.JSONOf(meta)
+	return run, err
+}
+
+// EventColumns are the event columns drivers select, in the order
+// ScanEvent reads them.
+const EventColumns = `seq, time, type, data`
+
+// ScanEvent reads EventColumns of an event of run runID.
+func ScanEvent(r Scanner, runID string) (store.Event, error) {
+	e := store.Event{RunID: runID}
+	var t int64
+	var data string
+	err := r.Scan(&e.Seq, &t, &e.Type, &data)
+	e.Time, e.Data = time.UnixMicro(t).UTC(), store.JSONOf(data)
+	return e, err
 }
