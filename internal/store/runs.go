@@ -24,7 +24,7 @@ type Run struct {
 	Title   string
 	Status  string // free-form: "running", "done", "failed", ...
 	Created time.Time
-	Updated time.Time       // the last UpdateRun or AppendEvents
+	Updated time.Time       // the last UpdateRun, or the latest event if later
 	Meta    json.RawMessage // nil or a JSON value
 }
 
@@ -66,7 +66,8 @@ type Runs interface {
 	ListRuns(ctx context.Context, f RunFilter) ([]Run, error)
 	// AppendEvents appends events to a run's log in one transaction and
 	// returns them as stored: Seq continues the run's sequence (safe with
-	// concurrent appenders), Time defaults to now. An unknown run is
+	// concurrent appenders), Time defaults to now, and the run's Updated
+	// becomes the latest event's time if that is later. An unknown run is
 	// ErrNotFound.
 	AppendEvents(ctx context.Context, runID string, events []Event) ([]Event, error)
 	// Events returns a run's events with Seq above afterSeq, in Seq order;
@@ -123,6 +124,17 @@ func NewEvents(runID string, after int64, events []Event) ([]Event, error) {
 		out[i] = e
 	}
 	return out, nil
+}
+
+// Latest returns the latest Time of events (zero for none).
+func Latest(events []Event) time.Time {
+	var t time.Time
+	for _, e := range events {
+		if e.Time.After(t) {
+			t = e.Time
+		}
+	}
+	return t
 }
 
 // RawJSON is the stored form of a JSON field: "" for nil.

@@ -106,26 +106,26 @@ func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, e
 // AppendEvents implements store.Runs. Raising the run's last_seq locks its
 // row until the commit, so concurrent appenders get consecutive ranges.
 func (s *Store) AppendEvents(ctx context.Context, runID string, events []store.Event) ([]store.Event, error) {
-	if _, err := store.NewEvents(runID, 0, events); err != nil {
+	out, err := store.NewEvents(runID, 0, events)
+	if err != nil {
 		return nil, err
 	}
 	if len(events) == 0 {
 		_, err := s.Run(ctx, runID)
 		return nil, err
 	}
-	var out []store.Event
-	err := s.runTx(ctx, func(tx pgx.Tx) error {
+	err = s.runTx(ctx, func(tx pgx.Tx) error {
 		var last int64
-		err := tx.QueryRow(ctx, `UPDATE runs SET last_seq = last_seq + $1, updated = $2 WHERE id = $3 RETURNING last_seq`,
-			len(events), store.StoredTime(time.Time{}).UnixMicro(), runID).Scan(&last)
+		err := tx.QueryRow(ctx, `UPDATE runs SET last_seq = last_seq + $1, updated = GREATEST(updated, $2) WHERE id = $3 RETURNING last_seq`,
+			len(out), store.Latest(out).UnixMicro(), runID).Scan(&last)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return store.ErrNotFound
 		}
 		if err != nil {
 			return err
 		}
-		if out, err = store.NewEvents(runID, last-int64(len(events)), events); err != nil {
-			return err
+		for i := range out {
+			out[i].Seq += last - int64(len(out))
 		}
 		_, err = tx.CopyFrom(ctx, pgx.Identifier{"run_events"}, []string{"run_id", "seq", "time", "type", "data"},
 			pgx.CopyFromSlice(len(out), func(i int) ([]any, error) {

@@ -105,26 +105,26 @@ func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, e
 // AppendEvents implements store.Runs. Raising the run's last_seq first
 // takes the write lock, so concurrent appenders get consecutive ranges.
 func (s *Store) AppendEvents(ctx context.Context, runID string, events []store.Event) ([]store.Event, error) {
-	if _, err := store.NewEvents(runID, 0, events); err != nil {
+	out, err := store.NewEvents(runID, 0, events)
+	if err != nil {
 		return nil, err
 	}
 	if len(events) == 0 {
 		_, err := s.Run(ctx, runID)
 		return nil, err
 	}
-	var out []store.Event
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err = s.tx(ctx, func(tx *sql.Tx) error {
 		var last int64
-		err := tx.QueryRowContext(ctx, `UPDATE runs SET last_seq = last_seq + ?, updated = ? WHERE id = ? RETURNING last_seq`,
-			len(events), store.StoredTime(time.Time{}).UnixMicro(), runID).Scan(&last)
+		err := tx.QueryRowContext(ctx, `UPDATE runs SET last_seq = last_seq + ?, updated = MAX(updated, ?) WHERE id = ? RETURNING last_seq`,
+			len(out), store.Latest(out).UnixMicro(), runID).Scan(&last)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("append to run %q: %w", runID, store.ErrNotFound)
 		}
 		if err != nil {
 			return fmt.Errorf("append to run %q: %w", runID, err)
 		}
-		if out, err = store.NewEvents(runID, last-int64(len(events)), events); err != nil {
-			return err
+		for i := range out {
+			out[i].Seq += last - int64(len(out))
 		}
 		ins := newInserter(ctx, tx, `INSERT INTO run_events(run_id, seq, time, type, data)`, 5)
 		for _, e := range out {

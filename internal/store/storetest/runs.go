@@ -78,6 +78,22 @@ func testRunsCRUD(t *testing.T, s store.Store) {
 	if got.Status != "done" || got.Title != "released" || string(got.Meta) != "null" {
 		t.Errorf("after UpdateRun(title, meta) = %+v", got)
 	}
+	// Updated follows the latest event, never back in time: a log copied
+	// with its events' own times keeps its Updated.
+	before := got.Updated
+	if _, err := s.AppendEvents(ctx, "r1", []store.Event{{Type: "late", Time: before.Add(-time.Hour)}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Run(ctx, "r1"); !got.Updated.Equal(before) {
+		t.Errorf("an event dated before Updated moved Updated from %v to %v", before, got.Updated)
+	}
+	later := before.Add(time.Hour + time.Nanosecond)
+	if _, err := s.AppendEvents(ctx, "r1", []store.Event{{Type: "later", Time: later}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Run(ctx, "r1"); !got.Updated.Equal(later.Truncate(time.Microsecond)) {
+		t.Errorf("after an event at %v, Updated = %v", later, got.Updated)
+	}
 	mustCreateRun(t, s, store.Run{ID: "bare", Kind: store.RunChat})
 	if got, _ := s.Run(ctx, "bare"); got.Meta != nil || got.Created.IsZero() || time.Since(got.Created) > time.Hour {
 		t.Errorf("run without meta or time = %+v, want nil meta and Created now", got)
