@@ -32,9 +32,9 @@ func newFixedStats(n int, words map[string]int) fixedStats {
 	return s
 }
 
-func (s fixedStats) DocFreq(_ context.Context, text string) (map[string]int, int, error) {
+func (s fixedStats) DocFreq(_ context.Context, terms []string) (map[string]int, int, error) {
 	out := map[string]int{}
-	for _, t := range analyze.New(analyze.Options{}).QueryTerms(text) {
+	for _, t := range terms {
 		out[t] = s.df[t]
 	}
 	return out, s.n, nil

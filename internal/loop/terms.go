@@ -13,10 +13,10 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/doc"
 )
 
-// TermStats gives how many chunks of the index contain each analysed term of
-// a text, and how many chunks there are. store.Store implements it.
+// TermStats gives how many chunks of the index contain each of some
+// analysed terms, and how many chunks there are. store.Store implements it.
 type TermStats interface {
-	DocFreq(ctx context.Context, text string) (map[string]int, int, error)
+	DocFreq(ctx context.Context, terms []string) (map[string]int, int, error)
 }
 
 // weights looks up and remembers document frequencies for one operation
@@ -38,38 +38,31 @@ func (w *weights) load(ctx context.Context, texts ...string) error {
 	if w.src == nil {
 		return nil
 	}
-	// The store analyses the texts exactly as w.an does, so ask about the
-	// texts themselves (a stem is not always its own stem), in batches.
+	// Ask about the terms w.an makes of the texts (the analyzer the index
+	// is pinned to), in batches.
 	var batch []string
-	var batchTerms []string
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
-		df, total, err := w.src.DocFreq(ctx, strings.Join(batch, "\n"))
+		df, total, err := w.src.DocFreq(ctx, batch)
 		if err != nil {
 			return err
 		}
 		w.n = total
-		for _, t := range batchTerms {
+		for _, t := range batch {
 			w.df[t] = df[t] // absent means 0
 		}
-		batch, batchTerms = batch[:0], batchTerms[:0]
+		batch = batch[:0]
 		return nil
 	}
 	for _, text := range texts {
-		var fresh []string
 		for _, term := range w.an.QueryTerms(text) {
-			if _, ok := w.df[term]; !ok && !slices.Contains(batchTerms, term) {
-				fresh = append(fresh, term)
+			if _, ok := w.df[term]; !ok && !slices.Contains(batch, term) {
+				batch = append(batch, term)
 			}
 		}
-		if len(fresh) == 0 {
-			continue
-		}
-		batch = append(batch, text)
-		batchTerms = append(batchTerms, fresh...)
-		if len(batchTerms) >= 400 {
+		if len(batch) >= 400 {
 			if err := flush(); err != nil {
 				return err
 			}

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sagasu-dev/sagasu/internal/analyze"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/store"
 )
@@ -55,6 +56,8 @@ type Report struct {
 	Chunks   int `json:"chunks"`   // chunks written
 	Vectors  int `json:"vectors"`  // embeddings written
 	Verified int `json:"verified"` // sample queries that matched
+	Runs     int `json:"runs"`     // agent runs and chat threads created in the destination
+	Events   int `json:"events"`   // run events appended to the destination
 }
 
 // Copy copies every source of from into to and checks the result: the
@@ -164,6 +167,9 @@ func Copy(ctx context.Context, from, to store.Store, opt Options) (Report, error
 	if err := checkCounts(ctx, from, to, rep.Extra); err != nil {
 		return rep, err
 	}
+	if rep.Runs, rep.Events, err = copyRuns(ctx, from, to); err != nil {
+		return rep, err
+	}
 	if opt.Verify > 0 && rep.Extra == 0 {
 		n, err := Verify(ctx, from, to, SampleQueries(ctx, from, order, opt.Verify), 10)
 		rep.Verified = n
@@ -172,6 +178,56 @@ func Copy(ctx context.Context, from, to store.Store, opt Options) (Report, error
 		}
 	}
 	return rep, nil
+}
+
+// copyRuns copies the run log: a run the destination lacks is created with
+// its header, and every run gets the events after the destination's last
+// one, with their own times, so sequence numbers and Updated come out the
+// same. A run whose header changed since an earlier copy is updated.
+func copyRuns(ctx context.Context, from, to store.Store) (runs, events int, err error) {
+	list, err := from.ListRuns(ctx, store.RunFilter{})
+	if err != nil {
+		return 0, 0, fmt.Errorf("read the origin's runs: %w", err)
+	}
+	for _, r := range list {
+		var after int64
+		have, err := to.Run(ctx, r.ID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			if err := to.CreateRun(ctx, r); err != nil {
+				return runs, events, fmt.Errorf("copy run %q: %w", r.ID, err)
+			}
+			runs++
+		case err != nil:
+			return runs, events, fmt.Errorf("read the destination's run %q: %w", r.ID, err)
+		default:
+			if have.Status != r.Status || have.Title != r.Title || string(have.Meta) != string(r.Meta) {
+				if err := to.UpdateRun(ctx, r.ID, store.RunUpdate{Status: r.Status, Title: r.Title, Meta: r.Meta}); err != nil {
+					return runs, events, fmt.Errorf("copy run %q: %w", r.ID, err)
+				}
+			}
+			got, err := to.Events(ctx, r.ID, 0)
+			if err != nil {
+				return runs, events, fmt.Errorf("read the destination's run %q: %w", r.ID, err)
+			}
+			if len(got) > 0 {
+				after = got[len(got)-1].Seq
+			}
+		}
+		evs, err := from.Events(ctx, r.ID, after)
+		if err != nil {
+			return runs, events, fmt.Errorf("read the origin's run %q: %w", r.ID, err)
+		}
+		for len(evs) > 0 {
+			n := min(len(evs), 1000)
+			if _, err := to.AppendEvents(ctx, r.ID, evs[:n]); err != nil {
+				return runs, events, fmt.Errorf("copy the events of run %q: %w", r.ID, err)
+			}
+			events += n
+			evs = evs[n:]
+		}
+	}
+	return runs, events, nil
 }
 
 // pinEmbedder copies the origin's pinned embedder to the destination and
@@ -344,9 +400,10 @@ type Result struct {
 	Score float64 `json:"score"`
 }
 
-// Results runs a keyword query and names its hits.
+// Results runs a keyword query (analysed by the default analyzer, which
+// every index is pinned to) and names its hits.
 func Results(ctx context.Context, s store.Store, query string, k int) ([]Result, error) {
-	res, err := s.KeywordSearch(ctx, query, k, store.Filter{})
+	res, err := s.KeywordSearch(ctx, analyze.New(analyze.Options{}).QueryTerms(query), k, store.Filter{})
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/chunk"
 	"github.com/sagasu-dev/sagasu/internal/doc"
@@ -159,18 +161,20 @@ func TestCopyBetweenSQLiteIndexes(t *testing.T) {
 	from, to := openSQLite(t, "from.db"), openSQLite(t, "to.db")
 	ds := docs(60)
 	build(t, from, ds)
+	addRuns(t, from)
 	var seen []Progress
 	rep, err := Copy(ctx, from, to, Options{Verify: 20, BatchBytes: 2000, Progress: func(p Progress) { seen = append(seen, p) }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Sources != len(ds)-2 || rep.Copied != rep.Sources || rep.Skipped != 0 || rep.Verified == 0 || rep.Vectors == 0 {
+	if rep.Sources != len(ds)-2 || rep.Copied != rep.Sources || rep.Skipped != 0 || rep.Verified == 0 || rep.Vectors == 0 || rep.Runs != 2 || rep.Events != 1203 {
 		t.Errorf("report %+v", rep)
 	}
 	if len(seen) < 3 || seen[len(seen)-1].Done != rep.Sources {
 		t.Errorf("progress %v", seen)
 	}
 	same(t, from, to)
+	sameRuns(t, from, to)
 	pin, _ := to.Meta(ctx, MetaEmbedder)
 	if !strings.Contains(pin, `"dim":32`) {
 		t.Errorf("pinned embedder not copied: %q", pin)
@@ -181,8 +185,84 @@ func TestCopyBetweenSQLiteIndexes(t *testing.T) {
 	}
 	// A second run finds everything in place.
 	rep, err = Copy(ctx, from, to, Options{})
-	if err != nil || rep.Copied != 0 || rep.Skipped != rep.Sources {
+	if err != nil || rep.Copied != 0 || rep.Skipped != rep.Sources || rep.Runs != 0 || rep.Events != 0 {
 		t.Errorf("second run: %+v, %v", rep, err)
+	}
+	// Events appended to the origin since are copied on the next run.
+	if _, err := from.AppendEvents(ctx, "chat-1", []store.Event{{Type: "user", Data: json.RawMessage(`"more"`)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := from.UpdateRun(ctx, "agent-1", store.RunUpdate{Status: "done"}); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err = Copy(ctx, from, to, Options{}); err != nil || rep.Runs != 0 || rep.Events != 1 {
+		t.Errorf("third run: %+v, %v", rep, err)
+	}
+	if r, _ := to.Run(ctx, "agent-1"); r.Status != "done" {
+		t.Errorf("changed run status not copied: %+v", r)
+	}
+	if evs, _ := to.Events(ctx, "chat-1", 1200); len(evs) != 1 || evs[0].Seq != 1201 || string(evs[0].Data) != `"more"` {
+		t.Errorf("appended event copied as %+v", evs)
+	}
+}
+
+// addRuns writes a run log: an agent run and a chat thread longer than one
+// append of a copy.
+func addRuns(t *testing.T, s store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, r := range []store.Run{
+		{ID: "agent-1", Kind: store.RunAgent, Title: "plan", Status: "running", Created: at, Meta: json.RawMessage(`{"goal":"g"}`)},
+		{ID: "chat-1", Kind: store.RunChat, Title: "questions", Created: at.Add(time.Minute)},
+	} {
+		if err := s.CreateRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.AppendEvents(ctx, "agent-1", []store.Event{{Type: "node", Data: json.RawMessage(`{"n":"plan"}`)}, {Type: "node"}, {Type: "done"}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 1200 {
+		if _, err := s.AppendEvents(ctx, "chat-1", []store.Event{{Type: "user", Time: at.Add(time.Duration(i) * time.Second), Data: json.RawMessage(fmt.Sprintf(`{"i":%d}`, i))}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// sameRuns checks that two stores hold the same run log, times included.
+func sameRuns(t *testing.T, a, b store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	ra, err := a.ListRuns(ctx, store.RunFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := b.ListRuns(ctx, store.RunFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ra) != len(rb) {
+		t.Fatalf("%d runs, copy has %d", len(ra), len(rb))
+	}
+	for i := range ra {
+		x, y := ra[i], rb[i]
+		if x.ID != y.ID || x.Kind != y.Kind || x.Title != y.Title || x.Status != y.Status || !x.Created.Equal(y.Created) ||
+			!x.Updated.Equal(y.Updated) || string(x.Meta) != string(y.Meta) {
+			t.Errorf("run %d = %+v, copy %+v", i, x, y)
+		}
+		ea, _ := a.Events(ctx, x.ID, 0)
+		eb, _ := b.Events(ctx, x.ID, 0)
+		if len(ea) != len(eb) {
+			t.Errorf("run %q: %d events, copy has %d", x.ID, len(ea), len(eb))
+			continue
+		}
+		for j := range ea {
+			if ea[j].Seq != eb[j].Seq || ea[j].Type != eb[j].Type || !ea[j].Time.Equal(eb[j].Time) || string(ea[j].Data) != string(eb[j].Data) {
+				t.Errorf("run %q event %d = %+v, copy %+v", x.ID, j, ea[j], eb[j])
+				break
+			}
+		}
 	}
 }
 
@@ -271,14 +351,17 @@ func TestRoundTripThroughPostgres(t *testing.T) {
 	pg := openPostgres(t, pgtest.FreshDSN(t))
 	from, back := openSQLite(t, "from.db"), openSQLite(t, "back.db")
 	build(t, from, docs(80))
+	addRuns(t, from)
 	if _, err := Copy(ctx, from, pg, Options{Verify: 30, BatchBytes: 2500}); err != nil {
 		t.Fatalf("SQLite → PostgreSQL: %v", err)
 	}
 	same(t, from, pg)
+	sameRuns(t, from, pg)
 	if _, err := Copy(ctx, pg, back, Options{Verify: 30}); err != nil {
 		t.Fatalf("PostgreSQL → SQLite: %v", err)
 	}
 	same(t, from, back)
+	sameRuns(t, from, back)
 }
 
 // TestSciFactRoundTrip migrates the SciFact index SQLite → PostgreSQL →

@@ -3,7 +3,6 @@ package search
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/sagasu-dev/sagasu/internal/embed"
 	"github.com/sagasu-dev/sagasu/internal/store"
@@ -41,7 +40,7 @@ func (e *Engine) vectorOrHybrid(ctx context.Context, req Request, mode Mode, k i
 	}
 	out := sem
 	if mode == ModeHybrid {
-		kw, err := e.store.KeywordSearch(ctx, req.Query, depth, req.Filter)
+		kw, err := e.Keyword(ctx, req.Query, depth, req.Filter)
 		if err != nil {
 			return nil, err
 		}
@@ -68,19 +67,7 @@ func (f Fusion) Fuse(keyword, semantic []store.Scored) []store.Scored {
 	for id, s := range score {
 		out = append(out, store.Scored{ChunkID: id, Score: s})
 	}
-	slices.SortFunc(out, func(a, b store.Scored) int {
-		switch {
-		case a.Score > b.Score:
-			return -1
-		case a.Score < b.Score:
-			return 1
-		case a.ChunkID < b.ChunkID:
-			return -1
-		case a.ChunkID > b.ChunkID:
-			return 1
-		}
-		return 0
-	})
+	store.SortScored(out)
 	return out
 }
 

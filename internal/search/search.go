@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sagasu-dev/sagasu/internal/analyze"
 	"github.com/sagasu-dev/sagasu/internal/chunk"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/embed"
@@ -55,6 +56,7 @@ type Response struct {
 // Engine runs searches against one store.
 type Engine struct {
 	store       store.Store
+	an          *analyze.Analyzer
 	embedder    embed.Embedder
 	fusion      Fusion
 	defaultMode Mode
@@ -73,13 +75,26 @@ func WithDefaultMode(m Mode) Option { return func(en *Engine) { en.defaultMode =
 // WithFusion sets how hybrid search fuses its lists.
 func WithFusion(f Fusion) Option { return func(en *Engine) { en.fusion = f } }
 
+// WithAnalyzer sets the analyzer that turns queries into keyword terms; it
+// must be the one the index is pinned to (the default analyzer otherwise).
+func WithAnalyzer(a *analyze.Analyzer) Option { return func(en *Engine) { en.an = a } }
+
 // New returns an Engine over s.
 func New(s store.Store, opts ...Option) *Engine {
 	e := &Engine{store: s, fusion: DefaultFusion()}
 	for _, o := range opts {
 		o(e)
 	}
+	if e.an == nil {
+		e.an = analyze.New(analyze.Options{})
+	}
 	return e
+}
+
+// Keyword ranks chunks by BM25 over the analysed terms of query: the store
+// takes terms, the engine owns the analysis.
+func (e *Engine) Keyword(ctx context.Context, query string, k int, f store.Filter) ([]store.Scored, error) {
+	return e.store.KeywordSearch(ctx, e.an.QueryTerms(query), k, f)
 }
 
 // Embedder returns the engine's embedder, nil when it has none.
@@ -124,7 +139,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 	var err error
 	switch mode {
 	case ModeKeyword:
-		scored, err = e.store.KeywordSearch(ctx, req.Query, k, req.Filter)
+		scored, err = e.Keyword(ctx, req.Query, k, req.Filter)
 	case ModeSemantic, ModeHybrid:
 		if e.embedder == nil {
 			return Response{}, fmt.Errorf("mode %q needs an embedder, and this index has none: index with --embedder, or use --mode keyword", mode)

@@ -9,6 +9,7 @@ import (
 	"errors"
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/glob"
 )
 
 // Errors drivers return; callers test them with errors.Is.
@@ -51,6 +52,24 @@ func (f Filter) IsZero() bool {
 // NarrowsSources reports whether f keeps only some sources.
 func (f Filter) NarrowsSources() bool {
 	return len(f.Types) > 0 || f.PathGlob != "" || len(f.SourceIDs) > 0
+}
+
+// SourceMatcher returns a predicate telling whether f keeps a source with
+// this ID, URI and type: the one rule every store matches sources by (a
+// store may also narrow its query with it first).
+func (f Filter) SourceMatcher() func(id, uri string, typ doc.SourceType) bool {
+	types := make(map[doc.SourceType]bool, len(f.Types))
+	for _, t := range f.Types {
+		types[t] = true
+	}
+	ids := make(map[string]bool, len(f.SourceIDs))
+	for _, id := range f.SourceIDs {
+		ids[id] = true
+	}
+	return func(id, uri string, typ doc.SourceType) bool {
+		return (len(types) == 0 || types[typ]) && (len(ids) == 0 || ids[id]) &&
+			(f.PathGlob == "" || glob.Match(f.PathGlob, uri))
+	}
 }
 
 // Allow turns f into a chunk predicate; nil allows every chunk. When f
@@ -98,9 +117,8 @@ type ListOptions struct {
 	Offset   int
 }
 
-// Store is an index backend. Methods are safe for concurrent use; writes from
-// several goroutines are serialised by the driver.
-type Store interface {
+// Documents holds sources, their original content and their chunks.
+type Documents interface {
 	// Replace writes sources in one transaction: each source's old chunks,
 	// postings and vectors are removed and the new ones written. Either every
 	// source in the batch is written or none is.
@@ -124,21 +142,31 @@ type Store interface {
 	// Hashes returns the content hash of every source, by URI; the indexer uses
 	// it to skip unchanged sources and to find vanished ones.
 	Hashes(ctx context.Context) (map[string]string, error)
+	// EachChunk calls fn for every chunk, in ID order, with its source's title.
+	EachChunk(ctx context.Context, fn func(c doc.Chunk, title string) error) error
+}
 
-	// KeywordSearch ranks chunks by BM25 over the analysed query terms and
-	// returns at most k of them, best first.
-	KeywordSearch(ctx context.Context, query string, k int, f Filter) ([]Scored, error)
-	// DocFreq returns how many chunks contain each analysed term of text, and
-	// the number of chunks in the index.
-	DocFreq(ctx context.Context, text string) (map[string]int, int, error)
+// Keyword is the BM25 keyword index. It takes terms already analysed by the
+// caller (analyze.Analyzer.QueryTerms), so a store never parses text to
+// answer a query.
+type Keyword interface {
+	// KeywordSearch ranks chunks by BM25 over terms and returns at most k of
+	// them, best first (SortScored order).
+	KeywordSearch(ctx context.Context, terms []string, k int, f Filter) ([]Scored, error)
+	// DocFreq returns how many chunks contain each of terms (0 for those
+	// none does), and the number of chunks in the index.
+	DocFreq(ctx context.Context, terms []string) (map[string]int, int, error)
+}
 
+// Vectors is the vector index, present when an embedder is pinned.
+type Vectors interface {
 	// InitVectors prepares the index to hold dim-dimensional embeddings; it
 	// fails if the index already holds vectors of another dimension.
 	InitVectors(ctx context.Context, dim int) error
 	// ClearVectors drops every embedding (before re-embedding with another model).
 	ClearVectors(ctx context.Context) error
 	// VectorSearch ranks chunks by cosine similarity to q (scores in [-1, 1])
-	// and returns at most k of them, best first.
+	// and returns at most k of them, best first (SortScored order).
 	VectorSearch(ctx context.Context, q []float32, k int, f Filter) ([]Scored, error)
 	// VectorsByHash returns stored embeddings keyed by the content hash of the
 	// chunk's context text (doc.ContextText), so unchanged chunks are never
@@ -148,18 +176,28 @@ type Store interface {
 	VectorsByID(ctx context.Context, ids []int64) (map[int64][]float32, error)
 	// SetVectors stores embeddings for existing chunks.
 	SetVectors(ctx context.Context, vecs map[int64][]float32) error
-	// EachChunk calls fn for every chunk, in ID order, with its source's title.
-	EachChunk(ctx context.Context, fn func(c doc.Chunk, title string) error) error
+}
 
+// Meta holds the index's pinned settings and its writer lock.
+type Meta interface {
 	// Meta reads a setting pinned in the index ("" if unset); SetMeta writes one.
 	Meta(ctx context.Context, key string) (string, error)
 	SetMeta(ctx context.Context, key, value string) error
-
 	// Lock takes the index's writer lock for a long run (a whole `sagasu
 	// index`), so that a second writer is refused with ErrLocked instead of
 	// interleaving with it. Call the returned function to release it.
 	Lock(ctx context.Context) (unlock func(), err error)
+}
 
+// Store is a whole index backend: every part above, the run log, its
+// statistics and Close. Methods are safe for concurrent use; writes from
+// several goroutines are serialised by the driver.
+type Store interface {
+	Documents
+	Keyword
+	Vectors
+	Meta
+	Runs
 	// Stats describes the index.
 	Stats(ctx context.Context) (Stats, error)
 	// Close releases the store.

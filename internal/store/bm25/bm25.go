@@ -5,7 +5,6 @@
 package bm25
 
 import (
-	"container/heap"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -274,50 +273,15 @@ func Score(c Corpus, lists []List, k int, allow func(id int64) bool) ([]store.Sc
 			})
 		}
 	}
-	h := &topK{}
+	top := store.NewTopK(k)
 	for _, i := range touched {
-		id := int64(minID + uint64(i))
-		s := float64(acc[i])
-		if h.Len() == k && !better(s, id, (*h)[0]) {
+		sc := store.Scored{ChunkID: int64(minID + uint64(i)), Score: float64(acc[i])}
+		if !top.Admits(sc) || (allow != nil && !allow(sc.ChunkID)) {
 			continue
 		}
-		if allow != nil && !allow(id) {
-			continue
-		}
-		if h.Len() < k {
-			heap.Push(h, store.Scored{ChunkID: id, Score: s})
-		} else {
-			(*h)[0] = store.Scored{ChunkID: id, Score: s}
-			heap.Fix(h, 0)
-		}
+		top.Offer(sc)
 	}
-	out := make([]store.Scored, h.Len())
-	for i := len(out) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(h).(store.Scored)
-	}
-	return out, nil
-}
-
-// better reports whether (s, id) ranks above x.
-func better(s float64, id int64, x store.Scored) bool {
-	if s != x.Score {
-		return s > x.Score
-	}
-	return id < x.ChunkID
-}
-
-// topK is a min-heap on rank: the root is the worst of the kept hits.
-type topK []store.Scored
-
-func (h topK) Len() int           { return len(h) }
-func (h topK) Less(i, j int) bool { return better(h[j].Score, h[j].ChunkID, h[i]) }
-func (h topK) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *topK) Push(x any)        { *h = append(*h, x.(store.Scored)) }
-func (h *topK) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+	return top.Best(), nil
 }
 
 // MergeFactor is how many segments of a similar size are merged into one.
@@ -368,12 +332,14 @@ func (ls *ListSet) Add(term string, data []byte) {
 }
 
 // Lists returns the gathered lists in the order of terms, the query order,
-// which keeps floating-point sums identical in every store.
+// which keeps floating-point sums identical in every store. A term given
+// twice counts once.
 func (ls *ListSet) Lists(terms []string) []List {
 	out := make([]List, 0, len(ls.byTerm))
 	for _, t := range terms {
 		if l := ls.byTerm[t]; l != nil {
 			out = append(out, *l)
+			delete(ls.byTerm, t)
 		}
 	}
 	return out

@@ -7,6 +7,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -34,6 +35,10 @@ type Options struct {
 	Create bool
 	// Analyzer turns text into keyword terms; nil uses the default analyzer.
 	Analyzer *analyze.Analyzer
+
+	// schema, when set (by tests), stops migrations at that version to make
+	// an index as an older sagasu wrote it.
+	schema int
 }
 
 // Settings are the sagasu-specific DSN parameters. They are removed from the
@@ -183,7 +188,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		where: fmt.Sprintf("schema %q of database %q at %s", set.Schema, cfg.Database,
 			net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))),
 	}
-	extSchema, err := s.bootstrap(ctx, opt.Create)
+	extSchema, err := s.bootstrap(ctx, opt.Create, cmp.Or(opt.schema, SchemaVersion))
 	if err != nil {
 		return nil, err
 	}

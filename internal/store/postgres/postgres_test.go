@@ -55,6 +55,26 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return open(t, freshDSN(t)) })
 }
 
+func TestUpgradeFromSchema1(t *testing.T) {
+	ctx := context.Background()
+	dsn := freshDSN(t)
+	old, err := Open(ctx, dsn, Options{Create: true, schema: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.Upgrade(t, old, func(t *testing.T) store.Store {
+		s, err := Open(ctx, dsn, Options{})
+		if err != nil {
+			t.Fatalf("open an index of schema 1: %v", err)
+		}
+		var v int
+		if err := s.row(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&v); err != nil || v != SchemaVersion {
+			t.Errorf("schema after upgrade = %d, %v; want %d", v, err, SchemaVersion)
+		}
+		return s
+	})
+}
+
 func TestConformanceWithPagedMerges(t *testing.T) {
 	// Merges that read the postings a few rows at a time must give the same index.
 	storetest.Run(t, func(t *testing.T) store.Store {
@@ -135,7 +155,7 @@ func TestSameRankingsAndScoresAsSQLite(t *testing.T) {
 
 func kw(t *testing.T, s store.Store, q string, k int) []store.Scored {
 	t.Helper()
-	res, err := s.KeywordSearch(context.Background(), q, k, store.Filter{})
+	res, err := s.KeywordSearch(context.Background(), storetest.Terms(q), k, store.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,13 +11,13 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/glob"
 	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/store/bm25"
+	"github.com/sagasu-dev/sagasu/internal/store/internal/sqlrows"
 )
 
 // KeywordSearch implements store.Store: the postings rows of the query's
 // terms are read in one round trip with the collection statistics, and
 // bm25.Score ranks them exactly as in every other store.
-func (s *Store) KeywordSearch(ctx context.Context, query string, k int, f store.Filter) ([]store.Scored, error) {
-	terms := s.an.QueryTerms(query)
+func (s *Store) KeywordSearch(ctx context.Context, terms []string, k int, f store.Filter) ([]store.Scored, error) {
 	if len(terms) == 0 || k <= 0 {
 		return nil, nil
 	}
@@ -69,11 +69,12 @@ func (s *Store) allowFunc(ctx context.Context, f store.Filter) (func(int64) bool
 	})
 }
 
-// matchSources returns the IDs of the sources a filter keeps. Types and IDs
-// are matched by the server, the glob here (with the same matcher as every
-// other store).
+// matchSources returns the IDs of the sources a filter keeps. The server
+// narrows by types and IDs; every row is then matched by the rule all
+// stores share (store.Filter.SourceMatcher), which adds the glob.
 func (s *Store) matchSources(ctx context.Context, f store.Filter) ([]string, error) {
-	q := `SELECT id, uri FROM sources WHERE true`
+	keep := f.SourceMatcher()
+	q := `SELECT id, uri, type FROM sources WHERE true`
 	var args []any
 	if len(f.Types) > 0 {
 		types := make([]string, len(f.Types))
@@ -89,11 +90,11 @@ func (s *Store) matchSources(ctx context.Context, f store.Filter) ([]string, err
 	}
 	var out []string
 	err := s.each(ctx, func(r pgx.Rows) error {
-		var id, uri string
-		if err := r.Scan(&id, &uri); err != nil {
+		var id, uri, typ string
+		if err := r.Scan(&id, &uri, &typ); err != nil {
 			return err
 		}
-		if f.PathGlob == "" || glob.Match(f.PathGlob, uri) {
+		if keep(id, uri, doc.SourceType(typ)) {
 			out = append(out, id)
 		}
 		return nil
@@ -102,8 +103,7 @@ func (s *Store) matchSources(ctx context.Context, f store.Filter) ([]string, err
 }
 
 // DocFreq implements store.Store.
-func (s *Store) DocFreq(ctx context.Context, text string) (map[string]int, int, error) {
-	terms := s.an.QueryTerms(text)
+func (s *Store) DocFreq(ctx context.Context, terms []string) (map[string]int, int, error) {
 	var docs int
 	out := make(map[string]int, len(terms))
 	for _, t := range terms {
@@ -215,10 +215,10 @@ func (s *Store) Content(ctx context.Context, id string) (string, error) {
 func (s *Store) Chunks(ctx context.Context, sourceID string) ([]doc.Chunk, error) {
 	var out []doc.Chunk
 	err := s.each(ctx, func(r pgx.Rows) error {
-		c, err := store.ScanChunk(r)
+		c, err := sqlrows.ScanChunk(r)
 		out = append(out, c)
 		return err
-	}, `SELECT `+store.ChunkColumns+` FROM chunks c WHERE c.source_id = $1 ORDER BY c.idx`, sourceID)
+	}, `SELECT `+sqlrows.ChunkColumns+` FROM chunks c WHERE c.source_id = $1 ORDER BY c.idx`, sourceID)
 	return out, err
 }
 
@@ -231,11 +231,11 @@ func (s *Store) Hits(ctx context.Context, ids []int64) ([]doc.Hit, error) {
 	err := s.each(ctx, func(r pgx.Rows) error {
 		var src doc.Source
 		var typ, format string
-		c, err := store.ScanChunk(r, &src.URI, &typ, &format, &src.Title, &src.ContentHash, &src.Size, &src.Chunks, &src.IndexedAt)
+		c, err := sqlrows.ScanChunk(r, &src.URI, &typ, &format, &src.Title, &src.ContentHash, &src.Size, &src.Chunks, &src.IndexedAt)
 		src.ID, src.Type, src.Format = c.SourceID, doc.SourceType(typ), doc.Format(format)
 		byID[c.ID] = doc.Hit{Chunk: c, Source: src}
 		return err
-	}, `SELECT `+store.ChunkColumns+`, s.uri, s.type, s.format, s.title, s.hash, s.size, s.chunks, s.indexed_at
+	}, `SELECT `+sqlrows.ChunkColumns+`, s.uri, s.type, s.format, s.title, s.hash, s.size, s.chunks, s.indexed_at
 		FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.id = ANY($1)`, ids)
 	if err != nil {
 		return nil, err

@@ -60,6 +60,26 @@ var migrations = []string{
 		PRIMARY KEY(term, seg));
 	ALTER TABLE postings ALTER COLUMN data SET STORAGE EXTERNAL;
 	CREATE INDEX postings_seg ON postings(seg);`,
+	// 2: the run log (agent runs, chat threads) and its events. Times are
+	// Unix microseconds and JSON is kept as text, exactly as in SQLite;
+	// last_seq is the run's last event.
+	`CREATE TABLE runs(
+		id text PRIMARY KEY,
+		kind text NOT NULL,
+		title text NOT NULL,
+		status text NOT NULL,
+		created bigint NOT NULL,
+		updated bigint NOT NULL,
+		meta text NOT NULL,
+		last_seq bigint NOT NULL DEFAULT 0);
+	CREATE INDEX runs_updated ON runs(updated);
+	CREATE TABLE run_events(
+		run_id text NOT NULL,
+		seq bigint NOT NULL,
+		time bigint NOT NULL,
+		type text NOT NULL,
+		data text NOT NULL,
+		PRIMARY KEY(run_id, seq));`,
 }
 
 // SchemaVersion is the schema version this build writes.
@@ -75,7 +95,7 @@ const (
 // returns the schema that holds the vector extension. It runs on a
 // connection of its own under a database-wide advisory lock, so two
 // processes opening the same index at once take turns.
-func (s *Store) bootstrap(ctx context.Context, create bool) (string, error) {
+func (s *Store) bootstrap(ctx context.Context, create bool, target int) (string, error) {
 	conn, err := pgx.ConnectConfig(ctx, s.cfg)
 	if err != nil {
 		return "", s.connError(err)
@@ -130,7 +150,7 @@ func (s *Store) bootstrap(ctx context.Context, create bool) (string, error) {
 		return "", fmt.Errorf("open index in %s: %w (schema %d, this build knows up to %d): upgrade sagasu",
 			s.where, store.ErrTooNew, version, SchemaVersion)
 	}
-	for v := version; v < SchemaVersion; v++ {
+	for v := version; v < target; v++ {
 		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, migrations[v]); err != nil {
 				return err

@@ -20,6 +20,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/migrate"
 	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
+	"github.com/sagasu-dev/sagasu/internal/store/storetest"
 )
 
 // pgBin is where Debian's PostgreSQL 15 (scripts/postgres.sh) keeps its programs.
@@ -277,7 +278,7 @@ func TestServerRestartMidIndexThenRerun(t *testing.T) {
 
 	// With the server down: clear errors, from an open store and from Open.
 	srv.ctl("stop", "-m", "fast")
-	_, err = st.KeywordSearch(ctx, "river", 5, store.Filter{})
+	_, err = st.KeywordSearch(ctx, storetest.Terms("river"), 5, store.Filter{})
 	if err == nil || !strings.Contains(err.Error(), "PostgreSQL at 127.0.0.1") {
 		t.Errorf("search with the server down = %v", err)
 	}

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"database/sql/driver"
 	"encoding/binary"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/store/internal/sqlrows"
 )
 
 // pgvector's HNSW index takes vectors of up to 2,000 dimensions; half
@@ -179,15 +179,7 @@ func (s *Store) VectorSearch(ctx context.Context, q []float32, k int, f store.Fi
 	}
 	// Iterative scans in relaxed order may return neighbours slightly out
 	// of order; ties go to the lower chunk ID, as in keyword search.
-	slices.SortStableFunc(out, func(a, b store.Scored) int {
-		switch {
-		case a.Score > b.Score:
-			return -1
-		case a.Score < b.Score:
-			return 1
-		}
-		return cmp.Compare(a.ChunkID, b.ChunkID)
-	})
+	store.SortScored(out)
 	return out, nil
 }
 
@@ -286,10 +278,10 @@ func (s *Store) EachChunk(ctx context.Context, fn func(c doc.Chunk, title string
 		var page []item
 		err := s.each(ctx, func(r pgx.Rows) error {
 			var title string
-			c, err := store.ScanChunk(r, &title)
+			c, err := sqlrows.ScanChunk(r, &title)
 			page = append(page, item{c, title})
 			return err
-		}, `SELECT `+store.ChunkColumns+`, s.title FROM chunks c JOIN sources s ON s.id = c.source_id
+		}, `SELECT `+sqlrows.ChunkColumns+`, s.title FROM chunks c JOIN sources s ON s.id = c.source_id
 			WHERE c.id > $1 ORDER BY c.id LIMIT 1000`, after)
 		if err != nil {
 			return err

@@ -48,6 +48,30 @@ var migrations = []string{
 		data BLOB NOT NULL,
 		PRIMARY KEY(term, seg)) WITHOUT ROWID;
 	CREATE TABLE segments(seg INTEGER PRIMARY KEY, docs INTEGER NOT NULL, tokens INTEGER NOT NULL);`,
+	// 2: the segment of each chunk without keyword terms. Such a chunk is in
+	// no postings row, where a delete learns the segment of the others, yet
+	// its segment counts it. (Those written by version 1 stay unknown.)
+	`CREATE TABLE termless_chunks(id INTEGER PRIMARY KEY, seg INTEGER NOT NULL);
+	CREATE INDEX termless_chunks_seg ON termless_chunks(seg);`,
+	// 3: the run log (agent runs, chat threads) and its events. Times are
+	// Unix microseconds; last_seq is the run's last event.
+	`CREATE TABLE runs(
+		id TEXT PRIMARY KEY,
+		kind TEXT NOT NULL,
+		title TEXT NOT NULL,
+		status TEXT NOT NULL,
+		created INTEGER NOT NULL,
+		updated INTEGER NOT NULL,
+		meta TEXT NOT NULL,
+		last_seq INTEGER NOT NULL DEFAULT 0);
+	CREATE INDEX runs_updated ON runs(updated);
+	CREATE TABLE run_events(
+		run_id TEXT NOT NULL,
+		seq INTEGER NOT NULL,
+		time INTEGER NOT NULL,
+		type TEXT NOT NULL,
+		data TEXT NOT NULL,
+		PRIMARY KEY(run_id, seq)) WITHOUT ROWID;`,
 }
 
 // SchemaVersion is the schema version this build writes.
@@ -56,7 +80,7 @@ var SchemaVersion = len(migrations)
 // metaAnalyzer pins the analyzer that built the keyword index.
 const metaAnalyzer = "analyzer.version"
 
-func (s *Store) migrate(ctx context.Context) error {
+func (s *Store) migrate(ctx context.Context, target int) error {
 	var appID, version, objects int
 	if err := s.db.QueryRowContext(ctx, `PRAGMA application_id`).Scan(&appID); err != nil {
 		return fmt.Errorf("open index %q: %w (is the file a corrupt database? move it away and index again)", s.path, err)
@@ -73,7 +97,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	case version > SchemaVersion:
 		return fmt.Errorf("open index %q: %w (schema %d, this build knows up to %d): upgrade sagasu", s.path, store.ErrTooNew, version, SchemaVersion)
 	}
-	for v := version; v < SchemaVersion; v++ {
+	for v := version; v < target; v++ {
 		err := s.tx(ctx, func(tx *sql.Tx) error {
 			if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
 				return err

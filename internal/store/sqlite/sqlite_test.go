@@ -1,14 +1,18 @@
 package sqlite
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/store"
@@ -154,6 +158,26 @@ func TestOpenRefusesNewerSchemaAndOtherAnalyzer(t *testing.T) {
 	}
 }
 
+func TestUpgradeFromSchema1(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	old, err := Open(ctx, path, Options{Create: true, schema: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.Upgrade(t, old, func(t *testing.T) store.Store {
+		s, err := Open(ctx, path, Options{})
+		if err != nil {
+			t.Fatalf("open an index of schema 1: %v", err)
+		}
+		var v int
+		if err := s.db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil || v != SchemaVersion {
+			t.Errorf("schema after upgrade = %d, %v; want %d", v, err, SchemaVersion)
+		}
+		return s
+	})
+}
+
 func TestReopenKeepsData(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
@@ -170,7 +194,7 @@ func TestReopenKeepsData(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	res, err := s.KeywordSearch(ctx, "persistent", 5, store.Filter{})
+	res, err := s.KeywordSearch(ctx, storetest.Terms("persistent"), 5, store.Filter{})
 	if err != nil || len(res) != 1 {
 		t.Errorf("after reopen: %v, %v", res, err)
 	}
@@ -204,7 +228,7 @@ func TestLargeBatchesAndMerges(t *testing.T) {
 	}
 	for _, i := range []int{0, 7, 39} {
 		for _, j := range []int{0, 45, 89} {
-			res, err := s.KeywordSearch(ctx, word(i, j), 5, store.Filter{})
+			res, err := s.KeywordSearch(ctx, storetest.Terms(word(i, j)), 5, store.Filter{})
 			if err != nil || len(res) != 1 {
 				t.Fatalf("term %s: %v, %v; want exactly one chunk", word(i, j), res, err)
 			}
@@ -214,7 +238,7 @@ func TestLargeBatchesAndMerges(t *testing.T) {
 			}
 		}
 	}
-	df, n, err := s.DocFreq(ctx, "shared")
+	df, n, err := s.DocFreq(ctx, storetest.Terms("shared"))
 	if err != nil || n != sources || df["share"]+df["shared"] != sources {
 		t.Errorf("DocFreq(shared) = %v of %d, %v; want %d", df, n, err, sources)
 	}
@@ -225,5 +249,56 @@ func TestLargeBatchesAndMerges(t *testing.T) {
 	s.db.QueryRow(`SELECT COUNT(*) FROM postings WHERE seg NOT IN (SELECT seg FROM segments)`).Scan(&orphans)
 	if rows != sources*words || orphans != 0 {
 		t.Errorf("%d rows for %d unique words, %d rows of merged-away segments", rows, sources*words, orphans)
+	}
+}
+
+// TestAppendSurvivesKill kills a process right after AppendEvents returned:
+// the event must be in the index when it is opened again.
+func TestAppendSurvivesKill(t *testing.T) {
+	ctx := context.Background()
+	if path := os.Getenv("SAGASU_TEST_APPEND_CHILD"); path != "" {
+		s, err := Open(ctx, path, Options{Create: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CreateRun(ctx, store.Run{ID: "killed", Kind: store.RunAgent}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.AppendEvents(ctx, "killed", []store.Event{{Type: "step", Data: json.RawMessage(`{"n":1}`)}}); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Println("appended")
+		time.Sleep(time.Hour) // killed by the parent
+		return
+	}
+	path := filepath.Join(t.TempDir(), "s.db")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestAppendSurvivesKill$")
+	cmd.Env = append(os.Environ(), "SAGASU_TEST_APPEND_CHILD="+path)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	appended := false
+	for !appended && sc.Scan() {
+		appended = sc.Text() == "appended"
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if !appended {
+		t.Fatalf("the child process did not append")
+	}
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, err := s.Events(ctx, "killed", 0)
+	if err != nil || len(evs) != 1 || evs[0].Seq != 1 || string(evs[0].Data) != `{"n":1}` {
+		t.Errorf("after the writer was killed, Events = %+v, %v; want the appended event", evs, err)
 	}
 }

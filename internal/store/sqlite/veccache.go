@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"container/heap"
 	"context"
 	"database/sql"
 	"errors"
@@ -130,7 +129,7 @@ func (c *vecCache) search(q []float32, k int, allow func(int64) bool) []store.Sc
 	for i, f := range q {
 		unit[i] = f * inv
 	}
-	h := &minHeap{}
+	top := store.NewTopK(k)
 	dim := c.dim
 	for r, id := range c.ids {
 		row := c.data[r*dim : (r+1)*dim : (r+1)*dim]
@@ -145,44 +144,11 @@ func (c *vecCache) search(q []float32, k int, allow func(int64) bool) []store.Sc
 		for ; i < dim; i++ {
 			s0 += row[i] * unit[i]
 		}
-		score := float64(s0 + s1 + s2 + s3)
-		if h.Len() == k && !outranks(score, id, (*h)[0]) {
+		sc := store.Scored{ChunkID: id, Score: float64(s0 + s1 + s2 + s3)}
+		if !top.Admits(sc) || (allow != nil && !allow(id)) {
 			continue
 		}
-		if allow != nil && !allow(id) {
-			continue
-		}
-		if h.Len() < k {
-			heap.Push(h, store.Scored{ChunkID: id, Score: score})
-		} else {
-			(*h)[0] = store.Scored{ChunkID: id, Score: score}
-			heap.Fix(h, 0)
-		}
+		top.Offer(sc)
 	}
-	out := make([]store.Scored, h.Len())
-	for i := len(out) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(h).(store.Scored)
-	}
-	return out
-}
-
-func outranks(s float64, id int64, x store.Scored) bool {
-	if s != x.Score {
-		return s > x.Score
-	}
-	return id < x.ChunkID
-}
-
-// minHeap keeps the k best hits with the worst at the root.
-type minHeap []store.Scored
-
-func (h minHeap) Len() int           { return len(h) }
-func (h minHeap) Less(i, j int) bool { return outranks(h[j].Score, h[j].ChunkID, h[i]) }
-func (h minHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *minHeap) Push(x any)        { *h = append(*h, x.(store.Scored)) }
-func (h *minHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+	return top.Best()
 }

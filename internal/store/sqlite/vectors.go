@@ -1,16 +1,15 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/store/internal/sqlrows"
 
 	_ "modernc.org/sqlite/vec" // registers the sqlite-vec extension (vec0 tables)
 )
@@ -158,12 +157,7 @@ func (s *Store) VectorSearch(ctx context.Context, q []float32, k int, f store.Fi
 		if len(out) == k || seen < want || want == maxKNN {
 			// Equal distances come back in storage order; order them by
 			// chunk ID so every store agrees.
-			slices.SortStableFunc(out, func(a, b store.Scored) int {
-				if a.Score != b.Score {
-					return cmp.Compare(b.Score, a.Score)
-				}
-				return cmp.Compare(a.ChunkID, b.ChunkID)
-			})
+			store.SortScored(out)
 			return out, nil
 		}
 		want = min(maxKNN, want*4)
@@ -236,7 +230,7 @@ func (s *Store) VectorsByID(ctx context.Context, ids []int64) (map[int64][]float
 func (s *Store) EachChunk(ctx context.Context, fn func(c doc.Chunk, title string) error) error {
 	var after int64
 	for {
-		rows, err := s.db.QueryContext(ctx, `SELECT `+store.ChunkColumns+`, s.title FROM chunks c JOIN sources s ON s.id = c.source_id
+		rows, err := s.db.QueryContext(ctx, `SELECT `+sqlrows.ChunkColumns+`, s.title FROM chunks c JOIN sources s ON s.id = c.source_id
 			WHERE c.id > ? ORDER BY c.id LIMIT 1000`, after)
 		if err != nil {
 			return err
@@ -248,7 +242,7 @@ func (s *Store) EachChunk(ctx context.Context, fn func(c doc.Chunk, title string
 		var page []item
 		for rows.Next() {
 			var title string
-			c, err := store.ScanChunk(rows, &title)
+			c, err := sqlrows.ScanChunk(rows, &title)
 			if err != nil {
 				rows.Close()
 				return err

@@ -32,6 +32,7 @@ func Run(t *testing.T, open Opener) {
 		{"ReplaceChangesContent", testReplaceChanges},
 		{"ReplaceIsAtomic", testReplaceAtomic},
 		{"Delete", testDelete},
+		{"DeleteChunksWithoutTerms", testDeleteNoTerms},
 		{"KeywordMatchesReferenceBM25", testKeywordReference},
 		{"KeywordFilters", testKeywordFilters},
 		{"KeywordJapanese", testKeywordJapanese},
@@ -41,7 +42,7 @@ func Run(t *testing.T, open Opener) {
 		{"Lock", testLock},
 		{"NotFound", testNotFound},
 	}
-	for _, tc := range append(tests, vectorTests...) {
+	for _, tc := range slices.Concat(tests, vectorTests, runTests) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t)
 			defer s.Close()
@@ -90,9 +91,15 @@ func mustReplace(t *testing.T, s store.Store, batch ...store.SourceData) {
 	}
 }
 
+// Terms analyses a query as search does (the default analyzer), for
+// tests that call a store's keyword index directly.
+func Terms(q string) []string {
+	return analyze.New(analyze.Options{}).QueryTerms(q)
+}
+
 func kwSearch(t *testing.T, s store.Store, q string, k int, f store.Filter) []store.Scored {
 	t.Helper()
-	res, err := s.KeywordSearch(context.Background(), q, k, f)
+	res, err := s.KeywordSearch(context.Background(), Terms(q), k, f)
 	if err != nil {
 		t.Fatalf("KeywordSearch(%q): %v", q, err)
 	}
@@ -321,16 +328,61 @@ func testDelete(t *testing.T, s store.Store) {
 		}
 	}
 	// The index after delete equals an index that never had the source.
-	want := referenceScores(corpus()[1:], "cat mice")
-	got := kwSearch(t, s, "cat mice", 10, store.Filter{})
+	matchReference(t, s, corpus()[1:], "cat mice", "after delete")
+}
+
+// matchReference checks that keyword search for q scores as the reference
+// BM25 over exactly the sources c.
+func matchReference(t *testing.T, s store.Store, c []store.SourceData, q, when string) {
+	t.Helper()
+	want := referenceScores(c, q)
+	got := kwSearch(t, s, q, 10, store.Filter{})
 	if len(got) != len(want) {
-		t.Fatalf("after delete %d hits, reference %d", len(got), len(want))
+		t.Fatalf("%s %d hits, reference %d", when, len(got), len(want))
 	}
 	for i := range got {
 		if math.Abs(got[i].Score-want[i]) > 1e-4 {
-			t.Errorf("after delete hit %d score %.6f, reference %.6f (collection statistics not updated?)", i, got[i].Score, want[i])
+			t.Errorf("%s hit %d score %.6f, reference %.6f (collection statistics not updated?)", when, i, got[i].Score, want[i])
 		}
 	}
+}
+
+// testDeleteNoTerms deletes chunks that have no keyword terms at all: they
+// count in the collection statistics while indexed (BM25's N), so they must
+// be counted out when deleted, alone or with chunks that have terms.
+func testDeleteNoTerms(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	blank := func(uri string) store.SourceData {
+		sd := Source(uri, doc.TypeText, "", "... --- !!!")
+		sd.Chunks[0].Heading = nil
+		return sd
+	}
+	if terms := Terms(doc.ContextText("", blank("x").Chunks[0])); len(terms) != 0 {
+		t.Fatalf("test chunk has terms %v", terms)
+	}
+	mixed := corpus()[0]
+	mixed.Chunks = append(mixed.Chunks, blank("x").Chunks[0])
+	mixed.Chunks[len(mixed.Chunks)-1].Index = len(mixed.Chunks) - 1
+	rest := corpus()[1:]
+	mustReplace(t, s, append([]store.SourceData{mixed, blank("blank/1"), blank("blank/2")}, rest...)...)
+	before, err := s.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Delete(ctx, []string{doc.SourceID("blank/1")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Delete(ctx, []string{mixed.Source.ID, doc.SourceID("blank/2")}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := before.Chunks - len(mixed.Chunks) - 2; st.Chunks != want {
+		t.Errorf("after deleting %d chunks of %d, Stats.Chunks = %d, want %d", len(mixed.Chunks)+2, before.Chunks, st.Chunks, want)
+	}
+	matchReference(t, s, rest, "cat mice", "after deleting chunks without terms")
 }
 
 // referenceScores computes BM25 scores of the chunks in c for q, best first,
@@ -507,7 +559,7 @@ func testManyBatches(t *testing.T, s store.Store) {
 
 func testDocFreq(t *testing.T, s store.Store) {
 	mustReplace(t, s, corpus()...)
-	df, n, err := s.DocFreq(context.Background(), "cat revenue xylophone")
+	df, n, err := s.DocFreq(context.Background(), Terms("cat revenue xylophone"))
 	if err != nil {
 		t.Fatal(err)
 	}

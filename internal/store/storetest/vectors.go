@@ -9,11 +9,10 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/embed/embedtest"
-	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/store"
 )
 
-// vectorTests are the conformance cases for embeddings and hybrid search.
+// vectorTests are the conformance cases for embeddings.
 var vectorTests = []struct {
 	name string
 	fn   func(*testing.T, store.Store)
@@ -23,10 +22,19 @@ var vectorTests = []struct {
 	{"VectorReplaceDeleteAndReuse", testVectorLifecycle},
 	{"VectorDimensionGuard", testVectorDimension},
 	{"VectorSetAndEach", testVectorSetAndEach},
-	{"HybridFusion", testHybrid},
 }
 
-const dim = 64
+// VectorDim is the dimension of the suite's test embeddings.
+const VectorDim = 64
+
+const dim = VectorDim
+
+// EmbeddedCorpus is the suite's small corpus with every chunk embedded by
+// embedtest.New(VectorDim), for tests of what is built on a store.
+func EmbeddedCorpus(t *testing.T) []store.SourceData {
+	t.Helper()
+	return withVectors(t, corpus())
+}
 
 // withVectors embeds every chunk of c with the deterministic test embedder.
 func withVectors(t *testing.T, c []store.SourceData) []store.SourceData {
@@ -262,51 +270,5 @@ func testVectorSetAndEach(t *testing.T, s store.Store) {
 	res, _ := s.VectorSearch(ctx, queryVector(t, "quarterly revenue"), 1, store.Filter{})
 	if u := uris(t, s, res); len(u) != 1 || u[0] != "notes/finance.txt" {
 		t.Errorf("after SetVectors, nearest = %v", u)
-	}
-}
-
-func testHybrid(t *testing.T, s store.Store) {
-	ctx := context.Background()
-	initVectors(t, s)
-	mustReplace(t, s, withVectors(t, corpus())...)
-	e := search.New(s, search.WithEmbedder(embedtest.New(dim)))
-	if e.DefaultMode() != search.ModeHybrid {
-		t.Errorf("default mode with an embedder = %q, want hybrid", e.DefaultMode())
-	}
-	q := "cat mice night"
-	kw, _ := s.KeywordSearch(ctx, q, 100, store.Filter{})
-	sem, _ := s.VectorSearch(ctx, queryVector(t, q), 100, store.Filter{})
-	want := search.DefaultFusion().Fuse(kw, sem)
-	resp, err := e.Search(ctx, search.Request{Query: q, K: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Mode != search.ModeHybrid || len(resp.Hits) != 5 {
-		t.Fatalf("hybrid search: mode %q, %d hits", resp.Mode, len(resp.Hits))
-	}
-	for i, h := range resp.Hits {
-		if h.Chunk.ID != want[i].ChunkID || math.Abs(h.Score-want[i].Score) > 1e-12 {
-			t.Errorf("hit %d = chunk %d score %.6f, want reciprocal rank fusion's chunk %d score %.6f",
-				i, h.Chunk.ID, h.Score, want[i].ChunkID, want[i].Score)
-		}
-	}
-	// RRF: a chunk first in both lists scores 2/61.
-	if kw[0].ChunkID == sem[0].ChunkID && math.Abs(resp.Hits[0].Score-2.0/61) > 1e-12 {
-		t.Errorf("top fused score %.6f, want 2/61", resp.Hits[0].Score)
-	}
-	sres, err := e.Search(ctx, search.Request{Query: q, K: 3, Mode: search.ModeSemantic})
-	if err != nil || len(sres.Hits) != 3 || sres.Hits[0].Chunk.ID != sem[0].ChunkID {
-		t.Errorf("semantic mode: %+v, %v", sres.Hits, err)
-	}
-	div, err := e.Search(ctx, search.Request{Query: q, K: 3, MMR: 0.5})
-	if err != nil || len(div.Hits) != 3 {
-		t.Errorf("MMR search: %v, %v", div.Hits, err)
-	}
-	seen := map[int64]bool{}
-	for _, h := range div.Hits {
-		if seen[h.Chunk.ID] {
-			t.Errorf("MMR returned chunk %d twice", h.Chunk.ID)
-		}
-		seen[h.Chunk.ID] = true
 	}
 }

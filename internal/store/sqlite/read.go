@@ -1,0 +1,163 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/glob"
+	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/store/internal/sqlrows"
+)
+
+const sourceCols = `id, uri, type, format, title, hash, size, chunks, indexed_at`
+
+type scanner interface{ Scan(...any) error }
+
+func scanSource(r scanner) (doc.Source, error) {
+	var s doc.Source
+	var typ, format string
+	err := r.Scan(&s.ID, &s.URI, &typ, &format, &s.Title, &s.ContentHash, &s.Size, &s.Chunks, &s.IndexedAt)
+	s.Type, s.Format = doc.SourceType(typ), doc.Format(format)
+	return s, err
+}
+
+// Source implements store.Store.
+func (s *Store) Source(ctx context.Context, id string) (doc.Source, error) {
+	return s.oneSource(ctx, `SELECT `+sourceCols+` FROM sources WHERE id = ?`, id)
+}
+
+// SourceByURI implements store.Store.
+func (s *Store) SourceByURI(ctx context.Context, uri string) (doc.Source, error) {
+	return s.oneSource(ctx, `SELECT `+sourceCols+` FROM sources WHERE uri = ?`, uri)
+}
+
+func (s *Store) oneSource(ctx context.Context, q, arg string) (doc.Source, error) {
+	src, err := scanSource(s.db.QueryRowContext(ctx, q, arg))
+	if errors.Is(err, sql.ErrNoRows) {
+		return doc.Source{}, fmt.Errorf("source %q: %w", arg, store.ErrNotFound)
+	}
+	return src, err
+}
+
+// Sources implements store.Store.
+func (s *Store) Sources(ctx context.Context, opt store.ListOptions) ([]doc.Source, error) {
+	q := `SELECT ` + sourceCols + ` FROM sources`
+	var args []any
+	if opt.Type != "" {
+		q += ` WHERE type = ?`
+		args = append(args, string(opt.Type))
+	}
+	q += ` ORDER BY uri`
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []doc.Source
+	skipped := 0
+	for rows.Next() {
+		src, err := scanSource(rows)
+		if err != nil {
+			return nil, err
+		}
+		if opt.PathGlob != "" && !glob.Match(opt.PathGlob, src.URI) {
+			continue
+		}
+		if skipped < opt.Offset {
+			skipped++
+			continue
+		}
+		out = append(out, src)
+		if opt.Limit > 0 && len(out) == opt.Limit {
+			break
+		}
+	}
+	return out, rows.Err()
+}
+
+// Content implements store.Store.
+func (s *Store) Content(ctx context.Context, id string) (string, error) {
+	var c string
+	err := s.db.QueryRowContext(ctx, `SELECT content FROM contents WHERE source_id = ?`, id).Scan(&c)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("source %q: %w", id, store.ErrNotFound)
+	}
+	return c, err
+}
+
+// Chunks implements store.Store.
+func (s *Store) Chunks(ctx context.Context, sourceID string) ([]doc.Chunk, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+sqlrows.ChunkColumns+` FROM chunks c WHERE c.source_id = ? ORDER BY c.idx`, sourceID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []doc.Chunk
+	for rows.Next() {
+		c, err := sqlrows.ScanChunk(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// Hits implements store.Store.
+func (s *Store) Hits(ctx context.Context, ids []int64) ([]doc.Hit, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+sqlrows.ChunkColumns+`, s.uri, s.type, s.format, s.title, s.hash, s.size, s.chunks, s.indexed_at
+		FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.id IN (`+placeholders(len(ids))+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	byID := map[int64]doc.Hit{}
+	for rows.Next() {
+		var src doc.Source
+		var typ, format string
+		c, err := sqlrows.ScanChunk(rows, &src.URI, &typ, &format, &src.Title, &src.ContentHash, &src.Size, &src.Chunks, &src.IndexedAt)
+		if err != nil {
+			return nil, err
+		}
+		src.ID, src.Type, src.Format = c.SourceID, doc.SourceType(typ), doc.Format(format)
+		byID[c.ID] = doc.Hit{Chunk: c, Source: src}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]doc.Hit, 0, len(ids))
+	for _, id := range ids {
+		if h, ok := byID[id]; ok {
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
+
+// Hashes implements store.Store.
+func (s *Store) Hashes(ctx context.Context) (map[string]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT uri, hash FROM sources`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var uri, hash string
+		if err := rows.Scan(&uri, &hash); err != nil {
+			return nil, err
+		}
+		out[uri] = hash
+	}
+	return out, rows.Err()
+}

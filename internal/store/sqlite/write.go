@@ -1,0 +1,222 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/store/bm25"
+	"github.com/sagasu-dev/sagasu/internal/store/internal/sqlrows"
+	"github.com/sagasu-dev/sagasu/internal/store/segment"
+)
+
+// Replace implements store.Store.
+func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	for _, sd := range batch {
+		if sd.Source.ID == "" || sd.Source.URI == "" {
+			return fmt.Errorf("replace: source without ID or URI")
+		}
+		if sd.Vectors != nil && len(sd.Vectors) != len(sd.Chunks) {
+			return fmt.Errorf("replace %q: %d vectors for %d chunks", sd.Source.URI, len(sd.Vectors), len(sd.Chunks))
+		}
+	}
+	rows := segment.Analyse(s.an, batch)
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		ids := make([]string, 0, len(batch))
+		for _, sd := range batch {
+			ids = append(ids, sd.Source.ID)
+		}
+		if _, err := s.deleteTx(ctx, tx, ids); err != nil {
+			return err
+		}
+		seg, err := segTx{tx}.NewSegment(ctx)
+		if err != nil {
+			return err
+		}
+		b := bm25.NewBuilder()
+		now := time.Now().Unix()
+		// Chunk IDs are assigned here, inside the write transaction, so the
+		// chunks can go in with multi-row statements: AUTOINCREMENT's
+		// sequence says where the last write stopped.
+		var nextID int64
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'chunks'), 0)`).Scan(&nextID); err != nil {
+			return err
+		}
+		insSrc := newInserter(ctx, tx, `INSERT INTO sources(id, uri, type, format, title, hash, size, chunks, indexed_at)`, 9)
+		insContent := newInserter(ctx, tx, `INSERT INTO contents(source_id, content)`, 2)
+		insChunk := newInserter(ctx, tx, `INSERT INTO chunks(id, source_id, idx, text, heading, start_line, end_line, start_byte, end_byte, tokens, terms, chash)`, 12)
+		insTermless := newInserter(ctx, tx, `INSERT INTO termless_chunks(id, seg)`, 2)
+		for i, sd := range batch {
+			src := sd.Source
+			if err := insSrc.add(src.ID, src.URI, string(src.Type), string(src.Format), src.Title,
+				src.ContentHash, len(sd.Content), len(sd.Chunks), now); err != nil {
+				return fmt.Errorf("insert source %q: %w", src.URI, err)
+			}
+			if err := insContent.add(src.ID, sd.Content); err != nil {
+				return fmt.Errorf("insert content of %q: %w", src.URI, err)
+			}
+			for j, r := range rows[i] {
+				c := sd.Chunks[j]
+				nextID++
+				id := nextID
+				if err := insChunk.add(id, src.ID, j, c.Text, sqlrows.HeadingJSON(c.Heading), c.StartLine, c.EndLine,
+					c.StartByte, c.EndByte, c.Tokens, r.Counts.Len, r.Hash); err != nil {
+					return fmt.Errorf("insert chunk %d of %q: %w", j, src.URI, err)
+				}
+				b.AddCounts(uint64(id), r.Counts)
+				if r.Counts.Len == 0 {
+					if err := insTermless.add(id, seg); err != nil {
+						return fmt.Errorf("insert chunk %d of %q: %w", j, src.URI, err)
+					}
+				}
+				if sd.Vectors != nil {
+					if err := s.putVector(ctx, tx, id, sd.Vectors[j]); err != nil {
+						return fmt.Errorf("store vector of chunk %d of %q: %w", j, src.URI, err)
+					}
+				}
+			}
+		}
+		for _, in := range []*inserter{insSrc, insContent, insChunk, insTermless} {
+			if err := in.flush(); err != nil {
+				return fmt.Errorf("insert sources: %w", err)
+			}
+		}
+		if hasVectors(batch) {
+			if err := bumpVectorVersion(ctx, tx); err != nil {
+				return err
+			}
+		}
+		return writeSegment(ctx, tx, seg, b)
+	})
+	if err != nil {
+		return err
+	}
+	// The batch is committed. Merging segments only speeds up queries: if it
+	// is interrupted it rolls back whole and the next write merges instead.
+	if err := s.compact(ctx); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("sources written; %w", err)
+	}
+	return nil
+}
+
+// Delete implements store.Store.
+func (s *Store) Delete(ctx context.Context, ids []string) (int, error) {
+	var n int
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		n, err = s.deleteTx(ctx, tx, ids)
+		return err
+	})
+	return n, err
+}
+
+// deleteTx removes sources, their chunks, vectors and postings. SQLite
+// keeps no term list per chunk: a chunk's terms are those the pinned
+// analyzer makes of its context text (exactly what it was indexed under),
+// and its segment is learnt from the postings rows it is found in, so
+// merges need not rewrite the chunks table. Only chunks without terms,
+// which are in no row, have their segment recorded (termless_chunks).
+func (s *Store) deleteTx(ctx context.Context, tx *sql.Tx, ids []string) (int, error) {
+	var gone []segment.Chunk
+	var termless []int // indexes in gone of chunks without terms
+	removed := 0
+	titles, err := existingTitles(ctx, tx, ids)
+	if err != nil {
+		return 0, err
+	}
+	for _, id := range ids {
+		title, ok := titles[id]
+		if !ok {
+			continue
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT id, text, heading, terms FROM chunks WHERE source_id = ?`, id)
+		if err != nil {
+			return 0, err
+		}
+		for rows.Next() {
+			var c doc.Chunk
+			var heading string
+			var n int64
+			if err := rows.Scan(&c.ID, &c.Text, &heading, &n); err != nil {
+				rows.Close()
+				return 0, err
+			}
+			_ = json.Unmarshal([]byte(heading), &c.Heading)
+			g := segment.Chunk{ID: c.ID, Len: n, Terms: segment.Terms(s.an, title, c)}
+			if len(g.Terms) == 0 {
+				termless = append(termless, len(gone))
+			}
+			gone = append(gone, g)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return 0, err
+		}
+		for _, i := range termless {
+			err := tx.QueryRowContext(ctx, `SELECT seg FROM termless_chunks WHERE id = ?`, gone[i].ID).Scan(&gone[i].Seg)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return 0, err
+			}
+		}
+		termless = termless[:0]
+		if err := s.deleteVectors(ctx, tx, id); err != nil {
+			return 0, err
+		}
+		for _, q := range []string{`DELETE FROM termless_chunks WHERE id IN (SELECT id FROM chunks WHERE source_id = ?)`, `DELETE FROM chunks WHERE source_id = ?`, `DELETE FROM contents WHERE source_id = ?`, `DELETE FROM sources WHERE id = ?`} {
+			if _, err := tx.ExecContext(ctx, q, id); err != nil {
+				return 0, fmt.Errorf("delete source %s: %w", id, err)
+			}
+		}
+		removed++
+	}
+	if err := segment.Delete(ctx, segTx{tx}, gone); err != nil {
+		return 0, err
+	}
+	return removed, nil
+}
+
+func hasVectors(batch []store.SourceData) bool {
+	for _, sd := range batch {
+		if sd.Vectors != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// existingTitles returns the titles of those of ids that are stored.
+func existingTitles(ctx context.Context, tx *sql.Tx, ids []string) (map[string]string, error) {
+	out := map[string]string{}
+	for i := 0; i < len(ids); i += 500 {
+		part := ids[i:min(i+500, len(ids))]
+		args := make([]any, len(part))
+		for j, id := range part {
+			args[j] = id
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT id, title FROM sources WHERE id IN (`+placeholders(len(part))+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("look up sources: %w", err)
+		}
+		for rows.Next() {
+			var id, title string
+			if err := rows.Scan(&id, &title); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[id] = title
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
