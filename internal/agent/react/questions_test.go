@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sagasu-dev/sagasu/internal/app"
 	"github.com/sagasu-dev/sagasu/internal/index"
 	"github.com/sagasu-dev/sagasu/internal/loop"
 	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/source"
+	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
 )
 
 // vitepressDocs is the real corpus the question set is written for.
@@ -53,7 +53,7 @@ func vitepress(t *testing.T) *search.Engine {
 			vpErr = err
 			return
 		}
-		st, err := app.OpenStore(ctx, filepath.Join(dir, "vp.db"), true)
+		st, err := sqlite.Open(ctx, filepath.Join(dir, "vp.db"), sqlite.Options{Create: true})
 		if err != nil {
 			vpErr = err
 			return

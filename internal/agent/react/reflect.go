@@ -114,7 +114,12 @@ func (a *Agent) relevance(question, answer string, ps *Passages) Verdict {
 
 // styleVerdict checks the answer's language and, in Japanese, politeness.
 func styleVerdict(answer string, lang Lang) Verdict {
-	sents := splitSentences(answer)
+	var sents []segment
+	for _, seg := range splitAnswer(answer) {
+		if !seg.Code {
+			sents = append(sents, seg)
+		}
+	}
 	if len(sents) == 0 {
 		return Verdict{Note: "empty answer"}
 	}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/sagasu-dev/sagasu/internal/agent/react"
+	"github.com/sagasu-dev/sagasu/internal/app"
+	"github.com/sagasu-dev/sagasu/internal/graph"
+)
+
+// askFlags are the flags ask and chat share.
+type askFlags struct {
+	offline  bool
+	trace    bool
+	maxTurns int
+	k        int
+	lang     string
+	casual   bool
+}
+
+func (f *askFlags) register(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.offline, "offline", false, "answer without a language model even when one is configured (extractive, cited)")
+	fs.BoolVar(&f.trace, "trace", false, "print the agent's steps to stderr (the default on a terminal)")
+	fs.IntVar(&f.maxTurns, "max-turns", react.DefaultMaxTurns, "most model calls in the ReAct loop before it must answer")
+	fs.IntVar(&f.k, "k", 8, "passages per search")
+	fs.StringVar(&f.lang, "lang", "", "answer language: en or ja (default: the question's)")
+	fs.BoolVar(&f.casual, "casual", false, "do not require the polite です・ます style in Japanese answers")
+	addLLMFlags(fs)
+}
+
+func (f *askFlags) options(g *globals, a *app.App) (app.AskOptions, error) {
+	if f.maxTurns < 1 || f.maxTurns > 50 {
+		return app.AskOptions{}, usagef("--max-turns %d: use 1 to 50", f.maxTurns)
+	}
+	if f.k < 1 || f.k > 20 {
+		return app.AskOptions{}, usagef("--k %d: use 1 to 20", f.k)
+	}
+	opt := app.AskOptions{Offline: f.offline, MaxTurns: f.maxTurns, K: f.k, Style: react.Style{Casual: f.casual}}
+	switch f.lang {
+	case "":
+	case "en", "ja":
+		opt.Style.Language = react.Lang(f.lang)
+	default:
+		return opt, usagef("--lang %q: use en or ja", f.lang)
+	}
+	if f.trace || (!a.Config.JSON && isTerminal(g.stderr)) {
+		opt.OnEvent = traceTo(g.stderr)
+	}
+	return opt, nil
+}
+
+func newAskCmd(g *globals) *cobra.Command {
+	var f askFlags
+	cmd := &cobra.Command{
+		Use:   "ask QUESTION",
+		Short: "Answer a question from the index, with citations (ReAct + Reflection)",
+		Long: `Ask answers a question from the knowledge base. With a language model
+configured (--llm, or SAGASU_LLM / llm: in sagasu.yaml) it runs a ReAct loop:
+the model searches the index, reads documents and evaluates what it found,
+drafts an answer, then reflects on it for accuracy, relevance and style.
+Without one (or with --offline) it answers extractively: the sentences of the
+results that answer the question, quoted.
+
+Either way every sentence of the answer cites a passage [n] that the run
+retrieved, and a claim checker drops sentences their passages do not back.
+The answer goes to stdout; the agent's steps to stderr on a terminal (or with
+--trace). --json prints the whole record: answer, citations, trace,
+reflection, mode, turns and token usage.`,
+		Example: `  sagasu ask "how do I enable local search?"
+  sagasu ask --json "サイトマップを生成するには？"
+  SAGASU_LLM=openai SAGASU_LLM_URL=http://127.0.0.1:8080/v1 sagasu ask "what is MPA mode?"`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := g.load(cmd)
+			if err != nil {
+				return err
+			}
+			opt, err := f.options(g, a)
+			if err != nil {
+				return err
+			}
+			if strings.TrimSpace(args[0]) == "" {
+				return usageError{react.ErrEmptyQuestion}
+			}
+			rt, err := a.Open(cmd.Context(), app.OpenOptions{NoCache: true})
+			if err != nil {
+				return err
+			}
+			defer rt.Close()
+			res, err := rt.Asker(opt).Ask(cmd.Context(), args[0], nil)
+			if err != nil {
+				return err
+			}
+			if a.Config.JSON {
+				return writeJSON(g.stdout, res)
+			}
+			printAnswer(g.stdout, res)
+			return nil
+		},
+	}
+	f.register(cmd.Flags())
+	return cmd
+}
+
+// printAnswer writes an answer and its sources for people.
+func printAnswer(w io.Writer, res *react.Result) {
+	fmt.Fprintln(w, res.Answer)
+	if len(res.Citations) > 0 {
+		fmt.Fprintln(w)
+	}
+	for _, c := range res.Citations {
+		fmt.Fprintf(w, "[%d] %s:%d-%d", c.N, c.Source.URI, c.Lines[0], c.Lines[1])
+		if c.Heading != "" {
+			fmt.Fprintf(w, "  %s", c.Heading)
+		}
+		fmt.Fprintln(w)
+	}
+	if res.Stopped != "" {
+		fmt.Fprintf(w, "\n(the run was stopped early: %s; this is the best cited answer so far)\n", res.Stopped)
+	}
+	for _, u := range res.Reflection.Unsupported {
+		fmt.Fprintf(w, "(dropped, not backed by its sources: %s)\n", u)
+	}
+}
+
+// traceTo prints each step of an agent to w, one or a few lines each.
+func traceTo(w io.Writer) func(graph.Event) {
+	return func(ev graph.Event) {
+		switch ev.Type {
+		case graph.TypeThought, graph.TypePlan, graph.TypeReplan, graph.TypeError:
+			fmt.Fprintf(w, "%-11s %s\n", ev.Type, snippet(ev.Text, 200))
+		case graph.TypeReflection:
+			fmt.Fprintf(w, "%-11s %s\n", ev.Type, snippet(ev.Text, 300))
+		case graph.TypeAction:
+			fmt.Fprintf(w, "%-11s %s %s\n", ev.Type, ev.Tool, snippet(string(ev.Arguments), 160))
+		case graph.TypeObservation:
+			status := ""
+			if ev.OK != nil && !*ev.OK {
+				status = " (failed)"
+			}
+			fmt.Fprintf(w, "%-11s %s%s: %s (%d ms)\n", ev.Type, ev.Tool, status, snippet(ev.Observation, 160), ev.LatencyMs)
+		case graph.TypeUsage:
+			fmt.Fprintf(w, "%-11s %d tokens in, %d out\n", "model", ev.Tokens.In, ev.Tokens.Out)
+		}
+	}
+}
