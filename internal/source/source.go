@@ -22,7 +22,7 @@ import (
 // DefaultMaxFileSize is the largest file read when Options.MaxFileSize is 0.
 const DefaultMaxFileSize int64 = 10 << 20
 
-// Options tunes Walk. The zero value is ready to use.
+// Options tunes the loaders. The zero value is ready to use.
 type Options struct {
 	// MaxFileSize is the largest file, in bytes, that is read; larger files
 	// are skipped with a warning. 0 (or less) means DefaultMaxFileSize.
@@ -37,8 +37,10 @@ type Options struct {
 	// matched against the entry's slash path as given ("docs/drafts/a.md"),
 	// its path relative to the walked input ("drafts/a.md") and its base name
 	// ("a.md"); an excluded directory is not entered. Explicitly named files
-	// are never excluded.
+	// are never excluded. GitHub repositories are filtered the same way.
 	Exclude []string
+	// Remote configures GitHub repositories, gists and web pages.
+	Remote Remote
 }
 
 // SkipReason says why a file was not turned into a document.
@@ -88,6 +90,30 @@ type Skip struct {
 // before any is loaded. An error from fn stops the walk and is returned as
 // is; when ctx is cancelled Walk stops promptly and returns ctx.Err().
 func Walk(ctx context.Context, inputs []string, opt Options, fn func(doc.Document) error, skip func(Skip)) error {
+	w := newWalker(ctx, opt, fn, skip)
+	if err := w.setup(); err != nil {
+		return err
+	}
+	plans := make([]plan, 0, len(inputs))
+	for _, in := range inputs {
+		p, err := resolve(in)
+		if err != nil {
+			return err
+		}
+		plans = append(plans, p)
+	}
+	for _, p := range plans {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := w.run(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func newWalker(ctx context.Context, opt Options, fn func(doc.Document) error, skip func(Skip)) *walker {
 	w := &walker{
 		ctx:  ctx,
 		max:  opt.MaxFileSize,
@@ -110,38 +136,14 @@ func Walk(ctx context.Context, inputs []string, opt Options, fn func(doc.Documen
 	if w.skip == nil {
 		w.skip = func(Skip) {}
 	}
-	for _, p := range opt.Exclude {
-		if err := glob.Valid(p); err != nil {
-			return fmt.Errorf("exclude pattern: %w", err)
-		}
-	}
-
-	plans := make([]plan, 0, len(inputs))
-	for _, in := range inputs {
-		p, err := resolve(in)
-		if err != nil {
-			return err
-		}
-		plans = append(plans, p)
-	}
-	for _, p := range plans {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := w.run(p); err != nil {
-			return err
-		}
-	}
-	return nil
+	return w
 }
 
-// Check reports the first input that Walk would refuse (missing path,
-// malformed glob) without loading anything, so a caller can fail before it
-// creates an index.
-func Check(inputs []string) error {
-	for _, in := range inputs {
-		if _, err := resolve(in); err != nil {
-			return err
+// setup checks the exclude patterns.
+func (w *walker) setup() error {
+	for _, p := range w.excl {
+		if err := glob.Valid(p); err != nil {
+			return fmt.Errorf("exclude pattern: %w", err)
 		}
 	}
 	return nil
