@@ -59,14 +59,20 @@ type Remote struct {
 	Fetch fetch.Options
 }
 
-// RemoteFromEnv returns a Remote filled from the environment: GITHUB_TOKEN,
-// SAGASU_GITHUB_API_URL and SAGASU_GITHUB_RAW_URL.
-func RemoteFromEnv() Remote {
-	return Remote{
-		GitHubToken:  os.Getenv("GITHUB_TOKEN"),
-		GitHubAPIURL: os.Getenv("SAGASU_GITHUB_API_URL"),
-		GitHubRawURL: os.Getenv("SAGASU_GITHUB_RAW_URL"),
+// WithEnv returns r with its empty GitHub fields filled from the
+// environment: GitHubToken from GITHUB_TOKEN, GitHubAPIURL from
+// SAGASU_GITHUB_API_URL, GitHubRawURL from SAGASU_GITHUB_RAW_URL. It is the
+// only place sagasu's loaders read the environment.
+func (r Remote) WithEnv() Remote {
+	fill := func(v *string, env string) {
+		if *v == "" {
+			*v = os.Getenv(env)
+		}
 	}
+	fill(&r.GitHubToken, "GITHUB_TOKEN")
+	fill(&r.GitHubAPIURL, "SAGASU_GITHUB_API_URL")
+	fill(&r.GitHubRawURL, "SAGASU_GITHUB_RAW_URL")
+	return r
 }
 
 // remote is what the GitHub, gist and web loaders share: the guarded client,

@@ -89,24 +89,54 @@ type Skip struct {
 // explicitly named file or directory cannot be read; all inputs are checked
 // before any is loaded. An error from fn stops the walk and is returned as
 // is; when ctx is cancelled Walk stops promptly and returns ctx.Err().
+//
+// Remote inputs (github:owner/repo, gist:ID, http(s) URLs; see
+// DefaultRegistry) are loaded in full, since Walk keeps no state between
+// runs; index.Indexer.Run loads them incrementally.
 func Walk(ctx context.Context, inputs []string, opt Options, fn func(doc.Document) error, skip func(Skip)) error {
 	w := newWalker(ctx, opt, fn, skip)
 	if err := w.setup(); err != nil {
 		return err
 	}
-	plans := make([]plan, 0, len(inputs))
+	reg := NewRegistry(NewGitHub(opt), NewGist(opt), NewWeb(opt))
+	type step struct {
+		plan   plan
+		remote Loader // nil for local inputs
+		input  string
+	}
+	steps := make([]step, 0, len(inputs))
 	for _, in := range inputs {
+		if IsRemote(in) {
+			l, err := reg.For(in)
+			if err == nil {
+				err = l.Check(in)
+			}
+			if err != nil {
+				return err
+			}
+			steps = append(steps, step{remote: l, input: in})
+			continue
+		}
 		p, err := resolve(in)
 		if err != nil {
 			return err
 		}
-		plans = append(plans, p)
+		steps = append(steps, step{plan: p})
 	}
-	for _, p := range plans {
+	for _, st := range steps {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := w.run(p); err != nil {
+		if st.remote != nil {
+			// Without an index there is no saved state: load in full.
+			r := &Run{Options: opt, Emit: fn, Keep: func(string) {}, Skip: w.skip,
+				Stored: func(string) bool { return false }, State: func(string) string { return "" }}
+			if _, err := st.remote.Load(ctx, st.input, r); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := w.run(st.plan); err != nil {
 			return err
 		}
 	}
