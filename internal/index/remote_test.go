@@ -121,6 +121,18 @@ func TestGitHubRepositoryIsIndexedIncrementally(t *testing.T) {
 	assert.Equal(t, 1, rep.Unchanged)
 	assert.Equal(t, 1, rep.Removed)
 	assert.Equal(t, []string{"github:acme/docs/README.md", "github:acme/docs/docs/guide.md", "github:acme/docs/docs/new.md"}, uris(t, s))
+
+	// A larger --max-file-size on the same commit lists the tree again and
+	// fetches the file that no longer is too large (and the skipped binary).
+	opt := remoteOpts(gh)
+	opt.Source.MaxFileSize = 1 << 20
+	gh.ResetCounts()
+	rep, err = index.New(s, opt).Run(ctx, []string{"github:acme/docs"})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int{"commit": 1, "tree": 1, "raw": 2}, gh.Counts())
+	assert.Equal(t, 1, rep.Added)
+	assert.Equal(t, 3, rep.Unchanged)
+	assert.Contains(t, uris(t, s), "github:acme/docs/big.txt")
 }
 
 func TestGitHubRefsPathsAndURLForms(t *testing.T) {
@@ -131,6 +143,7 @@ func TestGitHubRefsPathsAndURLForms(t *testing.T) {
 	files := repoFiles()
 	files["docs/guide.md"] = "# Guide v2\n"
 	gh.Push("acme/docs", "main", files)
+	gh.Push("acme/docs", "feature/x", map[string]string{"docs/f.md": "# F\n"})
 
 	cases := []struct {
 		input string
@@ -142,9 +155,11 @@ func TestGitHubRefsPathsAndURLForms(t *testing.T) {
 		{"github:acme/docs/**/*.md", []string{"github:acme/docs/README.md", "github:acme/docs/docs/guide.md"}},
 		{"github:acme/docs@" + v1 + "/README.md", []string{"github:acme/docs@" + v1 + "/README.md"}},
 		{"github:acme/docs/.github/workflows", []string{"github:acme/docs/.github/workflows/ci.yml"}},
+		{"github:acme/docs@feature%2Fx/docs", []string{"github:acme/docs@feature%2Fx/docs/f.md"}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.input, func(t *testing.T) {
+		// sqlite takes a "%" in the temp dir's name for an escape
+		t.Run(strings.ReplaceAll(tc.input, "%", "_"), func(t *testing.T) {
 			s := open(t)
 			_, err := index.New(s, remoteOpts(gh)).Run(ctx, []string{tc.input})
 			require.NoError(t, err)

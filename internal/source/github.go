@@ -293,7 +293,9 @@ func (g *GitHub) load(ctx context.Context, repo ghRepo, r *Run) (Outcome, error)
 			next.Files[e.Path] = g.skip(r, uri, e.SHA, SkipTooLarge, fmt.Sprintf("larger than the %d-byte limit", g.rm.maxFile()))
 			continue
 		}
-		if old, ok := prev.Files[e.Path]; ok && old.SHA == e.SHA && (old.Skip != "" || r.Stored(uri)) {
+		// A skip is reused only under the same filter: a file too large
+		// before may fit under a new --max-file-size.
+		if old, ok := prev.Files[e.Path]; ok && old.SHA == e.SHA && ((old.Skip != "" && prev.Filter == filter) || (old.Skip == "" && r.Stored(uri))) {
 			next.Files[e.Path] = old
 			if old.Skip != "" {
 				g.rm.skipped(r, uri, old.Skip, errors.New(old.Why))
@@ -433,7 +435,7 @@ func (g *GitHub) resolve(ctx context.Context, repo ghRepo) (string, error) {
 	if ref == "" {
 		ref = "HEAD"
 	}
-	resp, err := g.rm.get(ctx, g.apiURL(repo, "commits/"+url.PathEscape(ref)),
+	resp, err := g.rm.get(ctx, g.apiURL(repo, "commits/"+escapeSegments(ref)),
 		http.Header{"Accept": {"application/vnd.github.sha"}, "X-Github-Api-Version": {"2022-11-28"}}, http.StatusOK)
 	if err != nil {
 		var se *statusError
@@ -490,11 +492,7 @@ func (g *GitHub) explain(ctx context.Context, repo ghRepo, se *statusError) erro
 // through the git/blobs API (base64).
 func (g *GitHub) content(ctx context.Context, repo ghRepo, commit string, e treeEntry) ([]byte, bool, error) {
 	if g.rm.raw != nil {
-		segs := strings.Split(e.Path, "/")
-		for i, s := range segs {
-			segs[i] = url.PathEscape(s)
-		}
-		u := g.rm.raw.String() + "/" + url.PathEscape(repo.owner) + "/" + url.PathEscape(repo.repo) + "/" + commit + "/" + strings.Join(segs, "/")
+		u := g.rm.raw.String() + "/" + url.PathEscape(repo.owner) + "/" + url.PathEscape(repo.repo) + "/" + commit + "/" + escapeSegments(e.Path)
 		resp, err := g.rm.get(ctx, u, nil, http.StatusOK)
 		if err != nil {
 			return nil, false, err
@@ -517,6 +515,16 @@ func (g *GitHub) content(ctx context.Context, repo ghRepo, commit string, e tree
 		return nil, false, fmt.Errorf("decode blob %s: %w", e.SHA, err)
 	}
 	return data, int64(len(data)) > g.rm.maxFile(), nil
+}
+
+// escapeSegments escapes each segment of a slash path, keeping the slashes
+// (a branch "feature/x", a file "docs/a b.md").
+func escapeSegments(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return strings.Join(segs, "/")
 }
 
 // fetchOrdered fetches items with up to workers requests at a time and

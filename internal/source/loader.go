@@ -86,7 +86,8 @@ func NewRegistry(loaders ...Loader) *Registry {
 // pages, and everything else as files, folders, globs or "-" for stdin.
 // The files loader remembers what it loaded, so build one registry per run.
 func DefaultRegistry(opt Options) *Registry {
-	return NewRegistry(NewGitHub(opt), NewGist(opt), NewWeb(opt), NewFiles(opt))
+	rm := newRemote(opt) // one connection pool for the three
+	return NewRegistry(&GitHub{rm: rm}, &Gist{rm: rm}, &Web{rm: rm}, NewFiles(opt))
 }
 
 // For returns the loader for input.

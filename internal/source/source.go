@@ -98,7 +98,8 @@ func Walk(ctx context.Context, inputs []string, opt Options, fn func(doc.Documen
 	if err := w.setup(); err != nil {
 		return err
 	}
-	reg := NewRegistry(NewGitHub(opt), NewGist(opt), NewWeb(opt))
+	rm := newRemote(opt)
+	reg := NewRegistry(&GitHub{rm: rm}, &Gist{rm: rm}, &Web{rm: rm})
 	type step struct {
 		plan   plan
 		remote Loader // nil for local inputs
