@@ -86,13 +86,7 @@ func (g *Gist) Load(ctx context.Context, input string, r *Run) (Outcome, error) 
 	if err := g.rm.checkBases(); err != nil {
 		return Outcome{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, g.rm.timeout)
-	defer cancel()
-	out, err := g.load(ctx, id, r)
-	if err != nil {
-		return Outcome{}, fmt.Errorf("load gist:%s: %w", id, err)
-	}
-	return out, nil
+	return g.rm.bounded(ctx, "gist:"+id, func(ctx context.Context) (Outcome, error) { return g.load(ctx, id, r) })
 }
 
 func (g *Gist) load(ctx context.Context, id string, r *Run) (Outcome, error) {
@@ -156,13 +150,10 @@ func (g *Gist) load(ctx context.Context, id string, r *Run) (Outcome, error) {
 			}
 			content = c
 		}
-		text, repaired, err := decodeText(content)
+		text, err := g.rm.text(uri, content)
 		if err != nil {
 			g.rm.skipped(r, uri, SkipBinary, err)
 			continue
-		}
-		if repaired > 0 {
-			g.rm.log.Warn("repaired invalid UTF-8: replaced bad bytes with U+FFFD", "source", uri, "bytes", repaired)
 		}
 		d := fileDocument(uri, text)
 		d.Type = doc.TypeGist

@@ -215,16 +215,7 @@ func (g *GitHub) Load(ctx context.Context, input string, r *Run) (Outcome, error
 	if err := g.rm.checkBases(); err != nil {
 		return Outcome{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, g.rm.timeout)
-	defer cancel()
-	out, err := g.load(ctx, repo, r)
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-			err = fmt.Errorf("took longer than %s; index a path inside it: %w", g.rm.timeout, err)
-		}
-		return Outcome{}, fmt.Errorf("load %s: %w", repo.key(), err)
-	}
-	return out, nil
+	return g.rm.bounded(ctx, repo.key(), func(ctx context.Context) (Outcome, error) { return g.load(ctx, repo, r) })
 }
 
 func (g *GitHub) load(ctx context.Context, repo ghRepo, r *Run) (Outcome, error) {
@@ -326,13 +317,10 @@ func (g *GitHub) load(ctx context.Context, repo ghRepo, r *Run) (Outcome, error)
 			next.Files[e.Path] = g.skip(r, uri, e.SHA, SkipTooLarge, fmt.Sprintf("larger than the %d-byte limit", g.rm.maxFile()))
 			return nil
 		}
-		text, repaired, err := decodeText(data)
+		text, err := g.rm.text(uri, data)
 		if err != nil {
 			next.Files[e.Path] = g.skip(r, uri, e.SHA, SkipBinary, err.Error())
 			return nil
-		}
-		if repaired > 0 {
-			g.rm.log.Warn("repaired invalid UTF-8: replaced bad bytes with U+FFFD", "source", uri, "bytes", repaired)
 		}
 		next.Files[e.Path] = ghFile{SHA: e.SHA}
 		d := fileDocument(uri, text)

@@ -300,6 +300,34 @@ func (rm *remote) readBody(r io.Reader) (data []byte, tooLarge bool, err error) 
 	return data, false, err
 }
 
+// bounded runs one source's load under the per-source time cap and names
+// the source in its error.
+func (rm *remote) bounded(ctx context.Context, name string, load func(context.Context) (Outcome, error)) (Outcome, error) {
+	ctx, cancel := context.WithTimeout(ctx, rm.timeout)
+	defer cancel()
+	out, err := load(ctx)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+			err = fmt.Errorf("took longer than the %s limit for one source; index a part of it: %w", rm.timeout, err)
+		}
+		return Outcome{}, fmt.Errorf("load %s: %w", name, err)
+	}
+	return out, nil
+}
+
+// text decodes fetched bytes as decodeText does for files, logging repairs;
+// an error means the content is binary.
+func (rm *remote) text(uri string, data []byte) (string, error) {
+	text, repaired, err := decodeText(data)
+	if err != nil {
+		return "", err
+	}
+	if repaired > 0 {
+		rm.log.Warn("repaired invalid UTF-8: replaced bad bytes with U+FFFD", "source", uri, "bytes", repaired)
+	}
+	return text, nil
+}
+
 // budget tracks one source's caps on files and bytes.
 type budget struct {
 	files, maxFiles int

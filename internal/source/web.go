@@ -67,13 +67,7 @@ func (w *Web) Load(ctx context.Context, input string, r *Run) (Outcome, error) {
 		return Outcome{}, err
 	}
 	uri := u.String()
-	ctx, cancel := context.WithTimeout(ctx, w.rm.timeout)
-	defer cancel()
-	out, err := w.load(ctx, u, uri, r)
-	if err != nil {
-		return Outcome{}, fmt.Errorf("load %s: %w", uri, err)
-	}
-	return out, nil
+	return w.rm.bounded(ctx, uri, func(ctx context.Context) (Outcome, error) { return w.load(ctx, u, uri, r) })
 }
 
 func (w *Web) load(ctx context.Context, u *url.URL, uri string, r *Run) (Outcome, error) {
@@ -113,14 +107,10 @@ func (w *Web) load(ctx context.Context, u *url.URL, uri string, r *Run) (Outcome
 		w.rm.skipped(r, uri, SkipTooLarge, fmt.Errorf("the page is larger than the %d-byte limit (--max-file-size)", w.rm.maxFile()))
 		return Outcome{}, nil
 	}
-	data = toUTF8(data, ct)
-	text, repaired, err := decodeText(data)
+	text, err := w.rm.text(uri, toUTF8(data, ct))
 	if err != nil {
 		w.rm.skipped(r, uri, SkipBinary, err)
 		return Outcome{}, nil
-	}
-	if repaired > 0 {
-		w.rm.log.Warn("repaired invalid UTF-8: replaced bad bytes with U+FFFD", "source", uri, "bytes", repaired)
 	}
 	d := doc.Document{URI: uri, Type: doc.TypeURL, Content: text}
 	switch kind {
