@@ -543,3 +543,29 @@ func dialVia(local string) func(ctx context.Context, network, address string) (n
 		return d.DialContext(ctx, network, address)
 	}
 }
+
+func TestGitHubCapsAndLinks(t *testing.T) {
+	ctx := context.Background()
+	gh := githubtest.New(t)
+	gh.Push("acme/docs", "main", map[string]string{
+		"a.md": "# A\n", "b.md": "# B\n", "c.md": "# C\n",
+		"alias.link": "a.md", // the fake serves *.link as a symbolic link (mode 120000)
+	})
+	s := open(t)
+	rep, err := index.New(s, remoteOpts(gh)).Run(ctx, []string{"github:acme/docs"})
+	require.NoError(t, err)
+	assert.Equal(t, 3, rep.Added)
+	assert.Equal(t, map[string]source.SkipReason{"github:acme/docs/alias.link": source.SkipIgnored}, skips(rep))
+
+	// Over the file cap: the load fails naming the source and what to do,
+	// and the repository's stored documents stay.
+	gh.Push("acme/docs", "main", map[string]string{"a.md": "# A2\n", "b.md": "# B2\n", "c.md": "# C2\n"})
+	opt := remoteOpts(gh)
+	opt.Source.Remote.MaxFiles = 2
+	rep, err = index.New(s, opt).Run(ctx, []string{"github:acme/docs"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "github:acme/docs")
+	assert.Contains(t, err.Error(), "more than 2 files")
+	assert.Zero(t, rep.Removed)
+	assert.Len(t, uris(t, s), 3)
+}
