@@ -1,6 +1,8 @@
 // Package source turns what a user points sagasu at (files, directories,
-// glob patterns, stdin, literal text) into doc.Document values, one at a
-// time, so that a folder of 100,000 files never has to sit in memory.
+// glob patterns, stdin, literal text, web pages, GitHub repositories and
+// gists) into doc.Document values, one at a time, so that a folder of
+// 100,000 files never has to sit in memory. Each form of input has a
+// Loader; a Registry picks one per input.
 package source
 
 import (
