@@ -243,3 +243,34 @@ func TestRateLimitMessage(t *testing.T) {
 	_, limited = rm.rateLimited(resp)
 	assert.False(t, limited, "a 403 with requests left is a permission error, not a rate limit")
 }
+
+func TestWebDecodesDeclaredCharsets(t *testing.T) {
+	// "検索の設定" in Shift_JIS and EUC-JP, and "café" in Windows-1252.
+	sjis := "<html><head><meta charset=\"shift_jis\"><title>t</title></head><body><h1>\x8c\x9f\x8d\xf5\x82\xcc\x90\xdd\x92\xe8</h1></body></html>"
+	eucjp := "\xb8\xa1\xba\xf7\xa4\xce\xc0\xdf\xc4\xea\n"
+	latin := "caf\xe9\n"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/sjis":
+			w.Header().Set("Content-Type", "text/html")
+			_, _ = w.Write([]byte(sjis))
+		case "/euc":
+			w.Header().Set("Content-Type", "text/plain; charset=EUC-JP")
+			_, _ = w.Write([]byte(eucjp))
+		default:
+			w.Header().Set("Content-Type", "text/plain; charset=windows-1252")
+			_, _ = w.Write([]byte(latin))
+		}
+	}))
+	defer srv.Close()
+	w := NewWeb(Options{Remote: Remote{AllowPrivate: true}})
+	emitted := map[string]doc.Document{}
+	r := memRun(emitted, map[string]bool{}, map[string]string{})
+	for _, p := range []string{"/sjis", "/euc", "/latin"} {
+		_, err := w.Load(context.Background(), srv.URL+p, r)
+		require.NoError(t, err, p)
+	}
+	assert.Equal(t, "# 検索の設定\n", emitted[srv.URL+"/sjis"].Content)
+	assert.Equal(t, "検索の設定\n", emitted[srv.URL+"/euc"].Content)
+	assert.Equal(t, "café\n", emitted[srv.URL+"/latin"].Content)
+}

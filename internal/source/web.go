@@ -1,7 +1,6 @@
 package source
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +9,10 @@ import (
 	"net/url"
 	"path"
 	"strings"
+
+	"golang.org/x/net/html/charset"
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/htmlindex"
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
 )
@@ -107,7 +110,7 @@ func (w *Web) load(ctx context.Context, u *url.URL, uri string, r *Run) (Outcome
 		w.rm.skipped(r, uri, SkipTooLarge, fmt.Errorf("the page is larger than the %d-byte limit (--max-file-size)", w.rm.maxFile()))
 		return Outcome{}, nil
 	}
-	text, err := w.rm.text(uri, toUTF8(data, ct))
+	text, err := w.rm.text(uri, toUTF8(data, ct, kind == "html"))
 	if err != nil {
 		w.rm.skipped(r, uri, SkipBinary, err)
 		return Outcome{}, nil
@@ -164,20 +167,25 @@ func pageKind(ct, urlPath string) (doc.Format, error) {
 	return "", fmt.Errorf("content type %q is not text; sagasu indexes HTML, markdown and plain-text pages", mt)
 }
 
-// toUTF8 converts a body in a declared non-UTF-8 charset the decoder knows
-// (UTF-16 is handled by decodeText); others pass through and are repaired.
-func toUTF8(data []byte, ct string) []byte {
-	_, params, err := mime.ParseMediaType(ct)
+// toUTF8 converts a body to UTF-8 from the charset its Content-Type
+// declares or, for HTML, its <meta charset> (Shift_JIS, EUC-JP, GBK,
+// Windows-1252, ...). A body with no declaration is left to decodeText.
+func toUTF8(data []byte, ct string, isHTML bool) []byte {
+	var enc encoding.Encoding
+	if _, params, err := mime.ParseMediaType(ct); err == nil && params["charset"] != "" {
+		enc, _ = htmlindex.Get(params["charset"])
+	} else if isHTML {
+		enc, _, _ = charset.DetermineEncoding(data, ct)
+	}
+	if enc == nil {
+		return data
+	}
+	if name, _ := htmlindex.Name(enc); name == "utf-8" {
+		return data
+	}
+	out, err := enc.NewDecoder().Bytes(data)
 	if err != nil {
 		return data
 	}
-	switch strings.ToLower(params["charset"]) {
-	case "iso-8859-1", "latin1", "windows-1252":
-		var b bytes.Buffer
-		for _, c := range data {
-			b.WriteRune(rune(c))
-		}
-		return b.Bytes()
-	}
-	return data
+	return out
 }
