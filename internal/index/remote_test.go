@@ -478,8 +478,15 @@ func TestRemoteTimeout(t *testing.T) {
 // TestMeasureGitHubRepository indexes a fake repository of a few hundred
 // files twice and reports the requests and times of each run.
 func TestMeasureGitHubRepository(t *testing.T) {
+	for _, latency := range []time.Duration{0, 20 * time.Millisecond} {
+		t.Run(fmt.Sprintf("latency=%s", latency), func(t *testing.T) { measureGitHub(t, latency) })
+	}
+}
+
+func measureGitHub(t *testing.T, latency time.Duration) {
 	ctx := context.Background()
 	gh := githubtest.New(t)
+	gh.Latency = latency
 	files := map[string]string{}
 	for i := 0; i < 300; i++ {
 		files[fmt.Sprintf("docs/section%02d/page%03d.md", i%20, i)] = fmt.Sprintf("# Page %d\n\n## Part\n\nText of page %d about topic %d.\n", i, i, i%7)
@@ -505,8 +512,19 @@ func TestMeasureGitHubRepository(t *testing.T) {
 	assert.Equal(t, 300, rep.Unchanged)
 	assert.Equal(t, map[string]int{"commit": 1}, second, "an unchanged repository makes no content requests")
 
-	t.Logf("300-file repository: first run %s requests in %s; unchanged second run %s requests in %s",
-		countString(first), firstTook.Round(time.Millisecond), countString(second), secondTook.Round(time.Millisecond))
+	files["docs/section00/page000.md"] = "# Page 0\n\nRewritten.\n"
+	gh.Push("acme/big", "main", files)
+	gh.ResetCounts()
+	start = time.Now()
+	rep, err = ix.Run(ctx, []string{"github:acme/big"})
+	require.NoError(t, err)
+	third, thirdTook := gh.Counts(), time.Since(start)
+	assert.Equal(t, 1, rep.Updated)
+	assert.Equal(t, map[string]int{"commit": 1, "tree": 1, "raw": 1}, third, "one changed file, one content request")
+
+	t.Logf("300-file repository, %s per request: first run %s requests in %s; unchanged second run %s requests in %s; one file changed: %s requests in %s", latency,
+		countString(first), firstTook.Round(time.Millisecond), countString(second), secondTook.Round(time.Millisecond),
+		countString(third), thirdTook.Round(time.Millisecond))
 }
 
 func countString(m map[string]int) string {

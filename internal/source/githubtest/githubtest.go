@@ -28,6 +28,8 @@ type Server struct {
 	API, Raw string
 	// Token, when set, is the one token that may read private repositories.
 	Token string
+	// Latency is added to every answer, to play a network (set it before use).
+	Latency time.Duration
 
 	mu     sync.Mutex
 	repos  map[string]*repo // by "owner/name"
@@ -148,6 +150,7 @@ func (s *Server) ResetCounts() {
 }
 
 func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
+	time.Sleep(s.Latency)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.limited {
