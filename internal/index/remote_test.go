@@ -178,6 +178,17 @@ func TestGitHubRefsPathsAndURLForms(t *testing.T) {
 	}
 }
 
+func TestGitHubDefaultBranchByNameWhenHEADIsRefused(t *testing.T) {
+	gh := githubtest.New(t)
+	gh.Push("acme/docs", "trunk", map[string]string{"a.md": "# A\n"})
+	gh.RefuseHEAD = true
+	s := open(t)
+	rep, err := index.New(s, remoteOpts(gh)).Run(context.Background(), []string{"github:acme/docs"})
+	require.NoError(t, err)
+	assert.Equal(t, 1, rep.Added)
+	assert.Equal(t, map[string]int{"commit": 2, "repo": 1, "tree": 1, "raw": 1}, gh.Counts())
+}
+
 func TestGitHubBlobsAPIWhenNoRawHost(t *testing.T) {
 	ctx := context.Background()
 	gh := githubtest.New(t)

@@ -423,13 +423,26 @@ func (g *GitHub) resolve(ctx context.Context, repo ghRepo) (string, error) {
 	if ref == "" {
 		ref = "HEAD"
 	}
+	sha, err := g.commit(ctx, repo, ref)
+	var se *statusError
+	if !errors.As(err, &se) {
+		return sha, err
+	}
+	branch, err := g.explain(ctx, repo, se)
+	if repo.ref == "" && branch != "" {
+		// An API that does not take HEAD: ask for the default branch by name.
+		if sha, err := g.commit(ctx, repo, branch); err == nil {
+			return sha, nil
+		}
+	}
+	return "", err
+}
+
+// commit asks for the SHA of ref, in one request.
+func (g *GitHub) commit(ctx context.Context, repo ghRepo, ref string) (string, error) {
 	resp, err := g.rm.get(ctx, g.apiURL(repo, "commits/"+escapeSegments(ref)),
 		http.Header{"Accept": {"application/vnd.github.sha"}, "X-Github-Api-Version": {"2022-11-28"}}, http.StatusOK)
 	if err != nil {
-		var se *statusError
-		if errors.As(err, &se) {
-			return "", g.explain(ctx, repo, se)
-		}
 		return "", err
 	}
 	defer resp.Body.Close()
@@ -444,35 +457,36 @@ func (g *GitHub) resolve(ctx context.Context, repo ghRepo) (string, error) {
 	return sha, nil
 }
 
-// explain turns a failed ref lookup into advice.
-func (g *GitHub) explain(ctx context.Context, repo ghRepo, se *statusError) error {
+// explain turns a failed ref lookup into advice. When the repository
+// exists but HEAD was not taken, it returns the default branch to try.
+func (g *GitHub) explain(ctx context.Context, repo ghRepo, se *statusError) (retry string, err error) {
 	tokenHint := "set GITHUB_TOKEN to a token that can read it"
 	if g.rm.token != "" {
 		tokenHint = "check that GITHUB_TOKEN can read it"
 	}
 	switch se.code {
 	case http.StatusUnauthorized:
-		return fmt.Errorf("GitHub refused the credentials (401); check GITHUB_TOKEN: %w", se)
+		return "", fmt.Errorf("GitHub refused the credentials (401); check GITHUB_TOKEN: %w", se)
 	case http.StatusNotFound, http.StatusUnprocessableEntity, http.StatusConflict:
 	default:
-		return se
+		return "", se
 	}
 	var info struct {
 		DefaultBranch string `json:"default_branch"`
 	}
-	err := g.rm.getJSON(ctx, g.rm.api.String()+"/repos/"+url.PathEscape(repo.owner)+"/"+url.PathEscape(repo.repo), &info)
+	err = g.rm.getJSON(ctx, g.rm.api.String()+"/repos/"+url.PathEscape(repo.owner)+"/"+url.PathEscape(repo.repo), &info)
 	var se2 *statusError
 	switch {
 	case errors.As(err, &se2) && (se2.code == http.StatusNotFound || se2.code == http.StatusUnauthorized || se2.code == http.StatusForbidden):
-		return fmt.Errorf("repository %s/%s not found; check the owner and name, or if it is private, %s: %w", repo.owner, repo.repo, tokenHint, se)
+		return "", fmt.Errorf("repository %s/%s not found; check the owner and name, or if it is private, %s: %w", repo.owner, repo.repo, tokenHint, se)
 	case err != nil:
-		return fmt.Errorf("%w (and looking up the repository failed: %v)", se, err)
+		return "", fmt.Errorf("%w (and looking up the repository failed: %v)", se, err)
 	case se.code == http.StatusConflict:
-		return fmt.Errorf("repository %s/%s is empty: %w", repo.owner, repo.repo, se)
+		return "", fmt.Errorf("repository %s/%s is empty: %w", repo.owner, repo.repo, se)
 	case repo.ref == "":
-		return fmt.Errorf("the default branch %q of %s/%s has no commit: %w", info.DefaultBranch, repo.owner, repo.repo, se)
+		return info.DefaultBranch, fmt.Errorf("the default branch %q of %s/%s has no commit: %w", info.DefaultBranch, repo.owner, repo.repo, se)
 	default:
-		return fmt.Errorf("ref %q not found in %s/%s; give a branch, tag or commit SHA that exists (the default branch is %q): %w", repo.ref, repo.owner, repo.repo, info.DefaultBranch, se)
+		return "", fmt.Errorf("ref %q not found in %s/%s; give a branch, tag or commit SHA that exists (the default branch is %q): %w", repo.ref, repo.owner, repo.repo, info.DefaultBranch, se)
 	}
 }
 

@@ -28,6 +28,9 @@ type Server struct {
 	API, Raw string
 	// Token, when set, is the one token that may read private repositories.
 	Token string
+	// RefuseHEAD makes commits/HEAD answer 422, as an API that only takes
+	// branch names would.
+	RefuseHEAD bool
 	// Latency is added to every answer, to play a network (set it before use).
 	Latency time.Duration
 
@@ -237,6 +240,9 @@ func (s *Server) serveRepo(w http.ResponseWriter, req *http.Request, rest string
 		}
 		ref := strings.TrimPrefix(tail, "commits/")
 		sha := r.resolve(ref)
+		if ref == "HEAD" && s.RefuseHEAD {
+			sha = ""
+		}
 		if sha == "" {
 			writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"message": "No commit found for SHA: " + ref})
 			return
