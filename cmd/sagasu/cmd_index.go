@@ -36,7 +36,7 @@ one is replaced in one transaction, and running it twice leaves the same index.
 folders, binary files and files over --max-file-size are skipped.`,
 		Example: `  sagasu index README.md docs/
   sagasu index 'docs/**/*.md' --prune
-  sagasu index github:golang/go@go1.22/doc https://go.dev/doc/effective_go
+  sagasu index github:golang/go@go1.22.0/doc https://go.dev/doc/effective_go
   sagasu index --text "Meeting notes: ship on Friday" --title "notes"
   cat notes.txt | sagasu index -`,
 		RunE: func(cmd *cobra.Command, args []string) error {
