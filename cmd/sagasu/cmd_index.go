@@ -18,12 +18,17 @@ func newIndexCmd(g *globals) *cobra.Command {
 	var (
 		text, title  string
 		prune, force bool
+		allowPrivate bool
 	)
 	cmd := &cobra.Command{
-		Use:   "index [PATH|GLOB|-]...",
-		Short: "Add files, folders, globs or text to the index (incremental)",
+		Use:   "index [PATH|GLOB|URL|github:OWNER/REPO|gist:ID|-]...",
+		Short: "Add files, folders, globs, web pages, GitHub repositories, gists or text to the index (incremental)",
 		Long: `Index reads files, folders (recursively), globs such as 'docs/**/*.md', text
 given with --text, or stdin ("-"), splits them into chunks and stores them.
+It also fetches web pages (http(s) URLs), GitHub repositories
+(github:owner/repo[@ref][/path], https://github.com/owner/repo/tree/ref/path;
+GITHUB_TOKEN is used when set) and gists (gist:ID); an unchanged repository
+costs one API call. Internal addresses are refused unless --allow-private.
 
 It is incremental: a source whose content has not changed is skipped, a changed
 one is replaced in one transaction, and running it twice leaves the same index.
@@ -31,6 +36,7 @@ one is replaced in one transaction, and running it twice leaves the same index.
 folders, binary files and files over --max-file-size are skipped.`,
 		Example: `  sagasu index README.md docs/
   sagasu index 'docs/**/*.md' --prune
+  sagasu index github:golang/go@go1.22.0/doc https://go.dev/doc/effective_go
   sagasu index --text "Meeting notes: ship on Friday" --title "notes"
   cat notes.txt | sagasu index -`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -63,6 +69,8 @@ folders, binary files and files over --max-file-size are skipped.`,
 			opt := a.IndexOptions()
 			opt.Prune, opt.Force = prune, force
 			opt.Source.Stdin = g.stdin
+			opt.Source.Remote = opt.Source.Remote.WithEnv()
+			opt.Source.Remote.AllowPrivate = opt.Source.Remote.AllowPrivate || allowPrivate
 			opt.Embedder = emb
 			var bar *progressbar.ProgressBar
 			if !a.Config.JSON && isTerminal(g.stderr) {
@@ -123,6 +131,7 @@ folders, binary files and files over --max-file-size are skipped.`,
 	f.StringVar(&title, "title", "", "title for --text")
 	f.BoolVar(&prune, "prune", false, "remove sources whose files no longer exist")
 	f.BoolVar(&force, "force", false, "re-index sources even when unchanged")
+	f.BoolVar(&allowPrivate, "allow-private", false, "let URLs reach loopback, private and link-local addresses")
 	f.Int("chunk-size", 0, "maximum tokens per chunk (default 512)")
 	f.Int("chunk-overlap", 0, "tokens repeated between pieces of a long section (default 64)")
 	f.Int64("max-file-size", 0, "skip files larger than this many bytes (default 10 MiB)")

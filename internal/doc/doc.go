@@ -16,6 +16,10 @@ const (
 	TypeFile SourceType = "file" // a file on disk
 	TypeText SourceType = "text" // text given on the command line or stdin
 	TypeURL  SourceType = "url"  // a web page
+	// TypeGitHub is a file in a GitHub repository.
+	TypeGitHub SourceType = "github"
+	// TypeGist is a file of a GitHub gist.
+	TypeGist SourceType = "gist"
 )
 
 // Format says how a document's content is structured; the chunker picks its

@@ -9,8 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
+	"sort"
 	"sync"
 	"time"
 
@@ -100,26 +99,127 @@ func New(s store.Store, opt Options) *Indexer {
 	return &Indexer{store: s, opt: opt, log: log}
 }
 
-// Run indexes every input (files, folders, globs, "-" for stdin). Batches
+// Run indexes every input: files, folders, globs, "-" for stdin, and the
+// remote forms source.DefaultRegistry knows (github:owner/repo, gist:ID,
+// http(s) URLs). All inputs are checked before any is loaded. Batches
 // written before an error or a cancellation stay in the index; the run can
 // simply be repeated to finish.
+//
+// A remote source that loaded completely has its vanished documents removed
+// and its state (commit SHA and blob SHAs, ETag) saved for the next run; a
+// source whose load failed keeps everything it had. With Options.Prune,
+// local file sources whose files are gone are removed too.
 func (ix *Indexer) Run(ctx context.Context, inputs []string) (Report, error) {
+	return ix.RunWith(ctx, source.DefaultRegistry(ix.opt.Source), inputs)
+}
+
+// RunWith is Run with the loaders of reg.
+func (ix *Indexer) RunWith(ctx context.Context, reg *source.Registry, inputs []string) (Report, error) {
 	if len(inputs) == 0 {
-		return Report{}, errors.New("nothing to index: give files, folders or globs (or --text)")
+		return Report{}, errors.New("nothing to index: give files, folders, globs, URLs, github:owner/repo or gist:ID (or --text)")
+	}
+	if err := reg.Check(inputs); err != nil {
+		return Report{}, err
 	}
 	start := time.Now()
 	var rep Report
 	skip := func(s source.Skip) { rep.Skipped = append(rep.Skipped, s) }
-	err := ix.write(ctx, &rep, func(emit func(doc.Document) error) error {
-		return source.Walk(ctx, inputs, ix.opt.Source, emit, skip)
+	type loaded struct {
+		out     source.Outcome
+		present map[string]bool
+	}
+	var done []loaded
+	var stored map[string]string
+	err := ix.write(ctx, &rep, func(emit func(doc.Document) error, keep func(string), hashes map[string]string) error {
+		stored = hashes
+		for _, in := range inputs {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			l, err := reg.For(in)
+			if err != nil {
+				return err
+			}
+			present := map[string]bool{}
+			run := &source.Run{
+				Options: ix.opt.Source,
+				Force:   ix.opt.Force,
+				Emit: func(d doc.Document) error {
+					present[d.URI] = true
+					return emit(d)
+				},
+				Keep: func(uri string) {
+					present[uri] = true
+					keep(uri)
+				},
+				Skip:   skip,
+				Stored: func(uri string) bool { _, ok := hashes[uri]; return ok },
+				State:  func(key string) string { return ix.state(ctx, key) },
+			}
+			out, err := l.Load(ctx, in, run)
+			if err != nil {
+				return err
+			}
+			done = append(done, loaded{out, present})
+		}
+		return nil
 	})
+	if err == nil {
+		// Every document of every load is written: now the loads' states
+		// can be saved and what vanished at the origin removed.
+		var gone []string
+		for _, ld := range done {
+			if ld.out.StateKey != "" {
+				if err = ix.store.SetMeta(ctx, stateKey(ld.out.StateKey), ld.out.State); err != nil {
+					err = fmt.Errorf("save the state of %s: %w", ld.out.StateKey, err)
+					break
+				}
+			}
+			if ld.out.Scope == nil {
+				continue
+			}
+			for _, uri := range sortedURIs(stored) {
+				if ld.out.Scope(uri) && !ld.present[uri] {
+					ix.log.Info("removing source gone from its origin", "source", uri)
+					gone = append(gone, doc.SourceID(uri))
+				}
+			}
+		}
+		if err == nil && len(gone) > 0 {
+			var n int
+			n, err = ix.store.Delete(ctx, gone)
+			rep.Removed += n
+		}
+	}
 	if err == nil && ix.opt.Prune {
 		var n int
-		n, err = ix.prune(ctx)
-		rep.Removed = n
+		n, err = ix.prune(ctx, reg)
+		rep.Removed += n
 	}
 	rep.Took = time.Since(start)
 	return rep, err
+}
+
+// stateKey is the meta key under which a loader's state is kept.
+func stateKey(k string) string { return "source-state:" + k }
+
+// state reads a loader's saved state; a failed read means a full load.
+func (ix *Indexer) state(ctx context.Context, key string) string {
+	v, err := ix.store.Meta(ctx, stateKey(key))
+	if err != nil {
+		ix.log.Warn("cannot read saved source state; loading in full", "source", key, "err", err)
+		return ""
+	}
+	return v
+}
+
+func sortedURIs(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Documents indexes documents that are already loaded (text, generated corpora).
@@ -139,7 +239,7 @@ func (ix *Indexer) Documents(ctx context.Context, docs []doc.Document) (Report, 
 func (ix *Indexer) Stream(ctx context.Context, produce func(emit func(doc.Document) error) error) (Report, error) {
 	start := time.Now()
 	var rep Report
-	err := ix.write(ctx, &rep, func(emit func(doc.Document) error) error {
+	err := ix.write(ctx, &rep, func(emit func(doc.Document) error, _ func(string), _ map[string]string) error {
 		return produce(func(d doc.Document) error {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -153,7 +253,9 @@ func (ix *Indexer) Stream(ctx context.Context, produce func(emit func(doc.Docume
 
 // write runs produce, chunking what it emits on this goroutine while a second
 // goroutine writes finished batches, so reading and writing overlap.
-func (ix *Indexer) write(ctx context.Context, rep *Report, produce func(emit func(doc.Document) error) error) error {
+// produce may also report stored URIs it knows are unchanged without
+// reading them (keep), and is given the stored content hashes by URI.
+func (ix *Indexer) write(ctx context.Context, rep *Report, produce func(emit func(doc.Document) error, keep func(uri string), hashes map[string]string) error) error {
 	hashes, err := ix.store.Hashes(ctx)
 	if err != nil {
 		return fmt.Errorf("read index: %w", err)
@@ -244,6 +346,16 @@ func (ix *Indexer) write(ctx context.Context, rep *Report, produce func(emit fun
 		return nil
 	}
 	seen := map[string]bool{}
+	keep := func(uri string) {
+		if seen[uri] {
+			return
+		}
+		seen[uri] = true
+		rep.Unchanged++
+		prog.Read++
+		prog.Unchanged++
+		progress()
+	}
 	perr := produce(func(d doc.Document) error {
 		drain()
 		if seen[d.URI] {
@@ -289,7 +401,7 @@ func (ix *Indexer) write(ctx context.Context, rep *Report, produce func(emit fun
 			return flush()
 		}
 		return nil
-	})
+	}, keep, hashes)
 	if perr == nil {
 		perr = flush()
 	}
@@ -415,17 +527,37 @@ func (ix *Indexer) Reembed(ctx context.Context, progress func(done int)) (int, e
 	return done, err
 }
 
-// prune deletes file sources whose file is gone.
-func (ix *Indexer) prune(ctx context.Context) (int, error) {
-	srcs, err := ix.store.Sources(ctx, store.ListOptions{Type: doc.TypeFile})
+// prune deletes stored sources that a loader of reg owns and says are gone
+// at their origin (local files that no longer exist).
+func (ix *Indexer) prune(ctx context.Context, reg *source.Registry) (int, error) {
+	var pruners []source.Pruner
+	for _, l := range reg.Loaders() {
+		if p, ok := l.(source.Pruner); ok {
+			pruners = append(pruners, p)
+		}
+	}
+	if len(pruners) == 0 {
+		return 0, nil
+	}
+	srcs, err := ix.store.Sources(ctx, store.ListOptions{})
 	if err != nil {
 		return 0, err
 	}
 	var gone []string
 	for _, s := range srcs {
-		if _, err := os.Stat(filepath.FromSlash(s.URI)); errors.Is(err, os.ErrNotExist) {
-			gone = append(gone, s.ID)
-			ix.log.Info("pruning source whose file is gone", "source", s.URI)
+		for _, p := range pruners {
+			if !p.Owns(s) {
+				continue
+			}
+			g, err := p.Gone(ctx, s)
+			if err != nil {
+				return 0, fmt.Errorf("check whether %s still exists: %w", s.URI, err)
+			}
+			if g {
+				gone = append(gone, s.ID)
+				ix.log.Info("pruning source whose file is gone", "source", s.URI)
+			}
+			break
 		}
 	}
 	if len(gone) == 0 {

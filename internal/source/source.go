@@ -1,6 +1,8 @@
 // Package source turns what a user points sagasu at (files, directories,
-// glob patterns, stdin, literal text) into doc.Document values, one at a
-// time, so that a folder of 100,000 files never has to sit in memory.
+// glob patterns, stdin, literal text, web pages, GitHub repositories and
+// gists) into doc.Document values, one at a time, so that a folder of
+// 100,000 files never has to sit in memory. Each form of input has a
+// Loader; a Registry picks one per input.
 package source
 
 import (
@@ -22,7 +24,7 @@ import (
 // DefaultMaxFileSize is the largest file read when Options.MaxFileSize is 0.
 const DefaultMaxFileSize int64 = 10 << 20
 
-// Options tunes Walk. The zero value is ready to use.
+// Options tunes the loaders. The zero value is ready to use.
 type Options struct {
 	// MaxFileSize is the largest file, in bytes, that is read; larger files
 	// are skipped with a warning. 0 (or less) means DefaultMaxFileSize.
@@ -37,8 +39,10 @@ type Options struct {
 	// matched against the entry's slash path as given ("docs/drafts/a.md"),
 	// its path relative to the walked input ("drafts/a.md") and its base name
 	// ("a.md"); an excluded directory is not entered. Explicitly named files
-	// are never excluded.
+	// are never excluded. GitHub repositories are filtered the same way.
 	Exclude []string
+	// Remote configures GitHub repositories, gists and web pages.
+	Remote Remote
 }
 
 // SkipReason says why a file was not turned into a document.
@@ -87,7 +91,62 @@ type Skip struct {
 // explicitly named file or directory cannot be read; all inputs are checked
 // before any is loaded. An error from fn stops the walk and is returned as
 // is; when ctx is cancelled Walk stops promptly and returns ctx.Err().
+//
+// Remote inputs (github:owner/repo, gist:ID, http(s) URLs; see
+// DefaultRegistry) are loaded in full, since Walk keeps no state between
+// runs; index.Indexer.Run loads them incrementally.
 func Walk(ctx context.Context, inputs []string, opt Options, fn func(doc.Document) error, skip func(Skip)) error {
+	w := newWalker(ctx, opt, fn, skip)
+	if err := w.setup(); err != nil {
+		return err
+	}
+	rm := newRemote(opt)
+	reg := NewRegistry(&GitHub{rm: rm}, &Gist{rm: rm}, &Web{rm: rm})
+	type step struct {
+		plan   plan
+		remote Loader // nil for local inputs
+		input  string
+	}
+	steps := make([]step, 0, len(inputs))
+	for _, in := range inputs {
+		if IsRemote(in) {
+			l, err := reg.For(in)
+			if err == nil {
+				err = l.Check(in)
+			}
+			if err != nil {
+				return err
+			}
+			steps = append(steps, step{remote: l, input: in})
+			continue
+		}
+		p, err := resolve(in)
+		if err != nil {
+			return err
+		}
+		steps = append(steps, step{plan: p})
+	}
+	for _, st := range steps {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if st.remote != nil {
+			// Without an index there is no saved state: load in full.
+			r := &Run{Options: opt, Emit: fn, Keep: func(string) {}, Skip: w.skip,
+				Stored: func(string) bool { return false }, State: func(string) string { return "" }}
+			if _, err := st.remote.Load(ctx, st.input, r); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := w.run(st.plan); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func newWalker(ctx context.Context, opt Options, fn func(doc.Document) error, skip func(Skip)) *walker {
 	w := &walker{
 		ctx:  ctx,
 		max:  opt.MaxFileSize,
@@ -110,38 +169,14 @@ func Walk(ctx context.Context, inputs []string, opt Options, fn func(doc.Documen
 	if w.skip == nil {
 		w.skip = func(Skip) {}
 	}
-	for _, p := range opt.Exclude {
-		if err := glob.Valid(p); err != nil {
-			return fmt.Errorf("exclude pattern: %w", err)
-		}
-	}
-
-	plans := make([]plan, 0, len(inputs))
-	for _, in := range inputs {
-		p, err := resolve(in)
-		if err != nil {
-			return err
-		}
-		plans = append(plans, p)
-	}
-	for _, p := range plans {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := w.run(p); err != nil {
-			return err
-		}
-	}
-	return nil
+	return w
 }
 
-// Check reports the first input that Walk would refuse (missing path,
-// malformed glob) without loading anything, so a caller can fail before it
-// creates an index.
-func Check(inputs []string) error {
-	for _, in := range inputs {
-		if _, err := resolve(in); err != nil {
-			return err
+// setup checks the exclude patterns.
+func (w *walker) setup() error {
+	for _, p := range w.excl {
+		if err := glob.Valid(p); err != nil {
+			return fmt.Errorf("exclude pattern: %w", err)
 		}
 	}
 	return nil
