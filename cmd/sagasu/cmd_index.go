@@ -18,7 +18,6 @@ func newIndexCmd(g *globals) *cobra.Command {
 	var (
 		text, title  string
 		prune, force bool
-		allowPrivate bool
 	)
 	cmd := &cobra.Command{
 		Use:   "index [PATH|GLOB|URL|github:OWNER/REPO|gist:ID|-]...",
@@ -69,8 +68,6 @@ folders, binary files and files over --max-file-size are skipped.`,
 			opt := a.IndexOptions()
 			opt.Prune, opt.Force = prune, force
 			opt.Source.Stdin = g.stdin
-			opt.Source.Remote = opt.Source.Remote.WithEnv()
-			opt.Source.Remote.AllowPrivate = opt.Source.Remote.AllowPrivate || allowPrivate
 			opt.Embedder = emb
 			var bar *progressbar.ProgressBar
 			if !a.Config.JSON && isTerminal(g.stderr) {
@@ -131,7 +128,7 @@ folders, binary files and files over --max-file-size are skipped.`,
 	f.StringVar(&title, "title", "", "title for --text")
 	f.BoolVar(&prune, "prune", false, "remove sources whose files no longer exist")
 	f.BoolVar(&force, "force", false, "re-index sources even when unchanged")
-	f.BoolVar(&allowPrivate, "allow-private", false, "let URLs reach loopback, private and link-local addresses")
+	f.Bool("allow-private", false, "let URLs reach loopback, private and link-local addresses")
 	f.Int("chunk-size", 0, "maximum tokens per chunk (default 512)")
 	f.Int("chunk-overlap", 0, "tokens repeated between pieces of a long section (default 64)")
 	f.Int64("max-file-size", 0, "skip files larger than this many bytes (default 10 MiB)")

@@ -109,6 +109,7 @@ loopback ones are refused unless allowed with --allow-origin.`,
 	f.Int("chunk-overlap", 0, "sagasu_index default: tokens repeated between pieces of a long section (default 64)")
 	f.Int64("max-file-size", 0, "sagasu_index: skip files larger than this many bytes (default 10 MiB)")
 	f.StringSlice("exclude", nil, "sagasu_index: glob patterns to skip (repeatable)")
+	f.Bool("allow-private", false, "sagasu_index: let URLs reach loopback, private and link-local addresses")
 	addEmbedderFlags(f)
 	af.register(f, true)
 	return cmd

@@ -86,7 +86,9 @@ func (a *App) ChunkOptions() chunk.Options {
 	return chunk.Options{MaxTokens: a.Config.Chunk.Size, Overlap: a.Config.Chunk.Overlap}
 }
 
-// IndexOptions returns the pipeline options for the configuration.
+// IndexOptions returns the pipeline options for the configuration. GitHub
+// credentials and API addresses come from GITHUB_TOKEN,
+// SAGASU_GITHUB_API_URL and SAGASU_GITHUB_RAW_URL.
 func (a *App) IndexOptions() index.Options {
 	return index.Options{
 		Chunk: a.ChunkOptions(),
@@ -94,6 +96,12 @@ func (a *App) IndexOptions() index.Options {
 			MaxFileSize: a.Config.Index.MaxFileSize,
 			Exclude:     a.Config.Index.Exclude,
 			Logger:      a.Log,
+			Remote: source.Remote{
+				AllowPrivate: a.Config.Index.AllowPrivate,
+				GitHubToken:  a.Getenv("GITHUB_TOKEN"),
+				GitHubAPIURL: a.Getenv("SAGASU_GITHUB_API_URL"),
+				GitHubRawURL: a.Getenv("SAGASU_GITHUB_RAW_URL"),
+			},
 		},
 		Logger: a.Log,
 	}

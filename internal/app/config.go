@@ -40,6 +40,9 @@ type Config struct {
 	Index struct {
 		MaxFileSize int64    `koanf:"max_file_size" flag:"max-file-size"` // bytes; larger files are skipped
 		Exclude     []string `koanf:"exclude" flag:"exclude"`             // glob patterns to skip
+		// AllowPrivate lets URLs reach loopback, private and link-local
+		// addresses (refused by default: a guard against SSRF).
+		AllowPrivate bool `koanf:"allow_private" flag:"allow-private"`
 	} `koanf:"index"`
 
 	Search struct {

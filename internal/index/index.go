@@ -145,6 +145,12 @@ func (ix *Indexer) RunWith(ctx context.Context, reg *source.Registry, inputs []s
 				Options: ix.opt.Source,
 				Force:   ix.opt.Force,
 				Emit: func(d doc.Document) error {
+					if accept := ix.opt.Source.Accept; accept != nil {
+						if err := accept(d); err != nil {
+							skip(source.Skip{Path: d.URI, Reason: source.SkipRefused, Err: err})
+							return nil
+						}
+					}
 					present[d.URI] = true
 					return emit(d)
 				},

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -59,21 +58,6 @@ type Remote struct {
 	Fetch fetch.Options
 }
 
-// WithEnv returns r with its empty GitHub fields filled from the
-// environment: GitHubToken from GITHUB_TOKEN, GitHubAPIURL from
-// SAGASU_GITHUB_API_URL, GitHubRawURL from SAGASU_GITHUB_RAW_URL. It is the
-// only place sagasu's loaders read the environment.
-func (r Remote) WithEnv() Remote {
-	fill := func(v *string, env string) {
-		if *v == "" {
-			*v = os.Getenv(env)
-		}
-	}
-	fill(&r.GitHubToken, "GITHUB_TOKEN")
-	fill(&r.GitHubAPIURL, "SAGASU_GITHUB_API_URL")
-	fill(&r.GitHubRawURL, "SAGASU_GITHUB_RAW_URL")
-	return r
-}
 
 // remote is what the GitHub, gist and web loaders share: the guarded client,
 // limits, and the GitHub credentials.

@@ -43,6 +43,10 @@ type Options struct {
 	Exclude []string
 	// Remote configures GitHub repositories, gists and web pages.
 	Remote Remote
+	// Accept, when set, is asked about every loaded document; an error
+	// skips it with SkipRefused and the error as the reason (the MCP
+	// server refuses files that symbolic links lead outside its roots).
+	Accept func(doc.Document) error
 }
 
 // SkipReason says why a file was not turned into a document.
@@ -59,6 +63,8 @@ const (
 	// directories) or by Options.Exclude are routine and are only logged at
 	// debug level, not reported.
 	SkipIgnored SkipReason = "ignored"
+	// SkipRefused is a document Options.Accept refused.
+	SkipRefused SkipReason = "refused"
 )
 
 // Skip reports one file or directory that Walk did not load.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/chunk"
@@ -19,7 +20,7 @@ type IndexInput struct {
 	Text         string   `json:"text,omitempty" jsonschema:"text to index as one source"`
 	Title        string   `json:"title,omitempty" jsonschema:"title of the text (default: its first heading or line)"`
 	File         string   `json:"file,omitempty" jsonschema:"a file or folder to index, inside the server's allowed roots"`
-	Files        []string `json:"files,omitempty" jsonschema:"files, folders or globs such as docs/**/*.md, inside the allowed roots"`
+	Files        []string `json:"files,omitempty" jsonschema:"files, folders or globs such as docs/**/*.md inside the allowed roots; or web pages (https://...), GitHub repositories (github:owner/repo[@ref][/path]) and gists (gist:ID)"`
 	ChunkSize    int      `json:"chunkSize,omitempty" jsonschema:"most tokens per chunk, 16 to 8192 (default: the server's, usually 512)"`
 	ChunkOverlap int      `json:"chunkOverlap,omitempty" jsonschema:"tokens repeated between pieces of a long section, below half the chunk size"`
 	Exclude      []string `json:"exclude,omitempty" jsonschema:"glob patterns of files and folders to skip"`
@@ -47,9 +48,6 @@ type SkippedFile struct {
 	Reason string `json:"reason" jsonschema:"binary, too-large, unreadable, ignored or outside-roots"`
 	Error  string `json:"error,omitempty"`
 }
-
-// batchBytes is how much content one write of an index run carries.
-const batchBytes = 4 << 20
 
 // IndexProgress is where an index run is.
 type IndexProgress struct {
@@ -97,6 +95,11 @@ func (r IndexResult) Output(items int) IndexOutput {
 func (t *Toolset) Index(ctx context.Context, in IndexInput, progress func(IndexProgress)) (IndexResult, error) {
 	var inputs []string
 	for _, p := range append(nonEmptyList(in.File), in.Files...) {
+		if isRemote(p) {
+			// Fetched through the SSRF guard, not read from disk.
+			inputs = append(inputs, p)
+			continue
+		}
 		w, err := t.roots.input(p)
 		if err != nil {
 			return IndexResult{}, err
@@ -134,89 +137,72 @@ func (t *Toolset) Index(ctx context.Context, in IndexInput, progress func(IndexP
 	defer unlock()
 
 	start := time.Now()
-	run := &indexRun{ctx: ctx, ix: index.New(t.store, opt), progress: progress}
+	var last time.Time
+	var final index.Progress
+	opt.Progress = func(p index.Progress) {
+		final = p
+		if progress != nil && time.Since(last) > progressEvery {
+			last = time.Now()
+			progress(IndexProgress{Read: p.Read, Written: p.Written, Chunks: p.Chunks})
+		}
+	}
+	// A symbolic link may lead a walked folder outside the roots.
+	opt.Source.Accept = func(d doc.Document) error {
+		if d.Type == doc.TypeFile && !t.roots.allows(d.URI) {
+			return errOutsideRoots
+		}
+		return nil
+	}
+	ix := index.New(t.store, opt)
+	var rep index.Report
 	if in.Text != "" {
-		err = run.add(source.FromText(in.Text, in.Title))
+		rep, err = ix.Documents(ctx, []doc.Document{source.FromText(in.Text, in.Title)})
 	}
 	if err == nil && len(inputs) > 0 {
-		err = source.Walk(ctx, inputs, opt.Source, func(d doc.Document) error {
-			if d.Type == doc.TypeFile && !t.roots.allows(d.URI) {
-				run.skipped = append(run.skipped, SkippedFile{Path: d.URI, Reason: "outside-roots", Error: "a symbolic link to a file outside the allowed roots"})
-				return nil
-			}
-			return run.add(d)
-		}, func(sk source.Skip) {
-			sf := SkippedFile{Path: sk.Path, Reason: string(sk.Reason)}
-			if sk.Err != nil {
-				sf.Error = sk.Err.Error()
-			}
-			run.skipped = append(run.skipped, sf)
-		})
-	}
-	if err == nil {
-		err = run.flush()
+		var more index.Report
+		more, err = ix.Run(ctx, inputs)
+		rep.Add(more)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return IndexResult{}, fmt.Errorf("cancelled: the %d source(s) written before the stop are kept; call sagasu_index again to finish", run.rep.Added+run.rep.Updated)
+			return IndexResult{}, fmt.Errorf("cancelled: the %d source(s) written before the stop are kept; call sagasu_index again to finish", rep.Added+rep.Updated)
 		}
 		return IndexResult{}, err
 	}
-	run.notify(true)
+	if progress != nil {
+		progress(IndexProgress{Read: final.Read, Written: rep.Added + rep.Updated, Chunks: rep.Chunks, Final: true})
+	}
 	stats, err := t.stats(ctx)
 	if err != nil {
 		return IndexResult{}, err
 	}
-	return IndexResult{Report: run.rep, Skipped: run.skipped, Took: time.Since(start), Index: stats}, nil
+	var skipped []SkippedFile
+	for _, sk := range rep.Skipped {
+		sf := SkippedFile{Path: sk.Path, Reason: string(sk.Reason)}
+		if sk.Reason == source.SkipRefused && errors.Is(sk.Err, errOutsideRoots) {
+			sf.Reason = "outside-roots"
+		}
+		if sk.Err != nil {
+			sf.Error = sk.Err.Error()
+		}
+		skipped = append(skipped, sf)
+	}
+	return IndexResult{Report: rep, Skipped: skipped, Took: time.Since(start), Index: stats}, nil
 }
 
-// indexRun collects documents into batches, writes them and reports
-// progress.
-type indexRun struct {
-	ctx      context.Context
-	ix       *index.Indexer
-	progress func(IndexProgress)
-	batch    []doc.Document
-	size     int
-	read     int
-	rep      index.Report
-	skipped  []SkippedFile
-	last     time.Time
-}
+// progressEvery is the least time between two progress reports.
+const progressEvery = 200 * time.Millisecond
 
-func (r *indexRun) add(d doc.Document) error {
-	r.batch = append(r.batch, d)
-	r.size += len(d.Content)
-	r.read++
-	if r.read == 1 || time.Since(r.last) > 200*time.Millisecond {
-		r.notify(false)
-	}
-	if r.size >= batchBytes {
-		return r.flush()
-	}
-	return nil
-}
+// errOutsideRoots refuses a file a symbolic link leads outside the roots.
+var errOutsideRoots = errors.New("a symbolic link to a file outside the allowed roots")
 
-// flush writes the batch: one or more transactions, each whole or not at all.
-func (r *indexRun) flush() error {
-	if len(r.batch) == 0 {
-		return nil
+// isRemote reports an input that names a web page, a GitHub repository or
+// a gist rather than a path.
+func isRemote(in string) bool {
+	for _, p := range []string{"http://", "https://", "github:", "gist:"} {
+		if strings.HasPrefix(in, p) {
+			return true
+		}
 	}
-	rep, err := r.ix.Documents(r.ctx, r.batch)
-	rep.Took = 0 // the run's own clock covers the whole call
-	r.rep.Add(rep)
-	r.batch, r.size = nil, 0
-	if err != nil {
-		return err
-	}
-	r.notify(false)
-	return nil
-}
-
-// notify reports progress to whoever listens.
-func (r *indexRun) notify(final bool) {
-	r.last = time.Now()
-	if r.progress != nil {
-		r.progress(IndexProgress{Read: r.read, Written: r.rep.Added + r.rep.Updated, Chunks: r.rep.Chunks, Final: final})
-	}
+	return false
 }
