@@ -277,7 +277,7 @@ func (m *Model) params(req llm.Request) (anthropic.MessageNewParams, error) {
 				blocks = append(blocks, anthropic.NewToolUseBlock(tc.ID, input, tc.Name))
 			}
 			if len(blocks) == 0 {
-				blocks = append(blocks, anthropic.NewTextBlock(""))
+				continue // the API rejects empty text blocks; an empty turn says nothing
 			}
 			add(anthropic.MessageParamRoleAssistant, blocks...)
 		case llm.RoleTool:

@@ -356,3 +356,14 @@ func TestNewChecksConfig(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, llm.Info{Driver: "anthropic", Model: "claude-sonnet-4-5", Endpoint: "https://api.anthropic.com"}, m.Info())
 }
+
+func TestStreamCancelledByCaller(t *testing.T) {
+	srv := fakeserver.New(t, fakeserver.Reply{Hold: true, Events: []string{messageStart,
+		event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`),
+		textDelta(0, "a")}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp, err := newModel(t, srv).Stream(ctx, ask, func(llm.Delta) error { cancel(); return nil })
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Nil(t, resp)
+}

@@ -307,7 +307,7 @@ func (m *Model) request(req llm.Request) ([]*genai.Content, *genai.GenerateConte
 				parts = append(parts, part)
 			}
 			if len(parts) == 0 {
-				parts = append(parts, &genai.Part{Text: ""})
+				continue // an empty turn says nothing, and an empty part is refused
 			}
 			add(genai.RoleModel, parts...)
 		case llm.RoleTool:

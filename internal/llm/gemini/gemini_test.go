@@ -341,3 +341,12 @@ func TestNewChecksConfig(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "gemini-2.5-flash", m.Info().Model)
 }
+
+func TestStreamCancelledByCaller(t *testing.T) {
+	srv := fakeserver.New(t, fakeserver.Reply{Hold: true, CRLF: true, Events: []string{chunk(`[{"text":"a"}]`, "")}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp, err := newModel(t, srv).Stream(ctx, ask, func(llm.Delta) error { cancel(); return nil })
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Nil(t, resp)
+}

@@ -412,3 +412,25 @@ func TestBadRequestsFailBeforeSending(t *testing.T) {
 	}
 	assert.Empty(t, srv.Requests())
 }
+
+func TestUnreachableServerIsRetryableAndNamed(t *testing.T) {
+	srv := fakeserver.New(t)
+	url := srv.URL
+	srv.Close()
+	m := mustNew(t, openai.Config{BaseURL: url + "/v1"})
+	_, err := m.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), url+"/v1")
+	assert.True(t, llm.IsRetryable(err), "connection refused: %v", err)
+	assert.NotErrorIs(t, err, llm.ErrMalformed)
+}
+
+func TestStreamCancelledByCaller(t *testing.T) {
+	srv := fakeserver.New(t, fakeserver.Reply{Hold: true, Events: []string{chunk(`{"content":"a"}`, "")}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp, err := newModel(t, srv).Stream(ctx, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}},
+		func(llm.Delta) error { cancel(); return nil })
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Nil(t, resp)
+}
