@@ -116,8 +116,12 @@ func (m *Model) Chat(ctx context.Context, req llm.Request) (*llm.Response, error
 		if tc.Type != "" && tc.Type != "function" {
 			continue // custom tools are never offered
 		}
+		id := tc.ID
+		if id == "" {
+			id = callID(len(msg.ToolCalls))
+		}
 		msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{
-			ID: tc.ID, Name: tc.Function.Name, Arguments: json.RawMessage(tc.Function.Arguments),
+			ID: id, Name: tc.Function.Name, Arguments: json.RawMessage(tc.Function.Arguments),
 		})
 	}
 	return &llm.Response{
@@ -166,9 +170,13 @@ func (m *Model) Stream(ctx context.Context, req llm.Request, onDelta func(llm.De
 				if tc.ID == "" && tc.Function.Name == "" && tc.Function.Arguments == "" {
 					continue
 				}
+				i, first := calls.index(int(tc.Index), tc.ID)
+				id := tc.ID
+				if first && id == "" {
+					id = callID(i)
+				}
 				deltas = append(deltas, llm.Delta{ToolCall: &llm.ToolCallDelta{
-					Index: calls.index(int(tc.Index), tc.ID), ID: tc.ID, Name: tc.Function.Name,
-					ArgumentsDelta: tc.Function.Arguments,
+					Index: i, ID: id, Name: tc.Function.Name, ArgumentsDelta: tc.Function.Arguments,
 				}})
 			}
 			for _, d := range deltas {
@@ -200,12 +208,15 @@ type callIndex struct {
 	to   map[int]int // wire index -> our index
 }
 
-func (c *callIndex) index(wireIndex int, id string) int {
+// index returns our index for a piece of a call, and whether it is the
+// call's first piece.
+func (c *callIndex) index(wireIndex int, id string) (int, bool) {
 	if c.to == nil {
 		c.ids, c.to = map[int]string{}, map[int]int{}
 	}
 	i, seen := c.to[wireIndex]
-	if !seen || (id != "" && c.ids[wireIndex] != "" && c.ids[wireIndex] != id) {
+	first := !seen || (id != "" && c.ids[wireIndex] != "" && c.ids[wireIndex] != id)
+	if first {
 		i = c.next
 		c.next++
 		c.to[wireIndex] = i
@@ -213,8 +224,12 @@ func (c *callIndex) index(wireIndex int, id string) int {
 	if id != "" {
 		c.ids[wireIndex] = id
 	}
-	return i
+	return i, first
 }
+
+// callID names a tool call the server sent without an ID (some local
+// servers do), so that its result can still refer to it.
+func callID(i int) string { return fmt.Sprintf("call_%d", i) }
 
 func (m *Model) params(req llm.Request) (openai.ChatCompletionNewParams, error) {
 	p := openai.ChatCompletionNewParams{Model: shared.ChatModel(m.model)}

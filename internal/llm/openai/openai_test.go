@@ -364,3 +364,34 @@ func TestStreamCancelledByCaller(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Nil(t, resp)
 }
+
+func TestToolCallsWithoutIDGetOne(t *testing.T) {
+	srv := fakeserver.New(t,
+		fakeserver.Reply{Body: completion(`{"role":"assistant","content":null,"tool_calls":[
+			{"type":"function","function":{"name":"search","arguments":"{\"query\":\"go\"}"}},
+			{"type":"function","function":{"name":"search","arguments":"{\"query\":\"rust\"}"}}]}`, "tool_calls")},
+		fakeserver.Reply{Events: []string{
+			chunk(`{"tool_calls":[{"index":0,"type":"function","function":{"name":"search","arguments":"{\"query\":"}}]}`, ""),
+			chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"\"go\"}"}}]}`, ""),
+			chunk(`{}`, "tool_calls"), "data: [DONE]",
+		}},
+	)
+	m := newModel(t, srv)
+	resp, err := m.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}})
+	require.NoError(t, err)
+	require.Len(t, resp.Message.ToolCalls, 2)
+	assert.Equal(t, "call_0", resp.Message.ToolCalls[0].ID)
+	assert.Equal(t, "call_1", resp.Message.ToolCalls[1].ID)
+
+	var first *llm.ToolCallDelta
+	resp, err = m.Stream(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}},
+		func(d llm.Delta) error {
+			if first == nil {
+				first = d.ToolCall
+			}
+			return nil
+		})
+	require.NoError(t, err)
+	assert.Equal(t, "call_0", first.ID, "the caller sees the ID with the first piece")
+	assert.Equal(t, []llm.ToolCall{{ID: "call_0", Name: "search", Arguments: json.RawMessage(`{"query":"go"}`)}}, resp.Message.ToolCalls)
+}
