@@ -395,3 +395,13 @@ func TestToolCallsWithoutIDGetOne(t *testing.T) {
 	assert.Equal(t, "call_0", first.ID, "the caller sees the ID with the first piece")
 	assert.Equal(t, []llm.ToolCall{{ID: "call_0", Name: "search", Arguments: json.RawMessage(`{"query":"go"}`)}}, resp.Message.ToolCalls)
 }
+
+func TestConfigTimeoutBoundsAStream(t *testing.T) {
+	srv := fakeserver.New(t, fakeserver.Reply{Hold: true, Events: []string{chunk(`{"content":"thinking"}`, "")}})
+	m := mustNew(t, openai.Config{BaseURL: srv.URL + "/v1", Timeout: 20 * time.Millisecond})
+	resp, err := m.Stream(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}},
+		func(llm.Delta) error { return nil })
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Nil(t, resp)
+	assert.True(t, llm.IsRetryable(err), "a call that ran out of its own time may be made again")
+}
