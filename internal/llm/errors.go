@@ -40,6 +40,8 @@ type APIError struct {
 	KeyEnv string
 }
 
+// Error says which API answered what, and for a refused key where the key
+// is read from. It never contains the key.
 func (e *APIError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s API at %s: HTTP %d", e.Driver, e.Endpoint, e.Status)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"time"
 )
@@ -29,6 +30,8 @@ type RetryOptions struct {
 	// Jitter returns a number in [0,1) (default math/rand/v2); tests
 	// replace it.
 	Jitter func() float64
+	// Logger, when set, gets a warning before each retry.
+	Logger *slog.Logger
 }
 
 // WithRetry wraps m so that failed calls are made again when IsRetryable
@@ -106,6 +109,11 @@ func (r *retrying) do(ctx context.Context, call func(context.Context) (*Response
 				return nil, err
 			}
 			wait = max(wait, ae.RetryAfter)
+		}
+		if r.o.Logger != nil {
+			info := r.m.Info()
+			r.o.Logger.Warn("llm call failed; retrying", "driver", info.Driver, "model", info.Model,
+				"attempt", attempt, "of", r.o.MaxAttempts, "wait", wait, "err", err)
 		}
 		if serr := r.o.Sleep(ctx, wait); serr != nil {
 			return nil, fmt.Errorf("waiting to retry after %w: %w", err, serr)

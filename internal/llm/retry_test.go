@@ -1,9 +1,11 @@
 package llm_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -174,4 +176,17 @@ func TestRetryStreamCallbackErrorIsReturned(t *testing.T) {
 
 func TestRetryKeepsInfo(t *testing.T) {
 	assert.Equal(t, "llmtest", llm.WithRetry(llmtest.New(), llm.RetryOptions{}).Info().Driver)
+}
+
+func TestRetryLogsEachRetry(t *testing.T) {
+	var buf bytes.Buffer
+	opts := retryOpts(&fakeClock{})
+	opts.Logger = slog.New(slog.NewTextHandler(&buf, nil))
+	m := llmtest.New(llmtest.Fail(apiErr(503, 0)), llmtest.Text("ok"))
+	_, err := llm.WithRetry(m, opts).Chat(context.Background(), hello)
+	require.NoError(t, err)
+	assert.Contains(t, buf.String(), "llm call failed; retrying")
+	assert.Contains(t, buf.String(), "driver=llmtest")
+	assert.Contains(t, buf.String(), "HTTP 503")
+	assert.Equal(t, 1, bytes.Count(buf.Bytes(), []byte("\n")))
 }

@@ -10,10 +10,8 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -52,24 +50,20 @@ type Config struct {
 type Model struct {
 	svc     anthropic.MessageService
 	model   string
-	base    string
+	ep      wire.Endpoint
 	timeout time.Duration
 }
 
 // New checks cfg and makes the client. It does not contact the server.
 func New(cfg Config) (*Model, error) {
-	base := strings.TrimRight(cfg.BaseURL, "/")
-	if base == "" {
-		base = DefaultBaseURL
+	base, host, err := wire.ParseBase(driver, cfg.BaseURL, DefaultBaseURL)
+	if err != nil {
+		return nil, err
 	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("anthropic: base URL %q is not an http(s) URL; give one like %s", cfg.BaseURL, DefaultBaseURL)
-	}
-	if u.Hostname() == "api.anthropic.com" && strings.TrimSpace(cfg.APIKey) == "" {
+	if host == "api.anthropic.com" && strings.TrimSpace(cfg.APIKey) == "" {
 		return nil, fmt.Errorf("anthropic: no API key for %s: export %s", base, KeyEnv)
 	}
-	m := &Model{model: cfg.Model, base: base, timeout: cfg.Timeout}
+	m := &Model{model: cfg.Model, ep: wire.Endpoint{Driver: driver, Base: base, KeyEnv: KeyEnv}, timeout: cfg.Timeout}
 	if m.model == "" {
 		m.model = DefaultModel
 	}
@@ -89,7 +83,7 @@ func New(cfg Config) (*Model, error) {
 
 // Info names the driver, model and base URL.
 func (m *Model) Info() llm.Info {
-	return llm.Info{Driver: driver, Model: m.model, Endpoint: m.base}
+	return llm.Info{Driver: driver, Model: m.model, Endpoint: m.ep.Base}
 }
 
 // Chat sends one request and waits for the whole answer.
@@ -98,15 +92,15 @@ func (m *Model) Chat(ctx context.Context, req llm.Request) (*llm.Response, error
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := m.bound(ctx)
+	ctx, cancel := wire.Bound(ctx, m.timeout)
 	defer cancel()
 	ctx, rec := wire.Record(ctx)
 	msg, err := m.svc.New(ctx, params)
 	if err != nil {
-		return nil, m.callError(ctx, rec, err)
+		return nil, m.ep.CallError(ctx, rec, err)
 	}
 	if msg.Type != "" && msg.Type != "message" {
-		return nil, wire.Malformed(driver, m.base, fmt.Errorf("the answer is a %q, not a message", msg.Type))
+		return nil, wire.Malformed(driver, m.ep.Base, fmt.Errorf("the answer is a %q, not a message", msg.Type))
 	}
 	out := llm.Message{Role: llm.RoleAssistant}
 	var text strings.Builder
@@ -134,7 +128,7 @@ func (m *Model) Stream(ctx context.Context, req llm.Request, onDelta func(llm.De
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := m.bound(ctx)
+	ctx, cancel := wire.Bound(ctx, m.timeout)
 	defer cancel()
 	ctx, rec := wire.Record(ctx)
 	stream := m.svc.NewStreaming(ctx, params)
@@ -170,7 +164,7 @@ func (m *Model) Stream(ctx context.Context, req llm.Request, onDelta func(llm.De
 				}
 				i, ok := calls[ev.Index]
 				if !ok {
-					return nil, wire.Malformed(driver, m.base, fmt.Errorf("input_json_delta for content block %d, which is not a tool_use block", ev.Index))
+					return nil, wire.Malformed(driver, m.ep.Base, fmt.Errorf("input_json_delta for content block %d, which is not a tool_use block", ev.Index))
 				}
 				d = &llm.Delta{ToolCall: &llm.ToolCallDelta{Index: i, ArgumentsDelta: ev.Delta.PartialJSON}}
 			}
@@ -193,24 +187,10 @@ func (m *Model) Stream(ctx context.Context, req llm.Request, onDelta func(llm.De
 		}
 	}
 	if err := stream.Err(); err != nil {
-		if ae := rec.APIError(driver, m.base, KeyEnv); ae != nil {
-			return nil, ae
-		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("anthropic stream from %s: %w", m.base, context.Cause(ctx))
-		}
-		var syn *json.SyntaxError
-		var typ *json.UnmarshalTypeError
-		if errors.As(err, &syn) || errors.As(err, &typ) {
-			return nil, wire.Malformed(driver, m.base, fmt.Errorf("stream event %d: %w", events+1, err))
-		}
-		return nil, wire.Incomplete(driver, m.base, acc.Deltas(), err)
+		return nil, m.ep.StreamError(ctx, rec, events, acc.Deltas(), err)
 	}
 	if !stopped {
-		if events == 0 && !strings.Contains(rec.ContentType(), "event-stream") {
-			return nil, wire.Malformed(driver, m.base, fmt.Errorf("expected an event stream, got Content-Type %q", rec.ContentType()))
-		}
-		return nil, wire.Incomplete(driver, m.base, acc.Deltas(), nil)
+		return nil, m.ep.StreamEnded(rec, events, acc.Deltas())
 	}
 	msg := acc.Message()
 	for i, c := range msg.ToolCalls {
@@ -219,26 +199,6 @@ func (m *Model) Stream(ctx context.Context, req llm.Request, onDelta func(llm.De
 		}
 	}
 	return &llm.Response{Message: msg, Usage: usage, StopReason: stopReason(stop)}, nil
-}
-
-func (m *Model) bound(ctx context.Context) (context.Context, context.CancelFunc) {
-	if m.timeout > 0 {
-		return context.WithTimeout(ctx, m.timeout)
-	}
-	return context.WithCancel(ctx)
-}
-
-func (m *Model) callError(ctx context.Context, rec *wire.Recorder, err error) error {
-	if ae := rec.APIError(driver, m.base, KeyEnv); ae != nil {
-		return ae
-	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("anthropic messages at %s: %w", m.base, context.Cause(ctx))
-	}
-	if st := rec.Status(); st >= 200 && st < 300 && (rec.BodyRead() || !llm.IsRetryable(err)) {
-		return wire.Malformed(driver, m.base, err)
-	}
-	return fmt.Errorf("anthropic messages at %s: %w", m.base, err)
 }
 
 func (m *Model) params(req llm.Request) (anthropic.MessageNewParams, error) {
@@ -277,7 +237,7 @@ func (m *Model) params(req llm.Request) (anthropic.MessageNewParams, error) {
 				blocks = append(blocks, anthropic.NewToolUseBlock(tc.ID, input, tc.Name))
 			}
 			if len(blocks) == 0 {
-				blocks = append(blocks, anthropic.NewTextBlock(""))
+				continue // the API rejects empty text blocks; an empty turn says nothing
 			}
 			add(anthropic.MessageParamRoleAssistant, blocks...)
 		case llm.RoleTool:

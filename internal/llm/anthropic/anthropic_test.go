@@ -231,24 +231,11 @@ func TestStreamParallelToolCalls(t *testing.T) {
 }
 
 func TestStreamCut(t *testing.T) {
-	events := []string{
+	fakeserver.CheckStreamCut(t, asModel, fakeserver.Reply{Events: []string{
 		messageStart,
 		event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`),
 		textDelta(0, "The answer"), textDelta(0, " is"),
-	}
-	for _, abort := range []bool{true, false} {
-		t.Run(fmt.Sprintf("connection dropped=%v", abort), func(t *testing.T) {
-			srv := fakeserver.New(t, fakeserver.Reply{Events: events, Abort: abort})
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			var got string
-			resp, err := newModel(t, srv).Stream(ctx, ask, func(d llm.Delta) error { got += d.Text; return nil })
-			require.ErrorIs(t, err, llm.ErrIncomplete)
-			assert.Nil(t, resp)
-			assert.Equal(t, "The answer is", got)
-			assert.Contains(t, err.Error(), srv.URL)
-		})
-	}
+	}}, "The answer is")
 }
 
 func TestStreamErrorEvent(t *testing.T) {
@@ -274,78 +261,28 @@ func TestStreamCallbackErrorStops(t *testing.T) {
 }
 
 func TestHTTPErrors(t *testing.T) {
-	tests := []struct {
-		name     string
-		reply    fakeserver.Reply
-		sentinel error
-		code     string
-		inText   []string
-		retry    time.Duration
-	}{
-		{"400", fakeserver.Reply{Status: 400, Body: `{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: Field required"},"request_id":"req_1"}`},
-			llm.ErrBadRequest, "invalid_request_error", []string{"max_tokens: Field required"}, 0},
-		{"401", fakeserver.Reply{Status: 401, Body: `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"},"request_id":"req_2"}`},
-			llm.ErrUnauthorized, "authentication_error", []string{"ANTHROPIC_API_KEY", "invalid x-api-key"}, 0},
-		{"429", fakeserver.Reply{Status: 429, Header: map[string]string{"Retry-After": "12"}, Body: `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`},
-			llm.ErrRateLimited, "rate_limit_error", []string{"per-minute rate limit"}, 12 * time.Second},
-		{"500", fakeserver.Reply{Status: 500, Body: `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`},
-			nil, "api_error", []string{"Internal server error"}, 0},
-		{"529", fakeserver.Reply{Status: 529, Body: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`},
-			nil, "overloaded_error", []string{"Overloaded"}, 0},
-	}
-	for _, tt := range tests {
-		for _, stream := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s stream=%v", tt.name, stream), func(t *testing.T) {
-				srv := fakeserver.New(t, tt.reply)
-				m := newModel(t, srv)
-				var err error
-				if stream {
-					_, err = m.Stream(context.Background(), ask, func(llm.Delta) error { return nil })
-				} else {
-					_, err = m.Chat(context.Background(), ask)
-				}
-				var ae *llm.APIError
-				require.ErrorAs(t, err, &ae)
-				assert.Equal(t, tt.reply.Status, ae.Status)
-				assert.Equal(t, "anthropic", ae.Driver)
-				assert.Equal(t, tt.code, ae.Code)
-				assert.Equal(t, tt.retry, ae.RetryAfter)
-				if tt.sentinel != nil {
-					assert.ErrorIs(t, err, tt.sentinel)
-				}
-				assert.Equal(t, ae.Status >= 429, llm.IsRetryable(err))
-				for _, s := range tt.inText {
-					assert.Contains(t, err.Error(), s)
-				}
-				assert.NotContains(t, err.Error(), "sk-ant-test-secret")
-				assert.Len(t, srv.Requests(), 1, "the SDK's own retries are off")
-			})
-		}
-	}
+	fakeserver.CheckErrors(t, "anthropic", "sk-ant-test-secret", asModel, []fakeserver.ErrorCase{
+		{Name: "400", Reply: fakeserver.Reply{Status: 400, Body: `{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: Field required"},"request_id":"req_1"}`},
+			Sentinel: llm.ErrBadRequest, Code: "invalid_request_error", InText: []string{"max_tokens: Field required"}},
+		{Name: "401", Reply: fakeserver.Reply{Status: 401, Body: `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"},"request_id":"req_2"}`},
+			Sentinel: llm.ErrUnauthorized, Code: "authentication_error", InText: []string{"ANTHROPIC_API_KEY", "invalid x-api-key"}},
+		{Name: "429", Reply: fakeserver.Reply{Status: 429, Header: map[string]string{"Retry-After": "12"}, Body: `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`},
+			Sentinel: llm.ErrRateLimited, Code: "rate_limit_error", InText: []string{"per-minute rate limit"}, RetryAfter: 12 * time.Second},
+		{Name: "500", Reply: fakeserver.Reply{Status: 500, Body: `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`},
+			Code: "api_error", InText: []string{"Internal server error"}},
+		{Name: "529", Reply: fakeserver.Reply{Status: 529, Body: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`},
+			Code: "overloaded_error", InText: []string{"Overloaded"}},
+	})
 }
 
+func asModel(t *testing.T, srv *fakeserver.Server) llm.Model { return newModel(t, srv) }
+
 func TestMalformedBody(t *testing.T) {
-	srv := fakeserver.New(t,
-		fakeserver.Reply{Body: `{"id":"msg_01","type":"message","content":[{"type":"text","text":"trunc`},
-		fakeserver.Reply{Events: []string{messageStart, event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":`)}},
-		fakeserver.Reply{Body: message(`[{"type":"text","text":"not a stream"}]`, "end_turn")},
-	)
-	m := newModel(t, srv)
-	for i, call := range []func() error{
-		func() error { _, err := m.Chat(context.Background(), ask); return err },
-		func() error {
-			_, err := m.Stream(context.Background(), ask, func(llm.Delta) error { return nil })
-			return err
-		},
-		func() error {
-			_, err := m.Stream(context.Background(), ask, func(llm.Delta) error { return nil })
-			return err
-		},
-	} {
-		err := call()
-		require.ErrorIs(t, err, llm.ErrMalformed, "case %d", i)
-		assert.Contains(t, err.Error(), "anthropic API at "+srv.URL)
-	}
+	fakeserver.CheckMalformed(t, "anthropic", asModel, []fakeserver.MalformedCase{
+		{Name: "truncated JSON", Reply: fakeserver.Reply{Body: `{"id":"msg_01","type":"message","content":[{"type":"text","text":"trunc`}},
+		{Name: "truncated event", Stream: true, Reply: fakeserver.Reply{Events: []string{messageStart, event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":`)}}},
+		{Name: "JSON instead of a stream", Stream: true, Reply: fakeserver.Reply{Body: message(`[{"type":"text","text":"not a stream"}]`, "end_turn")}},
+	})
 }
 
 func TestNewChecksConfig(t *testing.T) {
@@ -355,4 +292,15 @@ func TestNewChecksConfig(t *testing.T) {
 	m, err := anthropic.New(anthropic.Config{APIKey: "k"})
 	require.NoError(t, err)
 	assert.Equal(t, llm.Info{Driver: "anthropic", Model: "claude-sonnet-4-5", Endpoint: "https://api.anthropic.com"}, m.Info())
+}
+
+func TestStreamCancelledByCaller(t *testing.T) {
+	srv := fakeserver.New(t, fakeserver.Reply{Hold: true, Events: []string{messageStart,
+		event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`),
+		textDelta(0, "a")}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp, err := newModel(t, srv).Stream(ctx, ask, func(llm.Delta) error { cancel(); return nil })
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Nil(t, resp)
 }

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -54,24 +53,20 @@ type Config struct {
 type Model struct {
 	models  *genai.Models
 	model   string
-	base    string
+	ep      wire.Endpoint
 	timeout time.Duration
 }
 
 // New checks cfg and makes the client. It does not contact the server.
 func New(cfg Config) (*Model, error) {
-	base := strings.TrimRight(cfg.BaseURL, "/")
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("gemini: base URL %q is not an http(s) URL; give one like %s", cfg.BaseURL, DefaultBaseURL)
+	base, _, err := wire.ParseBase(driver, cfg.BaseURL, DefaultBaseURL)
+	if err != nil {
+		return nil, err
 	}
 	if strings.TrimSpace(cfg.APIKey) == "" {
 		return nil, fmt.Errorf("gemini: no API key for %s: export %s", base, KeyEnv)
 	}
-	m := &Model{model: strings.TrimPrefix(cfg.Model, "models/"), base: base, timeout: cfg.Timeout}
+	m := &Model{model: strings.TrimPrefix(cfg.Model, "models/"), ep: wire.Endpoint{Driver: driver, Base: base, KeyEnv: KeyEnv}, timeout: cfg.Timeout}
 	if m.model == "" {
 		m.model = DefaultModel
 	}
@@ -92,7 +87,7 @@ func New(cfg Config) (*Model, error) {
 
 // Info names the driver, model and base URL.
 func (m *Model) Info() llm.Info {
-	return llm.Info{Driver: driver, Model: m.model, Endpoint: m.base}
+	return llm.Info{Driver: driver, Model: m.model, Endpoint: m.ep.Base}
 }
 
 // Chat sends one generateContent request.
@@ -101,17 +96,17 @@ func (m *Model) Chat(ctx context.Context, req llm.Request) (*llm.Response, error
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := m.bound(ctx)
+	ctx, cancel := wire.Bound(ctx, m.timeout)
 	defer cancel()
 	ctx, rec := wire.Record(ctx)
 	resp, err := m.models.GenerateContent(ctx, m.model, contents, config)
 	if err != nil {
-		return nil, m.callError(ctx, rec, err)
+		return nil, m.ep.CallError(ctx, rec, err)
 	}
 	var acc llm.Accumulator
 	finish := m.take(resp, &acc, nil)
 	if finish == "" && (resp.PromptFeedback == nil || resp.PromptFeedback.BlockReason == "") {
-		return nil, wire.Malformed(driver, m.base, errors.New("the answer has no candidate with a finishReason"))
+		return nil, wire.Malformed(driver, m.ep.Base, errors.New("the answer has no candidate with a finishReason"))
 	}
 	return m.response(resp, &acc, finish), nil
 }
@@ -124,7 +119,7 @@ func (m *Model) Stream(ctx context.Context, req llm.Request, onDelta func(llm.De
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := m.bound(ctx)
+	ctx, cancel := wire.Bound(ctx, m.timeout)
 	defer cancel()
 	ctx, rec := wire.Record(ctx)
 	var acc llm.Accumulator
@@ -133,7 +128,7 @@ func (m *Model) Stream(ctx context.Context, req llm.Request, onDelta func(llm.De
 	var usage *genai.GenerateContentResponseUsageMetadata
 	for resp, err := range m.models.GenerateContentStream(ctx, m.model, contents, config) {
 		if err != nil {
-			return nil, m.streamError(ctx, rec, &acc, chunks, err)
+			return nil, m.ep.StreamError(ctx, rec, chunks, acc.Deltas(), err)
 		}
 		chunks++
 		last = resp
@@ -153,10 +148,7 @@ func (m *Model) Stream(ctx context.Context, req llm.Request, onDelta func(llm.De
 	}
 	blocked := last != nil && last.PromptFeedback != nil && last.PromptFeedback.BlockReason != ""
 	if finish == "" && !blocked {
-		if chunks == 0 && !strings.Contains(rec.ContentType(), "event-stream") {
-			return nil, wire.Malformed(driver, m.base, fmt.Errorf("expected an event stream, got Content-Type %q", rec.ContentType()))
-		}
-		return nil, wire.Incomplete(driver, m.base, acc.Deltas(), nil)
+		return nil, m.ep.StreamEnded(rec, chunks, acc.Deltas())
 	}
 	last.UsageMetadata = usage
 	return m.response(last, &acc, finish), nil
@@ -236,42 +228,6 @@ func (m *Model) response(resp *genai.GenerateContentResponse, acc *llm.Accumulat
 	return out
 }
 
-func (m *Model) bound(ctx context.Context) (context.Context, context.CancelFunc) {
-	if m.timeout > 0 {
-		return context.WithTimeout(ctx, m.timeout)
-	}
-	return context.WithCancel(ctx)
-}
-
-func (m *Model) callError(ctx context.Context, rec *wire.Recorder, err error) error {
-	if ae := rec.APIError(driver, m.base, KeyEnv); ae != nil {
-		return ae
-	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("gemini generateContent at %s: %w", m.base, context.Cause(ctx))
-	}
-	if st := rec.Status(); st >= 200 && st < 300 && (rec.BodyRead() || !llm.IsRetryable(err)) {
-		return wire.Malformed(driver, m.base, err)
-	}
-	return fmt.Errorf("gemini generateContent at %s: %w", m.base, err)
-}
-
-func (m *Model) streamError(ctx context.Context, rec *wire.Recorder, acc *llm.Accumulator, chunks int, err error) error {
-	if ae := rec.APIError(driver, m.base, KeyEnv); ae != nil {
-		return ae
-	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("gemini stream from %s: %w", m.base, context.Cause(ctx))
-	}
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	if errors.As(err, &syn) || errors.As(err, &typ) ||
-		(chunks == 0 && rec.Status() < 300 && !strings.Contains(rec.ContentType(), "event-stream")) {
-		return wire.Malformed(driver, m.base, fmt.Errorf("stream chunk %d: %w", chunks+1, err))
-	}
-	return wire.Incomplete(driver, m.base, acc.Deltas(), err)
-}
-
 func (m *Model) request(req llm.Request) ([]*genai.Content, *genai.GenerateContentConfig, error) {
 	config := &genai.GenerateContentConfig{}
 	var system []string
@@ -307,7 +263,7 @@ func (m *Model) request(req llm.Request) ([]*genai.Content, *genai.GenerateConte
 				parts = append(parts, part)
 			}
 			if len(parts) == 0 {
-				parts = append(parts, &genai.Part{Text: ""})
+				continue // an empty turn says nothing, and an empty part is refused
 			}
 			add(genai.RoleModel, parts...)
 		case llm.RoleTool:

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"testing"
 	"time"
 
@@ -225,20 +224,9 @@ func TestStreamParallelToolCalls(t *testing.T) {
 }
 
 func TestStreamCut(t *testing.T) {
-	events := []string{chunk(`[{"text":"The answer"}]`, ""), chunk(`[{"text":" is"}]`, "")}
-	for _, abort := range []bool{true, false} {
-		t.Run(fmt.Sprintf("connection dropped=%v", abort), func(t *testing.T) {
-			srv := fakeserver.New(t, fakeserver.Reply{CRLF: true, Events: events, Abort: abort})
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			var got string
-			resp, err := newModel(t, srv).Stream(ctx, ask, func(d llm.Delta) error { got += d.Text; return nil })
-			require.ErrorIs(t, err, llm.ErrIncomplete)
-			assert.Nil(t, resp)
-			assert.Equal(t, "The answer is", got)
-			assert.Contains(t, err.Error(), srv.URL)
-		})
-	}
+	fakeserver.CheckStreamCut(t, asModel, fakeserver.Reply{CRLF: true, Events: []string{
+		chunk(`[{"text":"The answer"}]`, ""), chunk(`[{"text":" is"}]`, ""),
+	}}, "The answer is")
 }
 
 func TestStreamCallbackErrorStops(t *testing.T) {
@@ -251,83 +239,31 @@ func TestStreamCallbackErrorStops(t *testing.T) {
 }
 
 func TestHTTPErrors(t *testing.T) {
-	tests := []struct {
-		name     string
-		reply    fakeserver.Reply
-		sentinel error
-		code     string
-		inText   []string
-		retry    time.Duration
-	}{
-		{"400", fakeserver.Reply{Status: 400, Body: `{"error":{"code":400,"message":"Invalid JSON payload received.","status":"INVALID_ARGUMENT"}}`},
-			llm.ErrBadRequest, "INVALID_ARGUMENT", []string{"Invalid JSON payload received."}, 0},
-		{"400 bad key", fakeserver.Reply{Status: 400, Body: `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com"}]}}`},
-			llm.ErrUnauthorized, "API_KEY_INVALID", []string{"GEMINI_API_KEY", "API key not valid"}, 0},
-		{"403", fakeserver.Reply{Status: 403, Body: `{"error":{"code":403,"message":"Method doesn't allow unregistered callers.","status":"PERMISSION_DENIED"}}`},
-			llm.ErrUnauthorized, "PERMISSION_DENIED", []string{"GEMINI_API_KEY"}, 0},
-		{"429", fakeserver.Reply{Status: 429, Body: `{"error":{"code":429,"message":"You exceeded your current quota.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"37s"}]}}`},
-			llm.ErrRateLimited, "RESOURCE_EXHAUSTED", []string{"exceeded your current quota"}, 37 * time.Second},
-		{"429 Retry-After", fakeserver.Reply{Status: 429, Header: map[string]string{"Retry-After": "3"}, Body: `{"error":{"code":429,"message":"Resource exhausted.","status":"RESOURCE_EXHAUSTED"}}`},
-			llm.ErrRateLimited, "RESOURCE_EXHAUSTED", nil, 3 * time.Second},
-		{"500", fakeserver.Reply{Status: 500, Body: `{"error":{"code":500,"message":"An internal error has occurred.","status":"INTERNAL"}}`},
-			nil, "INTERNAL", []string{"An internal error has occurred."}, 0},
-	}
-	for _, tt := range tests {
-		for _, stream := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s stream=%v", tt.name, stream), func(t *testing.T) {
-				srv := fakeserver.New(t, tt.reply)
-				m := newModel(t, srv)
-				var err error
-				if stream {
-					_, err = m.Stream(context.Background(), ask, func(llm.Delta) error { return nil })
-				} else {
-					_, err = m.Chat(context.Background(), ask)
-				}
-				var ae *llm.APIError
-				require.ErrorAs(t, err, &ae)
-				assert.Equal(t, tt.reply.Status, ae.Status)
-				assert.Equal(t, "gemini", ae.Driver)
-				assert.Equal(t, tt.code, ae.Code)
-				assert.Equal(t, tt.retry, ae.RetryAfter)
-				if tt.sentinel != nil {
-					assert.ErrorIs(t, err, tt.sentinel)
-				}
-				assert.Equal(t, ae.Status >= 429, llm.IsRetryable(err))
-				for _, s := range tt.inText {
-					assert.Contains(t, err.Error(), s)
-				}
-				assert.NotContains(t, err.Error(), "AIza-test-secret")
-				assert.Len(t, srv.Requests(), 1, "the SDK does not retry")
-			})
-		}
-	}
+	fakeserver.CheckErrors(t, "gemini", "AIza-test-secret", asModel, []fakeserver.ErrorCase{
+		{Name: "400", Reply: fakeserver.Reply{Status: 400, Body: `{"error":{"code":400,"message":"Invalid JSON payload received.","status":"INVALID_ARGUMENT"}}`},
+			Sentinel: llm.ErrBadRequest, Code: "INVALID_ARGUMENT", InText: []string{"Invalid JSON payload received."}},
+		{Name: "400 bad key", Reply: fakeserver.Reply{Status: 400, Body: `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com"}]}}`},
+			Sentinel: llm.ErrUnauthorized, Code: "API_KEY_INVALID", InText: []string{"GEMINI_API_KEY", "API key not valid"}},
+		{Name: "403", Reply: fakeserver.Reply{Status: 403, Body: `{"error":{"code":403,"message":"Method doesn't allow unregistered callers.","status":"PERMISSION_DENIED"}}`},
+			Sentinel: llm.ErrUnauthorized, Code: "PERMISSION_DENIED", InText: []string{"GEMINI_API_KEY"}},
+		{Name: "429", Reply: fakeserver.Reply{Status: 429, Body: `{"error":{"code":429,"message":"You exceeded your current quota.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"37s"}]}}`},
+			Sentinel: llm.ErrRateLimited, Code: "RESOURCE_EXHAUSTED", InText: []string{"exceeded your current quota"}, RetryAfter: 37 * time.Second},
+		{Name: "429 Retry-After", Reply: fakeserver.Reply{Status: 429, Header: map[string]string{"Retry-After": "3"}, Body: `{"error":{"code":429,"message":"Resource exhausted.","status":"RESOURCE_EXHAUSTED"}}`},
+			Sentinel: llm.ErrRateLimited, Code: "RESOURCE_EXHAUSTED", RetryAfter: 3 * time.Second},
+		{Name: "500", Reply: fakeserver.Reply{Status: 500, Body: `{"error":{"code":500,"message":"An internal error has occurred.","status":"INTERNAL"}}`},
+			Code: "INTERNAL", InText: []string{"An internal error has occurred."}},
+	})
 }
 
+func asModel(t *testing.T, srv *fakeserver.Server) llm.Model { return newModel(t, srv) }
+
 func TestMalformedBody(t *testing.T) {
-	srv := fakeserver.New(t,
-		fakeserver.Reply{Body: `{"candidates":[{"content":{"parts":[{"text":"trunc`},
-		fakeserver.Reply{Body: `{"candidates":[]}`},
-		fakeserver.Reply{CRLF: true, Events: []string{chunk(`[{"text":"a"}]`, ""), `data: {"candidates":[{"content":`}},
-		fakeserver.Reply{Body: response(`[{"text":"not a stream"}]`, "STOP")},
-	)
-	m := newModel(t, srv)
-	for i, call := range []func() error{
-		func() error { _, err := m.Chat(context.Background(), ask); return err },
-		func() error { _, err := m.Chat(context.Background(), ask); return err },
-		func() error {
-			_, err := m.Stream(context.Background(), ask, func(llm.Delta) error { return nil })
-			return err
-		},
-		func() error {
-			_, err := m.Stream(context.Background(), ask, func(llm.Delta) error { return nil })
-			return err
-		},
-	} {
-		err := call()
-		require.ErrorIs(t, err, llm.ErrMalformed, "case %d", i)
-		assert.Contains(t, err.Error(), "gemini API at "+srv.URL)
-		assert.Less(t, len(err.Error()), 500, "the body is clipped")
-	}
+	fakeserver.CheckMalformed(t, "gemini", asModel, []fakeserver.MalformedCase{
+		{Name: "truncated JSON", Reply: fakeserver.Reply{Body: `{"candidates":[{"content":{"parts":[{"text":"trunc`}},
+		{Name: "no candidates", Reply: fakeserver.Reply{Body: `{"candidates":[]}`}},
+		{Name: "truncated chunk", Stream: true, Reply: fakeserver.Reply{CRLF: true, Events: []string{chunk(`[{"text":"a"}]`, ""), `data: {"candidates":[{"content":`}}},
+		{Name: "JSON instead of a stream", Stream: true, Reply: fakeserver.Reply{Body: response(`[{"text":"not a stream"}]`, "STOP")}},
+	})
 }
 
 func TestNewChecksConfig(t *testing.T) {
@@ -340,4 +276,13 @@ func TestNewChecksConfig(t *testing.T) {
 	m, err = gemini.New(gemini.Config{APIKey: "k"})
 	require.NoError(t, err)
 	assert.Equal(t, "gemini-2.5-flash", m.Info().Model)
+}
+
+func TestStreamCancelledByCaller(t *testing.T) {
+	srv := fakeserver.New(t, fakeserver.Reply{Hold: true, CRLF: true, Events: []string{chunk(`[{"text":"a"}]`, "")}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp, err := newModel(t, srv).Stream(ctx, ask, func(llm.Delta) error { cancel(); return nil })
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Nil(t, resp)
 }

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -54,26 +53,22 @@ type Config struct {
 type Model struct {
 	svc      openai.ChatCompletionService
 	model    string
-	base     string
+	ep       wire.Endpoint
 	official bool
 	timeout  time.Duration
 }
 
 // New checks cfg and makes the client. It does not contact the server.
 func New(cfg Config) (*Model, error) {
-	base := strings.TrimRight(cfg.BaseURL, "/")
-	if base == "" {
-		base = DefaultBaseURL
+	base, host, err := wire.ParseBase(driver, cfg.BaseURL, DefaultBaseURL)
+	if err != nil {
+		return nil, err
 	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("openai: base URL %q is not an http(s) URL; give one like http://127.0.0.1:8080/v1", cfg.BaseURL)
-	}
-	official := u.Hostname() == "api.openai.com"
+	official := host == "api.openai.com"
 	if official && strings.TrimSpace(cfg.APIKey) == "" {
 		return nil, fmt.Errorf("openai: no API key for %s: export %s", base, KeyEnv)
 	}
-	m := &Model{model: cfg.Model, base: base, official: official, timeout: cfg.Timeout}
+	m := &Model{model: cfg.Model, ep: wire.Endpoint{Driver: driver, Base: base, KeyEnv: KeyEnv}, official: official, timeout: cfg.Timeout}
 	if m.model == "" {
 		m.model = DefaultModel
 	}
@@ -93,7 +88,7 @@ func New(cfg Config) (*Model, error) {
 
 // Info names the driver, model and base URL.
 func (m *Model) Info() llm.Info {
-	return llm.Info{Driver: driver, Model: m.model, Endpoint: m.base}
+	return llm.Info{Driver: driver, Model: m.model, Endpoint: m.ep.Base}
 }
 
 // Chat sends one request and waits for the whole answer.
@@ -102,15 +97,15 @@ func (m *Model) Chat(ctx context.Context, req llm.Request) (*llm.Response, error
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := m.bound(ctx)
+	ctx, cancel := wire.Bound(ctx, m.timeout)
 	defer cancel()
 	ctx, rec := wire.Record(ctx)
 	cc, err := m.svc.New(ctx, params)
 	if err != nil {
-		return nil, m.callError(ctx, rec, err)
+		return nil, m.ep.CallError(ctx, rec, err)
 	}
 	if len(cc.Choices) == 0 {
-		return nil, wire.Malformed(driver, m.base, errors.New("the answer has no choices"))
+		return nil, wire.Malformed(driver, m.ep.Base, errors.New("the answer has no choices"))
 	}
 	ch := cc.Choices[0]
 	msg := llm.Message{Role: llm.RoleAssistant, Content: ch.Message.Content}
@@ -121,8 +116,12 @@ func (m *Model) Chat(ctx context.Context, req llm.Request) (*llm.Response, error
 		if tc.Type != "" && tc.Type != "function" {
 			continue // custom tools are never offered
 		}
+		id := tc.ID
+		if id == "" {
+			id = callID(len(msg.ToolCalls))
+		}
 		msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{
-			ID: tc.ID, Name: tc.Function.Name, Arguments: json.RawMessage(tc.Function.Arguments),
+			ID: id, Name: tc.Function.Name, Arguments: json.RawMessage(tc.Function.Arguments),
 		})
 	}
 	return &llm.Response{
@@ -139,7 +138,7 @@ func (m *Model) Stream(ctx context.Context, req llm.Request, onDelta func(llm.De
 		return nil, err
 	}
 	params.StreamOptions.IncludeUsage = openai.Bool(true)
-	ctx, cancel := m.bound(ctx)
+	ctx, cancel := wire.Bound(ctx, m.timeout)
 	defer cancel()
 	ctx, rec := wire.Record(ctx)
 	stream := m.svc.NewStreaming(ctx, params)
@@ -171,9 +170,13 @@ func (m *Model) Stream(ctx context.Context, req llm.Request, onDelta func(llm.De
 				if tc.ID == "" && tc.Function.Name == "" && tc.Function.Arguments == "" {
 					continue
 				}
+				i, first := calls.index(int(tc.Index), tc.ID)
+				id := tc.ID
+				if first && id == "" {
+					id = callID(i)
+				}
 				deltas = append(deltas, llm.Delta{ToolCall: &llm.ToolCallDelta{
-					Index: calls.index(int(tc.Index), tc.ID), ID: tc.ID, Name: tc.Function.Name,
-					ArgumentsDelta: tc.Function.Arguments,
+					Index: i, ID: id, Name: tc.Function.Name, ArgumentsDelta: tc.Function.Arguments,
 				}})
 			}
 			for _, d := range deltas {
@@ -188,24 +191,10 @@ func (m *Model) Stream(ctx context.Context, req llm.Request, onDelta func(llm.De
 		}
 	}
 	if err := stream.Err(); err != nil {
-		if ae := rec.APIError(driver, m.base, KeyEnv); ae != nil {
-			return nil, ae
-		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("openai stream from %s: %w", m.base, context.Cause(ctx))
-		}
-		var syn *json.SyntaxError
-		var typ *json.UnmarshalTypeError
-		if errors.As(err, &syn) || errors.As(err, &typ) {
-			return nil, wire.Malformed(driver, m.base, fmt.Errorf("stream chunk %d: %w", chunks+1, err))
-		}
-		return nil, wire.Incomplete(driver, m.base, acc.Deltas(), err)
+		return nil, m.ep.StreamError(ctx, rec, chunks, acc.Deltas(), err)
 	}
 	if finish == "" {
-		if chunks == 0 && !strings.Contains(rec.ContentType(), "event-stream") {
-			return nil, wire.Malformed(driver, m.base, fmt.Errorf("expected an event stream, got Content-Type %q", rec.ContentType()))
-		}
-		return nil, wire.Incomplete(driver, m.base, acc.Deltas(), nil)
+		return nil, m.ep.StreamEnded(rec, chunks, acc.Deltas())
 	}
 	msg := acc.Message()
 	return &llm.Response{Message: msg, Usage: usage, StopReason: stopReason(finish, len(msg.ToolCalls) > 0, refused)}, nil
@@ -219,12 +208,15 @@ type callIndex struct {
 	to   map[int]int // wire index -> our index
 }
 
-func (c *callIndex) index(wireIndex int, id string) int {
+// index returns our index for a piece of a call, and whether it is the
+// call's first piece.
+func (c *callIndex) index(wireIndex int, id string) (int, bool) {
 	if c.to == nil {
 		c.ids, c.to = map[int]string{}, map[int]int{}
 	}
 	i, seen := c.to[wireIndex]
-	if !seen || (id != "" && c.ids[wireIndex] != "" && c.ids[wireIndex] != id) {
+	first := !seen || (id != "" && c.ids[wireIndex] != "" && c.ids[wireIndex] != id)
+	if first {
 		i = c.next
 		c.next++
 		c.to[wireIndex] = i
@@ -232,30 +224,12 @@ func (c *callIndex) index(wireIndex int, id string) int {
 	if id != "" {
 		c.ids[wireIndex] = id
 	}
-	return i
+	return i, first
 }
 
-func (m *Model) bound(ctx context.Context) (context.Context, context.CancelFunc) {
-	if m.timeout > 0 {
-		return context.WithTimeout(ctx, m.timeout)
-	}
-	return context.WithCancel(ctx)
-}
-
-// callError turns what the SDK returned into an APIError, a malformed
-// answer, or the transport's error with the endpoint named.
-func (m *Model) callError(ctx context.Context, rec *wire.Recorder, err error) error {
-	if ae := rec.APIError(driver, m.base, KeyEnv); ae != nil {
-		return ae
-	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("openai chat at %s: %w", m.base, context.Cause(ctx))
-	}
-	if st := rec.Status(); st >= 200 && st < 300 && (rec.BodyRead() || !llm.IsRetryable(err)) {
-		return wire.Malformed(driver, m.base, err)
-	}
-	return fmt.Errorf("openai chat at %s: %w", m.base, err)
-}
+// callID names a tool call the server sent without an ID (some local
+// servers do), so that its result can still refer to it.
+func callID(i int) string { return fmt.Sprintf("call_%d", i) }
 
 func (m *Model) params(req llm.Request) (openai.ChatCompletionNewParams, error) {
 	p := openai.ChatCompletionNewParams{Model: shared.ChatModel(m.model)}

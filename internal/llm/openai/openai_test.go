@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -253,26 +252,11 @@ func TestStreamToolCallsAllNumberedZero(t *testing.T) {
 }
 
 func TestStreamCut(t *testing.T) {
-	events := []string{
+	fakeserver.CheckStreamCut(t, asModel, fakeserver.Reply{Events: []string{
 		chunk(`{"role":"assistant","content":""}`, ""),
 		chunk(`{"content":"The answer"}`, ""),
 		chunk(`{"content":" is"}`, ""),
-	}
-	for _, abort := range []bool{true, false} {
-		t.Run(fmt.Sprintf("connection dropped=%v", abort), func(t *testing.T) {
-			srv := fakeserver.New(t, fakeserver.Reply{Events: events, Abort: abort})
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang fails, not blocks CI
-			defer cancel()
-			var got string
-			resp, err := newModel(t, srv).Stream(ctx, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}},
-				func(d llm.Delta) error { got += d.Text; return nil })
-			require.ErrorIs(t, err, llm.ErrIncomplete)
-			assert.Nil(t, resp, "partial text is not returned as an answer")
-			assert.Equal(t, "The answer is", got)
-			assert.Contains(t, err.Error(), srv.URL)
-			assert.True(t, llm.IsRetryable(err))
-		})
-	}
+	}}, "The answer is")
 }
 
 func TestStreamCallbackErrorStops(t *testing.T) {
@@ -288,81 +272,27 @@ func TestStreamCallbackErrorStops(t *testing.T) {
 }
 
 func TestHTTPErrors(t *testing.T) {
-	tests := []struct {
-		name     string
-		reply    fakeserver.Reply
-		status   int
-		sentinel error
-		code     string
-		inText   []string
-		retry    time.Duration
-	}{
-		{"400", fakeserver.Reply{Status: 400, Body: `{"error":{"message":"Invalid value for 'temperature'.","type":"invalid_request_error","param":"temperature","code":null}}`},
-			400, llm.ErrBadRequest, "invalid_request_error", []string{"Invalid value for 'temperature'."}, 0},
-		{"401", fakeserver.Reply{Status: 401, Body: `{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`},
-			401, llm.ErrUnauthorized, "invalid_api_key", []string{"OPENAI_API_KEY", "Incorrect API key provided."}, 0},
-		{"429", fakeserver.Reply{Status: 429, Header: map[string]string{"Retry-After": "7"}, Body: `{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}`},
-			429, llm.ErrRateLimited, "rate_limit_exceeded", []string{"Rate limit reached", "retry after 7s"}, 7 * time.Second},
-		{"500 with an HTML page", fakeserver.Reply{Status: 500, Header: map[string]string{"Content-Type": "text/html"}, Body: "<html><body>Internal Server Error</body></html>"},
-			500, nil, "", []string{"Internal Server Error"}, 0},
-	}
-	for _, tt := range tests {
-		for _, stream := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s stream=%v", tt.name, stream), func(t *testing.T) {
-				srv := fakeserver.New(t, tt.reply)
-				m := newModel(t, srv)
-				req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}}
-				var err error
-				if stream {
-					_, err = m.Stream(context.Background(), req, func(llm.Delta) error { return nil })
-				} else {
-					_, err = m.Chat(context.Background(), req)
-				}
-				var ae *llm.APIError
-				require.ErrorAs(t, err, &ae)
-				assert.Equal(t, tt.status, ae.Status)
-				assert.Equal(t, "openai", ae.Driver)
-				assert.Equal(t, tt.code, ae.Code)
-				assert.Equal(t, tt.retry, ae.RetryAfter)
-				if tt.sentinel != nil {
-					assert.ErrorIs(t, err, tt.sentinel)
-				}
-				for _, s := range tt.inText {
-					assert.Contains(t, err.Error(), s)
-				}
-				assert.NotContains(t, err.Error(), "sk-test-secret")
-				assert.Len(t, srv.Requests(), 1, "the SDK's own retries are off")
-			})
-		}
-	}
+	fakeserver.CheckErrors(t, "openai", "sk-test-secret", asModel, []fakeserver.ErrorCase{
+		{Name: "400", Reply: fakeserver.Reply{Status: 400, Body: `{"error":{"message":"Invalid value for 'temperature'.","type":"invalid_request_error","param":"temperature","code":null}}`},
+			Sentinel: llm.ErrBadRequest, Code: "invalid_request_error", InText: []string{"Invalid value for 'temperature'."}},
+		{Name: "401", Reply: fakeserver.Reply{Status: 401, Body: `{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`},
+			Sentinel: llm.ErrUnauthorized, Code: "invalid_api_key", InText: []string{"OPENAI_API_KEY", "Incorrect API key provided."}},
+		{Name: "429", Reply: fakeserver.Reply{Status: 429, Header: map[string]string{"Retry-After": "7"}, Body: `{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}`},
+			Sentinel: llm.ErrRateLimited, Code: "rate_limit_exceeded", InText: []string{"Rate limit reached", "retry after 7s"}, RetryAfter: 7 * time.Second},
+		{Name: "500 with an HTML page", Reply: fakeserver.Reply{Status: 500, Header: map[string]string{"Content-Type": "text/html"}, Body: "<html><body>Internal Server Error</body></html>"},
+			InText: []string{"Internal Server Error"}},
+	})
 }
 
+func asModel(t *testing.T, srv *fakeserver.Server) llm.Model { return newModel(t, srv) }
+
 func TestMalformedBody(t *testing.T) {
-	srv := fakeserver.New(t,
-		fakeserver.Reply{Body: `{"id":"chatcmpl-1","choices":[{"index":0,"message":{"role":"assistant","content":"trunc`},
-		fakeserver.Reply{Body: `{"id":"chatcmpl-1","object":"chat.completion","choices":[]}`},
-		fakeserver.Reply{Events: []string{chunk(`{"content":"a"}`, ""), `data: {"choices":[{"index":0,"delta":{"content":`}},
-		fakeserver.Reply{Body: completion(`{"role":"assistant","content":"not a stream"}`, "stop")},
-	)
-	m := newModel(t, srv)
-	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}}
-	for i, call := range []func() error{
-		func() error { _, err := m.Chat(context.Background(), req); return err },
-		func() error { _, err := m.Chat(context.Background(), req); return err },
-		func() error {
-			_, err := m.Stream(context.Background(), req, func(llm.Delta) error { return nil })
-			return err
-		},
-		func() error {
-			_, err := m.Stream(context.Background(), req, func(llm.Delta) error { return nil })
-			return err
-		},
-	} {
-		err := call()
-		require.ErrorIs(t, err, llm.ErrMalformed, "case %d", i)
-		assert.Contains(t, err.Error(), "openai API at "+srv.URL+"/v1")
-		assert.False(t, llm.IsRetryable(err))
-	}
+	fakeserver.CheckMalformed(t, "openai", asModel, []fakeserver.MalformedCase{
+		{Name: "truncated JSON", Reply: fakeserver.Reply{Body: `{"id":"chatcmpl-1","choices":[{"index":0,"message":{"role":"assistant","content":"trunc`}},
+		{Name: "no choices", Reply: fakeserver.Reply{Body: `{"id":"chatcmpl-1","object":"chat.completion","choices":[]}`}},
+		{Name: "truncated chunk", Stream: true, Reply: fakeserver.Reply{Events: []string{chunk(`{"content":"a"}`, ""), `data: {"choices":[{"index":0,"delta":{"content":`}}},
+		{Name: "JSON instead of a stream", Stream: true, Reply: fakeserver.Reply{Body: completion(`{"role":"assistant","content":"not a stream"}`, "stop")}},
+	})
 }
 
 func TestWithRetryRetriesTheServer(t *testing.T) {
@@ -411,4 +341,67 @@ func TestBadRequestsFailBeforeSending(t *testing.T) {
 		assert.True(t, strings.HasPrefix(err.Error(), "openai: "), err.Error())
 	}
 	assert.Empty(t, srv.Requests())
+}
+
+func TestUnreachableServerIsRetryableAndNamed(t *testing.T) {
+	srv := fakeserver.New(t)
+	url := srv.URL
+	srv.Close()
+	m := mustNew(t, openai.Config{BaseURL: url + "/v1"})
+	_, err := m.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), url+"/v1")
+	assert.True(t, llm.IsRetryable(err), "connection refused: %v", err)
+	assert.NotErrorIs(t, err, llm.ErrMalformed)
+}
+
+func TestStreamCancelledByCaller(t *testing.T) {
+	srv := fakeserver.New(t, fakeserver.Reply{Hold: true, Events: []string{chunk(`{"content":"a"}`, "")}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp, err := newModel(t, srv).Stream(ctx, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}},
+		func(llm.Delta) error { cancel(); return nil })
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Nil(t, resp)
+}
+
+func TestToolCallsWithoutIDGetOne(t *testing.T) {
+	srv := fakeserver.New(t,
+		fakeserver.Reply{Body: completion(`{"role":"assistant","content":null,"tool_calls":[
+			{"type":"function","function":{"name":"search","arguments":"{\"query\":\"go\"}"}},
+			{"type":"function","function":{"name":"search","arguments":"{\"query\":\"rust\"}"}}]}`, "tool_calls")},
+		fakeserver.Reply{Events: []string{
+			chunk(`{"tool_calls":[{"index":0,"type":"function","function":{"name":"search","arguments":"{\"query\":"}}]}`, ""),
+			chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"\"go\"}"}}]}`, ""),
+			chunk(`{}`, "tool_calls"), "data: [DONE]",
+		}},
+	)
+	m := newModel(t, srv)
+	resp, err := m.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}})
+	require.NoError(t, err)
+	require.Len(t, resp.Message.ToolCalls, 2)
+	assert.Equal(t, "call_0", resp.Message.ToolCalls[0].ID)
+	assert.Equal(t, "call_1", resp.Message.ToolCalls[1].ID)
+
+	var first *llm.ToolCallDelta
+	resp, err = m.Stream(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}},
+		func(d llm.Delta) error {
+			if first == nil {
+				first = d.ToolCall
+			}
+			return nil
+		})
+	require.NoError(t, err)
+	assert.Equal(t, "call_0", first.ID, "the caller sees the ID with the first piece")
+	assert.Equal(t, []llm.ToolCall{{ID: "call_0", Name: "search", Arguments: json.RawMessage(`{"query":"go"}`)}}, resp.Message.ToolCalls)
+}
+
+func TestConfigTimeoutBoundsAStream(t *testing.T) {
+	srv := fakeserver.New(t, fakeserver.Reply{Hold: true, Events: []string{chunk(`{"content":"thinking"}`, "")}})
+	m := mustNew(t, openai.Config{BaseURL: srv.URL + "/v1", Timeout: 20 * time.Millisecond})
+	resp, err := m.Stream(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}},
+		func(llm.Delta) error { return nil })
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Nil(t, resp)
+	assert.True(t, llm.IsRetryable(err), "a call that ran out of its own time may be made again")
 }

@@ -30,6 +30,9 @@ type Reply struct {
 	// CRLF ends each event with "\r\n\r\n" (as Gemini does) instead of
 	// "\n\n".
 	CRLF bool
+	// Hold, with Events, keeps the response open after the events until
+	// the client goes away, like a model that is still thinking.
+	Hold bool
 	// Abort, with Events, drops the connection after the events instead of
 	// ending the response cleanly.
 	Abort bool
@@ -59,6 +62,7 @@ type Server struct {
 	URL string
 
 	t       testing.TB
+	hs      *httptest.Server
 	mu      sync.Mutex
 	replies []Reply
 	got     []Received
@@ -69,9 +73,12 @@ func New(t testing.TB, replies ...Reply) *Server {
 	s := &Server{t: t, replies: replies}
 	hs := httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(hs.Close)
-	s.URL = hs.URL
+	s.URL, s.hs = hs.URL, hs
 	return s
 }
+
+// Close stops the server now (it also stops when the test ends).
+func (s *Server) Close() { s.hs.Close() }
 
 // Requests returns the requests received so far.
 func (s *Server) Requests() []Received {
@@ -132,6 +139,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	for _, ev := range rep.Events {
 		_, _ = fmt.Fprintf(w, "%s%s", strings.TrimRight(ev, "\n"), end)
 		fl.Flush()
+	}
+	if rep.Hold {
+		<-r.Context().Done()
+		return
 	}
 	if rep.Abort {
 		panic(http.ErrAbortHandler) // closes the connection mid-response
