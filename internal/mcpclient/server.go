@@ -8,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -158,7 +160,10 @@ func (c *conn) dead(err error) bool {
 
 // connErr reports whether err says the connection is gone.
 func connErr(err error) bool {
-	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+	// A pipe the process closed as it died reads as os.ErrClosed ("file
+	// already closed") when the transport's reader loses the race with Wait.
+	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, os.ErrClosed) || strings.Contains(err.Error(), "file already closed")
 }
 
 // do runs fn on the live connection within the server's timeout. When the
