@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sagasu-dev/sagasu/internal/agent/react"
 	"github.com/sagasu-dev/sagasu/internal/app"
 	"github.com/sagasu-dev/sagasu/internal/budget"
 	"github.com/sagasu-dev/sagasu/internal/mcpserver"
@@ -30,7 +32,8 @@ standard input and output, as clients that start it expect; logs go to stderr.
 
 Tools: sagasu_index, sagasu_query, sagasu_search (goal-aware; modes summary,
 detailed, full), sagasu_get, sagasu_list, sagasu_evaluate, sagasu_refine_query,
-sagasu_plan_execute_stage, sagasu_read_cache. Resources: sagasu://source/{id}
+sagasu_plan_execute_stage, sagasu_read_cache, and sagasu_ask (a cited answer
+from the ReAct + Reflection agent: with the configured --llm, else offline). Resources: sagasu://source/{id}
 and sagasu://chunk/{id}. Every result is measured with a tokenizer and fitted
 to its budget: summary 5,000 tokens, detailed 15,000, anything at most
 --max-output-tokens. docs/mcp.md has client configurations.
@@ -81,7 +84,10 @@ loopback ones are refused unless allowed with --allow-origin.`,
 			if err != nil {
 				return err
 			}
-			srv, err := mcpserver.New(mcpserver.Options{Tools: rt.Tools, Counter: counter, Limits: limits, Logger: a.Log, Version: version})
+			ask := func(ctx context.Context, q string, o mcpserver.AskOptions) (*react.Result, error) {
+				return rt.Asker(app.AskOptions{Offline: o.Offline, MaxTurns: o.MaxTurns}).Ask(ctx, q, nil)
+			}
+			srv, err := mcpserver.New(mcpserver.Options{Tools: rt.Tools, Counter: counter, Limits: limits, Logger: a.Log, Version: version, Ask: ask})
 			if err != nil {
 				return usageError{err}
 			}
@@ -111,6 +117,7 @@ loopback ones are refused unless allowed with --allow-origin.`,
 	f.StringSlice("exclude", nil, "sagasu_index: glob patterns to skip (repeatable)")
 	f.Bool("allow-private", false, "sagasu_index: let URLs reach loopback, private and link-local addresses")
 	addEmbedderFlags(f)
+	addLLMFlags(f)
 	af.register(f, true)
 	return cmd
 }

@@ -57,6 +57,8 @@ type Options struct {
 	CursorKey []byte
 	// Now is the clock cursors are stamped with (default time.Now).
 	Now func() time.Time
+	// Ask answers questions for sagasu_ask; nil leaves the tool out.
+	Ask Asker
 }
 
 // Server is sagasu's MCP server. One Server may serve many sessions at once
@@ -264,4 +266,5 @@ func (s *Server) addTools() {
 	s.addSearchTool()
 	s.addGetTool()
 	s.addLoopTools()
+	s.addAskTool()
 }

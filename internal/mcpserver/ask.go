@@ -1,0 +1,141 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sagasu-dev/sagasu/internal/agent/react"
+	"github.com/sagasu-dev/sagasu/internal/budget"
+	"github.com/sagasu-dev/sagasu/internal/graph"
+	"github.com/sagasu-dev/sagasu/internal/tools"
+)
+
+// ToolAsk is the question-answering tool's name.
+const ToolAsk = "sagasu_ask"
+
+// Asker answers a question from the index (the ReAct + Reflection agent).
+type Asker func(ctx context.Context, question string, opt AskOptions) (*react.Result, error)
+
+// AskOptions are what a client may set of a question's run.
+type AskOptions struct {
+	MaxTurns int
+	Offline  bool
+}
+
+// AskInput is sagasu_ask's input.
+type AskInput struct {
+	Question     string `json:"question" jsonschema:"the question to answer from the knowledge base"`
+	MaxTurns     int    `json:"maxTurns,omitempty" jsonschema:"most model calls before the agent must answer, 1 to 20 (default 10)"`
+	Offline      bool   `json:"offline,omitempty" jsonschema:"answer extractively without the server's language model"`
+	IncludeTrace bool   `json:"includeTrace,omitempty" jsonschema:"add the agent's steps (thoughts, tool calls, observations, reflection)"`
+}
+
+// AskOutput is a cited answer.
+type AskOutput struct {
+	Question  string           `json:"question"`
+	Answer    string           `json:"answer" jsonschema:"every sentence cites a passage [n] of citations"`
+	Citations []react.Citation `json:"citations"`
+	// OmittedCitations were left out to fit the budget; their chunks are
+	// reachable as sagasu://chunk/{id}.
+	OmittedCitations int              `json:"omittedCitations,omitempty"`
+	Reflection       react.Reflection `json:"reflection"`
+	Mode             string           `json:"mode" jsonschema:"offline or llm"`
+	Model            string           `json:"model,omitempty"`
+	Turns            int              `json:"turns"`
+	Usage            graph.Tokens     `json:"usage"`
+	Stopped          string           `json:"stopped,omitempty" jsonschema:"why a guard or limit ended the run early; the answer is then the best so far"`
+	Trace            []TraceStep      `json:"trace,omitempty"`
+	tools.Measured
+}
+
+// TraceStep is one step of the agent, shortened.
+type TraceStep struct {
+	Type string `json:"type"`
+	Text string `json:"text,omitempty"`
+	Tool string `json:"tool,omitempty"`
+}
+
+func (s *Server) addAskTool() {
+	if s.opt.Ask == nil {
+		return
+	}
+	addTool(s, &mcp.Tool{
+		Name: ToolAsk,
+		Description: "Answer a question from the knowledge base: an agent searches, reads, drafts and reflects, and every sentence of the answer cites a passage [n] " +
+			"(source, heading, lines, quote) that a claim checker found backs it. Uses the server's language model when it has one, else answers extractively.",
+		Annotations: ro("Ask the knowledge base"),
+	}, func(in *jsonschema.Schema) {
+		notEmpty(prop(in, "question"))
+		between(prop(in, "maxTurns"), 1, 20)
+	}, s.ask)
+}
+
+func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, in AskInput) (*mcp.CallToolResult, AskOutput, error) {
+	if strings.TrimSpace(in.Question) == "" {
+		return nil, AskOutput{}, react.ErrEmptyQuestion
+	}
+	res, err := s.opt.Ask(ctx, in.Question, AskOptions{MaxTurns: in.MaxTurns, Offline: in.Offline})
+	if err != nil {
+		if errors.Is(err, react.ErrEmptyIndex) {
+			return nil, AskOutput{}, fmt.Errorf("%w (or call %s)", err, ToolIndex)
+		}
+		return nil, AskOutput{}, err
+	}
+	var trace []TraceStep
+	if in.IncludeTrace {
+		for _, ev := range res.Trace {
+			text := ev.Text
+			if text == "" {
+				text = ev.Observation
+			}
+			if text == "" && len(ev.Arguments) > 0 {
+				text = string(ev.Arguments)
+			}
+			trace = append(trace, TraceStep{Type: ev.Type, Text: clipText(text, 400), Tool: ev.Tool})
+		}
+	}
+	quoteLens := make([]int, len(res.Citations))
+	for i, c := range res.Citations {
+		quoteLens[i] = utf8.RuneCountInString(c.Quote)
+	}
+	limit := s.limits.Mode(ModeDetailed)
+	full := budget.Shape{Items: len(res.Citations), Text: budget.TextBound(quoteLens, limit)}
+	return fit(s, req, limit, full, 80, func(sh budget.Shape, est int) view[AskOutput] {
+		out := AskOutput{Question: res.Question, Answer: res.Answer, Reflection: res.Reflection, Mode: res.Mode, Model: res.Model,
+			Turns: res.Turns, Usage: res.Usage, Stopped: res.Stopped, Trace: trace, OmittedCitations: len(res.Citations) - sh.Items}
+		out.Citations = []react.Citation{}
+		for _, c := range res.Citations[:sh.Items] {
+			c.Quote = clipText(c.Quote, sh.Text)
+			out.Citations = append(out.Citations, c)
+		}
+		out.EstimatedTokens, out.Budget = est, limit
+		var b strings.Builder
+		b.WriteString(out.Answer)
+		b.WriteString("\n\n")
+		for _, c := range out.Citations {
+			fmt.Fprintf(&b, "[%d] %s:%d-%d %s (%s)\n", c.N, c.Source.URI, c.Lines[0], c.Lines[1], c.Heading, tools.ChunkURI(c.ChunkID))
+		}
+		if out.OmittedCitations > 0 {
+			fmt.Fprintf(&b, "… %d more citations left out to fit the budget.\n", out.OmittedCitations)
+		}
+		if out.Stopped != "" {
+			fmt.Fprintf(&b, "note: the run stopped early (%s)\n", out.Stopped)
+		}
+		return view[AskOutput]{Out: out, Text: b.String()}
+	})
+}
+
+// clipText cuts s to n runes, marking the cut.
+func clipText(s string, n int) string {
+	if n <= 0 || utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n]) + "…"
+}
