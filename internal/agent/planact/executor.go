@@ -115,7 +115,7 @@ func (a *Agent) dispatch(ctx context.Context, rc *graph.RunContext, s State) (St
 		c.ID = fmt.Sprintf("call-%d-%d-%d", s.Replans, s.StepIdx+1, s.Attempt)
 	}
 	if _, err := llm.CheckToolCall(tools, call); err != nil {
-		c.Invalid = err.Error()
+		c.Invalid = strings.TrimPrefix(err.Error(), "error: ")
 	}
 	s.Pending = c
 	return s, nil
