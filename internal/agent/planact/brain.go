@@ -91,7 +91,7 @@ func (a *Agent) researchEvaluate(ctx context.Context, rc *graph.RunContext, s St
 			s.cite(i)
 			cited = append(cited, fmt.Sprintf("%s > %s [%d]", s.Passages[i].URI, s.Passages[i].Heading, i+1))
 		}
-		step.Status, step.Result = StatusDone, fmt.Sprintf("covered (score %.2f) by %s", cov.Score, strings.Join(cited, ", "))
+		step.Status, step.Result = StatusDone, fmt.Sprintf("covered by %s (score %.2f)", strings.Join(cited, ", "), cov.Score)
 		s.Decision = DecideNext
 	} else {
 		if s.Why == "" {
@@ -154,7 +154,7 @@ func (s *State) conclude() {
 	for _, st := range s.Plan {
 		switch st.Status {
 		case StatusDone:
-			covered = append(covered, fmt.Sprintf("- %s: %s", st.Aspect, strings.TrimPrefix(st.Result, "covered ")))
+			covered = append(covered, fmt.Sprintf("- %s: %s", st.Aspect, strings.TrimPrefix(st.Result, "covered by ")))
 		default:
 			missing = append(missing, st.Aspect)
 		}
