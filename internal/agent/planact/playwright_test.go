@@ -152,7 +152,6 @@ func lastSnapshot(req llm.Request) string {
 }
 
 var (
-	quotedRE  = regexp.MustCompile(`'([^']+)'`)
 	openedAtE = regexp.MustCompile(`The reading room opens at [^"\n<]+`)
 	satURLRE  = regexp.MustCompile(`link "Saturday details".*?/url: (\S+)`)
 )
