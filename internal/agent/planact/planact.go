@@ -226,7 +226,7 @@ type Result struct {
 }
 
 // browserRE finds goals that need a browser: a URL or words of web actions.
-var browserRE = regexp.MustCompile(`(?i)(https?://|www\.|\bclick|\bnavigate|\bopen (the|a|this) (page|site|website|url|link)|\bbrowse|\bweb ?page|\bwebsite|\blog ?in\b|\bsign ?in\b|\bfill (in|out)|\bsubmit the form|\bscreenshot|クリック|ページを開|サイトを開|ブラウザ|ログイン|入力して)`)
+var browserRE = regexp.MustCompile(`(?i)(https?://|www\.|\bclick|\bnavigate|\bopen (the|a|this) (page|site|website|url|link)\b|\bbrowse\b|\blog ?in to\b|\bsign ?in to\b|\bfill (in|out) the\b|\bsubmit the form|\bscreenshot|クリック|ページを開|サイトを開|ブラウザで|ログインして)`)
 
 // NeedsBrowser reports whether goal asks for web actions (a URL, click,
 // navigate, open the page, ...).

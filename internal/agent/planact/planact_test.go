@@ -183,6 +183,9 @@ func TestGoalsRefusedAtOnce(t *testing.T) {
 			assert.Nil(t, res)
 		})
 	}
+	for _, goal := range []string{"How do I deploy a VitePress website?", "Which browsers does VitePress support?", "VitePressの設定方法を理解する", "sidebar and frontmatter options"} {
+		assert.False(t, NeedsBrowser(goal), "a research goal: %s", goal)
+	}
 	assert.Contains(t, ErrNeedsModel.Error(), "--llm openai --llm-url http://127.0.0.1:PORT/v1")
 	assert.Contains(t, ErrNeedsModel.Error(), `eval "$(scripts/local-models.sh start)"`)
 	assert.Empty(t, kb.searched, "nothing ran")
@@ -455,4 +458,37 @@ func TestParseReplies(t *testing.T) {
 		assert.Equal(t, c.want, d.Decision, c.in)
 	}
 	assert.True(t, errors.Is(ErrEmptyGoal, ErrEmptyGoal))
+}
+
+func TestFullTextStaysInTheLog(t *testing.T) {
+	web := shop()
+	web.call = func(name string, _ json.RawMessage) (mcpclient.Result, error) {
+		return mcpclient.Result{Text: "Prices. Green tea costs 3 coins.\n[result cut]", Full: "Prices. Green tea costs 3 coins.\nSECRET-TAIL of a long page", Truncated: true}, nil
+	}
+	r := shopRoles()
+	r.plan = func(llm.Request) string { return planJSON("Open the shop at http://shop/", "Read the price of green tea") }
+	var seen []string
+	exec := r.execute
+	r.execute = func(req llm.Request) llm.Message {
+		for _, m := range req.Messages {
+			seen = append(seen, m.Content)
+		}
+		return exec(req)
+	}
+	log := graph.NewMemLog()
+	a := newAgent(t, Options{Model: r.model(20), MCP: web, Log: log})
+	res, err := a.Run(context.Background(), RunInput{Goal: "Find the price of green tea", RunID: "full"})
+	require.NoError(t, err)
+	require.Equal(t, OutcomeSuccess, res.Outcome, res.Reason)
+	assert.Contains(t, res.Answer, "3 coins")
+	assert.NotContains(t, strings.Join(seen, "\n"), "SECRET-TAIL", "the model sees the trimmed text")
+	assert.NotContains(t, res.Steps[0].Observation, "SECRET-TAIL")
+	evs, err := log.Events(context.Background(), "full")
+	require.NoError(t, err)
+	onces := eventsOf(evs, graph.TypeOnce)
+	require.Len(t, onces, 1)
+	assert.Equal(t, "full/replan-0/step-1/attempt-1", onces[0].Key)
+	assert.Contains(t, string(onces[0].Result), "SECRET-TAIL", "the log keeps the full text")
+	// Five model calls (plan, two dispatches, two evaluations) of 100 in, 20 out.
+	assert.Equal(t, graph.Tokens{In: 500, Out: 100}, res.Usage)
 }

@@ -36,8 +36,8 @@ const (
 // must replan.
 const maxAttempts = 4
 
-// chat calls the model and records its tokens.
-func (a *Agent) chat(ctx context.Context, rc *graph.RunContext, req llm.Request) (*llm.Response, error) {
+// chat calls the model and records its tokens, in the run log and in s.
+func (a *Agent) chat(ctx context.Context, rc *graph.RunContext, s *State, req llm.Request) (*llm.Response, error) {
 	req.Temperature = a.opt.Temperature
 	resp, err := a.opt.Model.Chat(ctx, req)
 	if err != nil {
@@ -48,6 +48,8 @@ func (a *Agent) chat(ctx context.Context, rc *graph.RunContext, req llm.Request)
 		_ = rc.Emit(graph.Event{Type: graph.TypeError, Text: "model: " + err.Error()})
 		return nil, fmt.Errorf("ask the model (%s): %w", a.opt.Model.Info().Model, err)
 	}
+	s.Usage.In += int64(resp.Usage.InputTokens)
+	s.Usage.Out += int64(resp.Usage.OutputTokens)
 	if err := rc.Usage(int64(resp.Usage.InputTokens), int64(resp.Usage.OutputTokens)); err != nil {
 		return nil, err
 	}
@@ -89,7 +91,7 @@ func (a *Agent) plannerInit(ctx context.Context, rc *graph.RunContext, s State) 
 	if len(s.Memory) > 0 {
 		b.WriteString("\nPast runs with similar goals:\n" + recollectionsText(s.Memory))
 	}
-	resp, err := a.chat(ctx, rc, llm.Request{System: systemPlanner, Messages: []llm.Message{{Role: llm.RoleUser, Content: b.String()}}, MaxTokens: 1024})
+	resp, err := a.chat(ctx, rc, &s, llm.Request{System: systemPlanner, Messages: []llm.Message{{Role: llm.RoleUser, Content: b.String()}}, MaxTokens: 1024})
 	if err != nil {
 		return s, err
 	}
@@ -134,7 +136,7 @@ func (a *Agent) plannerEvaluate(ctx context.Context, rc *graph.RunContext, s Sta
 	if s.NeedsReplan {
 		fmt.Fprintf(&b, "\nShould replan: %s\n", s.Why)
 	}
-	resp, err := a.chat(ctx, rc, llm.Request{System: systemEvaluator, Messages: []llm.Message{{Role: llm.RoleUser, Content: b.String()}}, MaxTokens: 1024})
+	resp, err := a.chat(ctx, rc, &s, llm.Request{System: systemEvaluator, Messages: []llm.Message{{Role: llm.RoleUser, Content: b.String()}}, MaxTokens: 1024})
 	if err != nil {
 		return s, err
 	}
@@ -230,7 +232,7 @@ func (a *Agent) plannerReplan(ctx context.Context, rc *graph.RunContext, s State
 	if len(s.Memory) > 0 {
 		b.WriteString("\nPast runs with similar goals:\n" + recollectionsText(s.Memory))
 	}
-	resp, err := a.chat(ctx, rc, llm.Request{System: systemReplanner, Messages: []llm.Message{{Role: llm.RoleUser, Content: b.String()}}, MaxTokens: 1024})
+	resp, err := a.chat(ctx, rc, &s, llm.Request{System: systemReplanner, Messages: []llm.Message{{Role: llm.RoleUser, Content: b.String()}}, MaxTokens: 1024})
 	if err != nil {
 		return s, err
 	}

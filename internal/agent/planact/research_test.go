@@ -125,6 +125,26 @@ func TestResearchWithoutAModel(t *testing.T) {
 		len(covered), len(res.Plan), strings.Join(covered, "; "), took.Round(time.Millisecond), len(res.Steps), res.Replans, len(res.Results))
 	t.Logf("answer:\n%s", res.Answer)
 
+	// An aspect the first query does not cover gets refined queries, a
+	// bounded number of them, each new.
+	goal = "Understand how to set up i18n, add a custom 404 page, configure the local search and enable the last updated timestamp"
+	res, err = a.Run(ctx, RunInput{Goal: goal})
+	require.NoError(t, err)
+	require.Equal(t, OutcomeSuccess, res.Outcome, res.Reason)
+	assert.Positive(t, res.Replans, "some aspect needed a refined query")
+	refined := 0
+	for _, st := range res.Plan {
+		assert.LessOrEqual(t, len(st.Tried), 1+DefaultMaxRefines, st.Aspect)
+		seen := map[string]bool{}
+		for _, q := range st.Tried {
+			assert.False(t, seen[q], "%s: query %q repeated", st.Aspect, q)
+			seen[q] = true
+		}
+		refined += len(st.Tried) - 1
+	}
+	assert.Equal(t, res.Replans, refined)
+	t.Logf("with refinements: %s (%d searches, %d replans)", res.Reason, len(res.Steps), res.Replans)
+
 	res, err = a.Run(ctx, RunInput{Goal: "Explain quantum chromodynamics lattice gauge theory"})
 	require.NoError(t, err)
 	assert.Equal(t, OutcomeFailure, res.Outcome)
