@@ -466,7 +466,9 @@ func TestFullTextStaysInTheLog(t *testing.T) {
 		return mcpclient.Result{Text: "Prices. Green tea costs 3 coins.\n[result cut]", Full: "Prices. Green tea costs 3 coins.\nSECRET-TAIL of a long page", Truncated: true}, nil
 	}
 	r := shopRoles()
-	r.plan = func(llm.Request) string { return planJSON("Open the shop at http://shop/", "Read the price of green tea") }
+	r.plan = func(llm.Request) string {
+		return planJSON("Open the shop at http://shop/", "Read the price of green tea")
+	}
 	var seen []string
 	exec := r.execute
 	r.execute = func(req llm.Request) llm.Message {
