@@ -247,6 +247,11 @@ func (a *Agent) Run(ctx context.Context, in RunInput) (*Result, error) {
 	}
 	a.traces.start(run)
 	final, out := a.compiled.Invoke(ctx, run, State{Goal: goal, Research: a.opt.Model == nil})
+	if out.Status == graph.Failure && out.Steps == 0 && out.Node == "" {
+		// The run never started: its id is taken, or the log cannot be written.
+		a.traces.take(run)
+		return nil, fmt.Errorf("start run %s: %s", run, out.Reason)
+	}
 	return a.result(ctx, run, final, out), nil
 }
 

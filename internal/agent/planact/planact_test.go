@@ -413,6 +413,8 @@ func TestResumeAfterStop(t *testing.T) {
 	assert.Contains(t, res.Answer, "3 coins")
 	assert.NotContains(t, web.calls, `web__open {"url":"http://shop/"}`, "the first call completed before the stop and is not made again")
 
+	_, err = b.Run(context.Background(), RunInput{Goal: "Find the price of green tea at the shop", RunID: "r1"})
+	assert.ErrorContains(t, err, "Resume it or choose a new id")
 	_, err = b.Resume(context.Background(), "no-such-run")
 	assert.ErrorContains(t, err, "no checkpoint")
 	_, err = b.Resume(context.Background(), "")

@@ -121,10 +121,16 @@ func (a *Agent) plannerEvaluate(ctx context.Context, rc *graph.RunContext, s Sta
 	step := s.current()
 	var b strings.Builder
 	fmt.Fprintf(&b, "Goal: %s\n\nPlan:\n%s\nHistory:\n%s\n", s.Goal, planText(s), historyText(s.History, 8, 300))
-	last := s.History[len(s.History)-1]
+	var last Record // none when a routing table skips the executor
+	if len(s.History) > 0 {
+		last = s.History[len(s.History)-1]
+	}
 	status := "ok"
 	if !last.OK {
 		status = "failed"
+	}
+	if step == nil {
+		return s, fmt.Errorf("no step to judge: step %d of a %d-step plan", s.StepIdx+1, len(s.Plan))
 	}
 	fmt.Fprintf(&b, "Step just run: %d. %s\nAction: ", s.StepIdx+1, step.Text)
 	if last.Tool != "" {
