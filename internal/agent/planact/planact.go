@@ -169,35 +169,22 @@ func New(opt Options) (*Agent, error) {
 }
 
 func merge(l, d graph.Limits) graph.Limits {
-	if l.MaxSteps == 0 {
-		l.MaxSteps = d.MaxSteps
-	}
-	if l.MaxDuration == 0 {
-		l.MaxDuration = d.MaxDuration
-	}
-	if l.MaxToolCalls == 0 {
-		l.MaxToolCalls = d.MaxToolCalls
-	}
-	if l.MaxTokens == 0 {
-		l.MaxTokens = d.MaxTokens
-	}
-	return l
+	return graph.Limits{MaxSteps: or(l.MaxSteps, d.MaxSteps), MaxDuration: or(l.MaxDuration, d.MaxDuration),
+		MaxToolCalls: or(l.MaxToolCalls, d.MaxToolCalls), MaxTokens: or(l.MaxTokens, d.MaxTokens)}
 }
 
 func mergeGuards(g, d graph.Guards) graph.Guards {
-	if g.RepeatMax == 0 {
-		g.RepeatMax = d.RepeatMax
+	return graph.Guards{RepeatMax: or(g.RepeatMax, d.RepeatMax), RepeatWindow: or(g.RepeatWindow, d.RepeatWindow),
+		NoProgressSteps: or(g.NoProgressSteps, d.NoProgressSteps), MaxParseFailures: or(g.MaxParseFailures, d.MaxParseFailures)}
+}
+
+// or is v, or d when v is zero (a negative v, which turns a limit off, stays).
+func or[T comparable](v, d T) T {
+	var zero T
+	if v == zero {
+		return d
 	}
-	if g.RepeatWindow == 0 {
-		g.RepeatWindow = d.RepeatWindow
-	}
-	if g.NoProgressSteps == 0 {
-		g.NoProgressSteps = d.NoProgressSteps
-	}
-	if g.MaxParseFailures == 0 {
-		g.MaxParseFailures = d.MaxParseFailures
-	}
-	return g
+	return v
 }
 
 // RunInput is one run's request.
