@@ -18,7 +18,8 @@ import (
 )
 
 // serverModeEnv makes the test binary a stdio MCP server (see TestMain):
-// "exit" exits when its tool is called, "hang" never answers.
+// "exit" exits when its tool is called, "hang" never answers a call,
+// "hang-start" never answers at all.
 const serverModeEnv = "PLANACT_TEST_MCP_SERVER"
 
 func TestMain(m *testing.M) {
@@ -34,6 +35,9 @@ type doIn struct {
 }
 
 func runTestServer(mode string) {
+	if mode == "hang-start" {
+		time.Sleep(time.Hour)
+	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "planact-test", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "do", Description: "Does the thing."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in doIn) (*mcp.CallToolResult, any, error) {
@@ -86,6 +90,7 @@ func TestMCPServerFailuresBecomeStepFailures(t *testing.T) {
 		{"missing", mcpclient.ServerConfig{Command: "/nonexistent/sagasu-test-mcp-server", Timeout: 2 * time.Second}, `there is no tool "srv__do"`, OutcomeFailure},
 		{"exits during the call", self("exit"), "ERROR:", OutcomeFailure},
 		{"hangs", self("hang"), "ERROR:", OutcomeFailure},
+		{"hangs at start", self("hang-start"), `there is no tool "srv__do"`, OutcomeFailure},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -108,7 +113,7 @@ func TestMCPServerFailuresBecomeStepFailures(t *testing.T) {
 				assert.Contains(t, res.Reason, "gave up after 1 replans")
 				assert.False(t, res.Steps[0].OK)
 			}
-			if c.name == "missing" {
+			if c.name == "missing" || c.name == "hangs at start" {
 				errs := eventsOf(res.Trace, graph.TypeError)
 				require.NotEmpty(t, errs, "the missing server is reported in the trace")
 				assert.Contains(t, errs[0].Text, "srv")
