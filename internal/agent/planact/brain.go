@@ -132,12 +132,13 @@ func (a *Agent) researchReplan(ctx context.Context, rc *graph.RunContext, s Stat
 			why = err.Error()
 		}
 		step.Status, step.Result = StatusFailed, fmt.Sprintf("not found: %s; refining gave %s", s.Why, why)
+		msg := fmt.Sprintf("Step %d failed: %s", s.StepIdx+1, step.Result)
 		s.Decision = ""
 		s.advance()
 		if s.current() == nil {
 			s.conclude()
 		}
-		return s, rc.Trace(graph.TypeThought, fmt.Sprintf("Step %d failed: %s", s.StepIdx, step.Result))
+		return s, rc.Trace(graph.TypeThought, msg)
 	}
 	step.Query = q
 	step.Status = StatusPending
