@@ -181,3 +181,29 @@ func TestResearchRefinesMissingAspects(t *testing.T) {
 	assert.Contains(t, res.Reason, "covers none of the goal's aspects")
 	assert.Equal(t, StatusFailed, res.Plan[0].Status)
 }
+
+// stuckResearch refines every query into itself.
+type stuckResearch struct{ fakeResearch }
+
+func (s *stuckResearch) Refine(_ context.Context, _, _, query string, _ []doc.Hit, _ []string) (string, error) {
+	return query, nil
+}
+
+func TestResearchStopsWhenRefiningGivesNothingNew(t *testing.T) {
+	kb := &stuckResearch{}
+	a := newAgent(t, Options{Research: kb})
+	res, err := a.Run(context.Background(), RunInput{Goal: "teapot"})
+	require.NoError(t, err)
+	assert.Equal(t, OutcomeFailure, res.Outcome)
+	assert.Equal(t, []string{"teapot"}, kb.searched, "the same query is not searched again")
+	assert.Equal(t, 0, res.Replans)
+	assert.Contains(t, res.Plan[0].Result, "refining gave no new query")
+	var failed []string
+	for _, ev := range eventsOf(res.Trace, graph.TypeThought) {
+		if strings.HasPrefix(ev.Text, "Step ") && strings.Contains(ev.Text, "failed") {
+			failed = append(failed, ev.Text)
+		}
+	}
+	require.Len(t, failed, 1)
+	assert.True(t, strings.HasPrefix(failed[0], "Step 1 failed"), failed[0])
+}
