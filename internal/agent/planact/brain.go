@@ -1,0 +1,181 @@
+package planact
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/graph"
+)
+
+// The research brain plans and judges without a language model: the
+// goal's aspects are the steps, each step searches the knowledge base and
+// is judged for coverage, an aspect not covered gets a refined query (a
+// replan of that step), at most DefaultMaxRefines times, and the answer
+// lists the covered aspects with the chunks that cover them.
+
+// researchPlan makes one step per aspect of the goal.
+func (a *Agent) researchPlan(ctx context.Context, rc *graph.RunContext, s State) (State, error) {
+	stages, err := a.opt.Research.Plan(ctx, s.Goal)
+	if err != nil {
+		if ctx.Err() != nil {
+			return s, err
+		}
+		s.Outcome, s.Reason = OutcomeFailure, "plan the research: "+err.Error()
+		return s, rc.Trace(graph.TypeThought, s.Reason)
+	}
+	s.Plan = nil
+	for _, st := range stages {
+		step := Step{Text: firstNonEmpty(st.Description, "Find out about "+st.Aspect), Status: StatusPending, Aspect: st.Aspect, Query: st.Query}
+		if st.Query == "" {
+			step.Status, step.Result = StatusFailed, "the index has none of its words"
+		}
+		s.Plan = append(s.Plan, step)
+	}
+	s.StepIdx = -1
+	s.advance()
+	if err := rc.Trace(graph.TypePlan, planText(s)); err != nil {
+		return s, err
+	}
+	if s.current() == nil {
+		s.conclude()
+		return s, rc.Trace(graph.TypeThought, s.Reason)
+	}
+	return s, nil
+}
+
+// lastHits returns the hits of the last search.
+func (s *State) lastHits() []doc.Hit {
+	out := make([]doc.Hit, 0, len(s.LastHits))
+	for _, i := range s.LastHits {
+		p := s.Passages[i]
+		heading := []string(nil)
+		if p.Heading != "" {
+			heading = strings.Split(p.Heading, " > ")
+		}
+		out = append(out, doc.Hit{Chunk: doc.Chunk{ID: p.ChunkID, Text: p.Text, Heading: heading}, Source: doc.Source{URI: p.URI, Title: p.Title}})
+	}
+	return out
+}
+
+// researchEvaluate judges the last search against the step's aspect.
+func (a *Agent) researchEvaluate(ctx context.Context, rc *graph.RunContext, s State) (State, error) {
+	step := s.current()
+	var cov Coverage
+	if s.ObsOK {
+		var err error
+		cov, err = a.opt.Research.Evaluate(ctx, s.Goal, step.Aspect, s.lastHits())
+		if err != nil {
+			if ctx.Err() != nil {
+				return s, err
+			}
+			s.Why = fmt.Sprintf("evaluate %q: %v", step.Aspect, err)
+		}
+	} else {
+		s.Why = s.Observation
+	}
+	if cov.Covered {
+		var cited []string
+		for _, id := range cov.Evidence {
+			for i, p := range s.Passages {
+				if p.ChunkID == id && slices.Contains(s.LastHits, i) {
+					s.cite(i)
+					cited = append(cited, fmt.Sprintf("%s > %s [%d]", p.URI, p.Heading, i+1))
+				}
+			}
+		}
+		if len(cited) == 0 && len(s.LastHits) > 0 {
+			i := s.LastHits[0]
+			s.cite(i)
+			cited = append(cited, fmt.Sprintf("%s > %s [%d]", s.Passages[i].URI, s.Passages[i].Heading, i+1))
+		}
+		step.Status, step.Result = StatusDone, fmt.Sprintf("covered by %s (score %.2f)", strings.Join(cited, ", "), cov.Score)
+		s.Decision = DecideNext
+	} else {
+		if s.Why == "" {
+			s.Why = fmt.Sprintf("aspect %q is not covered by the results of %q (score %.2f)", step.Aspect, step.Query, cov.Score)
+		}
+		if step.Tries <= DefaultMaxRefines {
+			s.Decision = DecideReplan
+			return s, rc.Trace(graph.TypeThought, "Not covered: "+s.Why+"; refine the query")
+		}
+		step.Status, step.Result = StatusFailed, fmt.Sprintf("not found after %d searches (%s)", step.Tries, strings.Join(step.Tried, "; "))
+		s.Decision = DecideNext
+	}
+	if err := rc.Trace(graph.TypeThought, fmt.Sprintf("Step %d %s: %s", s.StepIdx+1, step.Status, step.Result)); err != nil {
+		return s, err
+	}
+	s.advance()
+	if s.current() == nil {
+		s.conclude()
+		s.Decision = DecideDone
+		if s.Outcome == OutcomeFailure {
+			s.Decision = DecideFail
+		}
+	}
+	return s, nil
+}
+
+// researchReplan rewrites the current step's query with a refinement.
+func (a *Agent) researchReplan(ctx context.Context, rc *graph.RunContext, s State) (State, error) {
+	step := s.current()
+	q, err := a.opt.Research.Refine(ctx, s.Goal, step.Aspect, step.Query, s.lastHits(), step.Tried)
+	if err != nil && ctx.Err() != nil {
+		return s, err
+	}
+	q = strings.TrimSpace(q)
+	if err != nil || q == "" || slices.Contains(step.Tried, q) {
+		why := "no new query"
+		if err != nil {
+			why = err.Error()
+		}
+		step.Status, step.Result = StatusFailed, fmt.Sprintf("not found: %s; refining gave %s", s.Why, why)
+		msg := fmt.Sprintf("Step %d failed: %s", s.StepIdx+1, step.Result)
+		s.Decision = ""
+		s.advance()
+		if s.current() == nil {
+			s.conclude()
+		}
+		return s, rc.Trace(graph.TypeThought, msg)
+	}
+	step.Query = q
+	step.Status = StatusPending
+	step.Text = fmt.Sprintf("Find out about %s (refined query: %s)", step.Aspect, q)
+	s.Replans++
+	s.NeedsReplan, s.Attempt, s.Decision = false, 0, ""
+	return s, rc.Trace(graph.TypeReplan, fmt.Sprintf("Replan %d (%s):\n%s", s.Replans, s.Why, planText(s)))
+}
+
+// conclude writes the research answer: the covered aspects with their
+// citations, and those not found.
+func (s *State) conclude() {
+	var covered, missing []string
+	for _, st := range s.Plan {
+		switch st.Status {
+		case StatusDone:
+			covered = append(covered, fmt.Sprintf("- %s: %s", st.Aspect, strings.TrimPrefix(st.Result, "covered by ")))
+		default:
+			missing = append(missing, st.Aspect)
+		}
+	}
+	var b strings.Builder
+	if len(covered) > 0 {
+		b.WriteString("Covered:\n" + strings.Join(covered, "\n") + "\n")
+	}
+	if len(missing) > 0 {
+		b.WriteString("Not found in the knowledge base: " + strings.Join(missing, ", ") + "\n")
+	}
+	s.Answer = strings.TrimSpace(b.String())
+	switch {
+	case len(covered) == 0:
+		s.Outcome = OutcomeFailure
+		s.Reason = fmt.Sprintf("the knowledge base covers none of the goal's aspects (%s)", strings.Join(missing, ", "))
+	case len(missing) == 0:
+		s.Outcome, s.Reason = OutcomeSuccess, fmt.Sprintf("all %d aspects covered", len(covered))
+	default:
+		s.Outcome = OutcomeSuccess
+		s.Reason = fmt.Sprintf("%d of %d aspects covered; not found: %s", len(covered), len(covered)+len(missing), strings.Join(missing, ", "))
+	}
+}

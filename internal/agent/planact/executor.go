@@ -1,0 +1,354 @@
+package planact
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/graph"
+	"github.com/sagasu-dev/sagasu/internal/llm"
+)
+
+// keepExchanges is how many recent messages (tool calls and their results)
+// the executor sees again: enough for the page it is on.
+const keepExchanges = 6
+
+// maxHistoryObservation bounds an observation kept in the history (the
+// whole text is in the log's Once record).
+const maxHistoryObservation = 4000
+
+// searchTool is the llm.Tool of search_knowledge_base.
+var searchTool = llm.Tool{
+	Name:        ToolSearch,
+	Description: "Search sagasu's knowledge base of indexed documents. Returns numbered passages [n] with their source and heading; cite them as [n].",
+	Parameters: json.RawMessage(`{"type":"object","properties":{` +
+		`"query":{"type":"string","description":"words to search for"},` +
+		`"k":{"type":"integer","minimum":1,"maximum":10,"description":"how many passages (default 5)"}},` +
+		`"required":["query"]}`),
+}
+
+// toolset lists the tools the executor may call: the MCP servers' tools
+// with their schemas as the servers declared them, and search_knowledge_base.
+// Servers that fail are reported in the trace; their tools are missing.
+func (a *Agent) toolset(ctx context.Context, rc *graph.RunContext) ([]llm.Tool, error) {
+	var out []llm.Tool
+	if a.opt.MCP != nil {
+		tools, err := a.opt.MCP.Tools(ctx)
+		if err != nil {
+			if terr := rc.Trace(graph.TypeError, "MCP servers: "+err.Error()); terr != nil {
+				return nil, terr
+			}
+		}
+		for _, t := range tools {
+			out = append(out, llm.Tool{Name: t.FuncName, Description: t.Description, Parameters: t.InputSchema})
+		}
+	}
+	if a.opt.Research != nil {
+		out = append(out, searchTool)
+	}
+	return out, nil
+}
+
+// dispatch turns the current step into one tool call (or a text reply).
+func (a *Agent) dispatch(ctx context.Context, rc *graph.RunContext, s State) (State, error) {
+	s.own()
+	step := s.current()
+	if step == nil {
+		return s, fmt.Errorf("no step to run: step %d of a %d-step plan", s.StepIdx+1, len(s.Plan))
+	}
+	step.Status = StatusRunning
+	step.Tries++
+	s.Attempt++
+	s.Pending, s.Text = nil, ""
+	if s.Research {
+		args, _ := json.Marshal(map[string]any{"query": step.Query, "k": searchK})
+		step.Tried = append(step.Tried, step.Query)
+		s.Pending = &Call{ID: fmt.Sprintf("call-%d-%d", s.StepIdx+1, s.Attempt), Tool: ToolSearch, Args: args}
+		return s, nil
+	}
+	tools, err := a.toolset(ctx, rc)
+	if err != nil {
+		return s, err
+	}
+	msgs := append([]llm.Message{{Role: llm.RoleUser, Content: a.executorContext(s, tools)}}, s.Exchanges...)
+	msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: fmt.Sprintf(
+		"Current step %d: %s\nCall one tool to do it. If what is shown above already answers the step, reply in text with what you read instead.",
+		s.StepIdx+1, step.Text)})
+	resp, err := a.chat(ctx, rc, &s, llm.Request{System: systemExecutor, Messages: msgs, Tools: tools, ToolChoice: llm.ToolChoiceAuto, MaxTokens: 1024})
+	if err != nil {
+		return s, err
+	}
+	msg := resp.Message
+	text := strings.TrimSpace(msg.Content)
+	if len(msg.ToolCalls) == 0 {
+		if text == "" {
+			text = "ERROR: the executor replied with neither a tool call nor text"
+		}
+		s.Text = text
+		return s, rc.Trace(graph.TypeThought, "Step answered in text: "+clipRunes(text, 300))
+	}
+	if text != "" {
+		if err := rc.Trace(graph.TypeThought, text); err != nil {
+			return s, err
+		}
+	}
+	call := msg.ToolCalls[0]
+	if len(msg.ToolCalls) > 1 {
+		if err := rc.Trace(graph.TypeThought, fmt.Sprintf("The model asked for %d tool calls; one step runs one, the first (%s).", len(msg.ToolCalls), call.Name)); err != nil {
+			return s, err
+		}
+	}
+	args := call.Arguments
+	if len(strings.TrimSpace(string(args))) == 0 {
+		args = json.RawMessage("{}")
+	}
+	if !json.Valid(args) {
+		// Keep the state encodable: invalid arguments travel as a string.
+		args, _ = json.Marshal(string(call.Arguments))
+	}
+	c := &Call{ID: call.ID, Tool: call.Name, Args: args}
+	if c.ID == "" {
+		c.ID = fmt.Sprintf("call-%d-%d-%d", s.Replans, s.StepIdx+1, s.Attempt)
+	}
+	if _, err := llm.CheckToolCall(tools, call); err != nil {
+		c.Invalid = strings.TrimPrefix(err.Error(), "error: ")
+	}
+	s.Pending = c
+	return s, nil
+}
+
+// executorContext is the first message the executor reads: the goal, the
+// plan and what happened so far.
+func (a *Agent) executorContext(s State, tools []llm.Tool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Goal: %s\n\nPlan:\n%s", s.Goal, planText(s))
+	if len(s.History) > 0 {
+		b.WriteString("\nDone so far:\n")
+		b.WriteString(historyText(s.History, 6, 200))
+	}
+	if len(tools) == 0 {
+		b.WriteString("\nNo tools are available: answer in text.\n")
+	}
+	return b.String()
+}
+
+// toolOutcome is what a tool call returned, as the log's Once record keeps it.
+type toolOutcome struct {
+	Text      string    `json:"text"`
+	Full      string    `json:"full,omitempty"` // when Text was cut
+	IsError   bool      `json:"isError,omitempty"`
+	Restarted bool      `json:"restarted,omitempty"`
+	Hits      []Passage `json:"hits,omitempty"`
+}
+
+// onceKey names a tool call for rc.Once: a resumed run never repeats a
+// call that completed.
+func onceKey(run string, s State) string {
+	return fmt.Sprintf("%s/replan-%d/step-%d/attempt-%d", run, s.Replans, s.StepIdx+1, s.Attempt)
+}
+
+// run makes the dispatched call, once.
+func (a *Agent) run(ctx context.Context, rc *graph.RunContext, s State) (State, error) {
+	c := s.Pending
+	if c == nil {
+		return s, errors.New("no call was dispatched")
+	}
+	if err := rc.Action(c.Tool, c.Args); err != nil {
+		return s, err
+	}
+	start := time.Now()
+	var out toolOutcome
+	if c.Invalid != "" {
+		out = toolOutcome{Text: "ERROR: " + c.Invalid, IsError: true}
+	} else {
+		raw, err := rc.Once(onceKey(rc.Run(), s), func() (json.RawMessage, error) {
+			return json.Marshal(a.callTool(ctx, c))
+		})
+		if err != nil {
+			return s, err
+		}
+		if err := json.Unmarshal(raw, &out); err != nil {
+			return s, fmt.Errorf("read the logged result of %s: %w", c.Tool, err)
+		}
+	}
+	if c.Tool == ToolSearch && !out.IsError {
+		s.LastHits = s.addPassages(out.Hits)
+		out.Text = passagesText(s, s.LastHits)
+	}
+	s.Observation, s.ObsOK, s.Restarted = out.Text, !out.IsError, out.Restarted
+	return s, rc.Observation(c.Tool, out.Text, !out.IsError, time.Since(start))
+}
+
+// callTool calls sagasu's search or an MCP tool. Every failure is an
+// outcome with IsError, so that it becomes an observation the planner can
+// react to, never a hang or a crash of the run.
+func (a *Agent) callTool(ctx context.Context, c *Call) toolOutcome {
+	ctx, cancel := context.WithTimeout(ctx, a.opt.CallTimeout)
+	defer cancel()
+	if c.Tool == ToolSearch && a.opt.Research != nil {
+		in, err := llm.ParseArgs[struct {
+			Query string `json:"query"`
+			K     int    `json:"k"`
+		}](llm.ToolCall{Name: c.Tool, Arguments: c.Args})
+		if err != nil {
+			return toolOutcome{Text: "ERROR: " + err.Error(), IsError: true}
+		}
+		if strings.TrimSpace(in.Query) == "" {
+			return toolOutcome{Text: "ERROR: the query is empty: give the words to search for", IsError: true}
+		}
+		k := in.K
+		if k <= 0 || k > 10 {
+			k = searchK
+		}
+		hits, err := a.opt.Research.Search(ctx, in.Query, k)
+		if err != nil {
+			return toolOutcome{Text: "ERROR: " + err.Error(), IsError: true}
+		}
+		out := toolOutcome{Hits: make([]Passage, 0, len(hits))}
+		for _, h := range hits {
+			out.Hits = append(out.Hits, passage(h))
+		}
+		return out
+	}
+	if a.opt.MCP == nil {
+		return toolOutcome{Text: fmt.Sprintf("ERROR: no MCP server is configured to run %q", c.Tool), IsError: true}
+	}
+	r, err := a.opt.MCP.CallFunc(ctx, c.Tool, c.Args)
+	if err != nil {
+		return toolOutcome{Text: "ERROR: " + err.Error(), IsError: true}
+	}
+	out := toolOutcome{Text: r.Text, IsError: r.IsError, Restarted: r.Restarted}
+	if r.Truncated {
+		out.Full = r.Full
+	}
+	if out.IsError && !strings.Contains(out.Text, "ERROR:") {
+		out.Text = "ERROR: " + out.Text
+	}
+	return out
+}
+
+func passage(h doc.Hit) Passage {
+	return Passage{ChunkID: h.Chunk.ID, URI: h.Source.URI, Title: h.Source.Title, Heading: h.Chunk.HeadingPath(), Text: h.Chunk.Text}
+}
+
+// passagesText numbers passages for the model: [n] source > heading, text.
+func passagesText(s State, idx []int) string {
+	if len(idx) == 0 {
+		return "No passages found."
+	}
+	var b strings.Builder
+	for _, i := range idx {
+		p := s.Passages[i]
+		fmt.Fprintf(&b, "[%d] %s", i+1, p.URI)
+		if p.Heading != "" {
+			b.WriteString(" > " + p.Heading)
+		}
+		b.WriteString("\n" + clipRunes(strings.TrimSpace(p.Text), 600) + "\n\n")
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// processResult formats the observation and decides whether it calls for
+// a new plan (should_replan): a tool error, an "ERROR:" text, or an
+// unexpected observation (nothing at all, or a restarted server whose
+// page is gone).
+func (a *Agent) processResult(_ context.Context, rc *graph.RunContext, s State) (State, error) {
+	if s.Pending == nil {
+		s.Observation, s.ObsOK, s.Restarted = s.Text, !strings.Contains(s.Text, "ERROR:"), false
+		ok := s.ObsOK
+		if err := rc.Emit(graph.Event{Type: graph.TypeObservation, Text: "text reply", Observation: s.Text, OK: &ok}); err != nil {
+			return s, err
+		}
+	}
+	var why string
+	switch {
+	case !s.ObsOK:
+		why = "the tool call failed"
+	case strings.Contains(s.Observation, "ERROR:"):
+		why = "the observation reports an error"
+	case s.Restarted:
+		why = "the MCP server had died and was restarted: the page it had open is gone"
+	case strings.TrimSpace(s.Observation) == "":
+		why = "the observation is empty"
+	}
+	s.NeedsReplan = why != ""
+	s.Why = ""
+	if s.NeedsReplan {
+		s.Why = fmt.Sprintf("step %d (%s): %s: %s", s.StepIdx+1, s.Plan[s.StepIdx].Text, why, clipRunes(s.Observation, 300))
+		return s, rc.Trace(graph.TypeThought, "Should replan: "+s.Why)
+	}
+	return s, nil
+}
+
+// memoryUpdate records the step in the history and the executor's
+// exchanges, and reports progress when the observation is new.
+func (a *Agent) memoryUpdate(_ context.Context, rc *graph.RunContext, s State) (State, error) {
+	step := s.Plan[s.StepIdx]
+	rec := Record{Step: step.Text, Observation: clipRunes(s.Observation, maxHistoryObservation), OK: s.ObsOK && !s.NeedsReplan}
+	if c := s.Pending; c != nil {
+		rec.Tool, rec.Arguments = c.Tool, c.Args
+	}
+	seen := false
+	for _, h := range s.History {
+		if h.Observation == rec.Observation {
+			seen = true
+			break
+		}
+	}
+	s.History = append(s.History, rec)
+	if !s.Research {
+		if c := s.Pending; c != nil {
+			s.Exchanges = append(s.Exchanges,
+				llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: c.ID, Name: c.Tool, Arguments: c.Args}}},
+				llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Tool, Content: s.Observation})
+		} else {
+			s.Exchanges = append(s.Exchanges, llm.Message{Role: llm.RoleAssistant, Content: s.Text})
+		}
+		for len(s.Exchanges) > keepExchanges || len(s.Exchanges) > 0 && s.Exchanges[0].Role == llm.RoleTool {
+			s.Exchanges = s.Exchanges[1:]
+		}
+	}
+	s.Pending, s.Text = nil, ""
+	if rec.OK && !seen {
+		return s, rc.Progress(fmt.Sprintf("step %d observed something new", s.StepIdx+1))
+	}
+	return s, nil
+}
+
+// planText lists the plan with each step's status.
+func planText(s State) string {
+	var b strings.Builder
+	for i, st := range s.Plan {
+		mark := ""
+		if i == s.StepIdx && !s.Finished {
+			mark = "  <- current"
+		}
+		fmt.Fprintf(&b, "%d. [%s] %s", i+1, st.Status, st.Text)
+		if st.Result != "" {
+			fmt.Fprintf(&b, " — %s", clipRunes(st.Result, 200))
+		}
+		b.WriteString(mark + "\n")
+	}
+	return b.String()
+}
+
+// historyText lists the last n records, observations cut to clip runes.
+func historyText(h []Record, n, clip int) string {
+	var b strings.Builder
+	for _, r := range h[max(0, len(h)-n):] {
+		status := "ok"
+		if !r.OK {
+			status = "failed"
+		}
+		tool := "text reply"
+		if r.Tool != "" {
+			tool = r.Tool + " " + string(r.Arguments)
+		}
+		fmt.Fprintf(&b, "- %s: %s (%s) → %s\n", r.Step, tool, status, strings.ReplaceAll(clipRunes(r.Observation, clip), "\n", " "))
+	}
+	return b.String()
+}

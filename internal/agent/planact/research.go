@@ -1,0 +1,40 @@
+package planact
+
+import (
+	"context"
+
+	"github.com/sagasu-dev/sagasu/internal/doc"
+)
+
+// Research is what the agent needs of sagasu's own search loop: plan a
+// goal into aspects, search, judge hits against an aspect, and refine a
+// query. The search_knowledge_base tool searches through it, and without a
+// language model it is the whole brain. NewLoopResearch (adapter.go)
+// backs it with internal/loop and internal/search.
+type Research interface {
+	// Plan splits goal into stages, one per aspect.
+	Plan(ctx context.Context, goal string) ([]Stage, error)
+	// Search returns the best k hits for query.
+	Search(ctx context.Context, query string, k int) ([]doc.Hit, error)
+	// Evaluate judges whether hits cover aspect of goal.
+	Evaluate(ctx context.Context, goal, aspect string, hits []doc.Hit) (Coverage, error)
+	// Refine proposes a better query for aspect than query, none of avoid.
+	Refine(ctx context.Context, goal, aspect, query string, hits []doc.Hit, avoid []string) (string, error)
+}
+
+// Stage is one aspect of a research goal and the query to search it with.
+// An empty Query means the index has none of the aspect's words.
+type Stage struct {
+	Aspect      string `json:"aspect"`
+	Description string `json:"description"`
+	Query       string `json:"query"`
+}
+
+// Coverage is how hits meet an aspect.
+type Coverage struct {
+	Covered bool     `json:"covered"`
+	Score   float64  `json:"score"`
+	Missing []string `json:"missing,omitempty"`
+	// Evidence are the chunks that cover the aspect, best first.
+	Evidence []int64 `json:"evidence,omitempty"`
+}

@@ -1,0 +1,209 @@
+package planact
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sagasu-dev/sagasu/internal/app"
+	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/graph"
+	"github.com/sagasu-dev/sagasu/internal/index"
+	"github.com/sagasu-dev/sagasu/internal/loop"
+	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/source"
+)
+
+// vitepressDocs finds the real corpus (its English half) of the research
+// tests: $SAGASU_VITEPRESS_DOCS, or shared/data/vitepress-docs/en beside the
+// repository (or beside the directory of worktrees holding it).
+func vitepressDocs(t *testing.T) string {
+	if d := os.Getenv("SAGASU_VITEPRESS_DOCS"); d != "" {
+		return d
+	}
+	root := repoRoot(t)
+	for _, up := range []string{"..", "../.."} {
+		d := filepath.Join(root, up, "shared", "data", "vitepress-docs", "en")
+		if _, err := os.Stat(d); err == nil {
+			return d
+		}
+	}
+	return filepath.Join(root, "..", "shared", "data", "vitepress-docs", "en")
+}
+
+var (
+	vpOnce   sync.Once
+	vpEngine *search.Engine
+	vpErr    error
+)
+
+// vitepress indexes the English VitePress docs once per test binary, or
+// skips (fails with CI=true) when they are not there.
+func vitepress(t *testing.T) *search.Engine {
+	t.Helper()
+	docs := vitepressDocs(t)
+	if _, err := os.Stat(docs); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the VitePress documentation is not at %s (CI runs with ../shared beside the repository)", docs)
+		}
+		t.Skipf("the VitePress documentation is not at %s (set SAGASU_VITEPRESS_DOCS): %v", docs, err)
+	}
+	vpOnce.Do(func() {
+		ctx := context.Background()
+		dir, err := os.MkdirTemp("", "planact-vp")
+		if err != nil {
+			vpErr = err
+			return
+		}
+		st, err := app.OpenStore(ctx, filepath.Join(dir, "vp.db"), true)
+		if err != nil {
+			vpErr = err
+			return
+		}
+		_, vpErr = loop.IndexCorpus(ctx, index.New(st, index.Options{}), docs, source.Options{})
+		vpEngine = search.New(st)
+	})
+	if vpErr != nil {
+		t.Fatal(vpErr)
+	}
+	return vpEngine
+}
+
+func TestResearchWithoutAModel(t *testing.T) {
+	e := vitepress(t)
+	docs := vitepressDocs(t)
+	a := newAgent(t, Options{Research: NewLoopResearch(e, loop.Options{}), Log: graph.NewMemLog()})
+	ctx := context.Background()
+
+	start := time.Now()
+	goal := "Learn how to deploy a VitePress site, customize the sidebar and use frontmatter"
+	res, err := a.Run(ctx, RunInput{Goal: goal})
+	require.NoError(t, err)
+	took := time.Since(start)
+	require.Equal(t, OutcomeSuccess, res.Outcome, res.Reason)
+	require.GreaterOrEqual(t, len(res.Plan), 3, "one step per aspect: %+v", res.Plan)
+	var covered, missing []string
+	for _, st := range res.Plan {
+		require.NotEmpty(t, st.Aspect)
+		if st.Status == StatusDone {
+			covered = append(covered, st.Aspect)
+			assert.Contains(t, res.Answer, st.Aspect)
+		} else {
+			missing = append(missing, st.Aspect)
+		}
+	}
+	assert.GreaterOrEqual(t, len(covered), 3, "covered %v, missing %v", covered, missing)
+	require.NotEmpty(t, res.Results)
+	uris := map[string]bool{}
+	for _, c := range res.Results {
+		assert.Positive(t, c.ChunkID)
+		_, err := os.Stat(filepath.Join(docs, c.Source.URI))
+		assert.NoError(t, err, "a cited chunk's source is a page of the corpus")
+		uris[c.Source.URI] = true
+	}
+	// Each aspect is covered by a section about it.
+	for _, st := range res.Plan {
+		for _, word := range []string{"deploy", "sidebar", "frontmatter"} {
+			if strings.Contains(st.Aspect, word) {
+				assert.Contains(t, strings.ToLower(st.Result), word, "the citation for %q is about it", st.Aspect)
+			}
+		}
+	}
+	assert.True(t, uris["guide/deploy.md"], "the deploy guide is cited: %v", uris)
+	for _, s := range res.Steps {
+		assert.Equal(t, ToolSearch, s.Tool)
+	}
+	assert.Zero(t, res.Usage.Total(), "no model, no tokens")
+	t.Logf("research without a model: %d of %d aspects covered (%s) in %s, %d searches, %d replans, %d cited chunks",
+		len(covered), len(res.Plan), strings.Join(covered, "; "), took.Round(time.Millisecond), len(res.Steps), res.Replans, len(res.Results))
+	t.Logf("answer:\n%s", res.Answer)
+
+	// An aspect the first query does not cover gets refined queries, a
+	// bounded number of them, each new.
+	goal = "Understand how to set up i18n, add a custom 404 page, configure the local search and enable the last updated timestamp"
+	res, err = a.Run(ctx, RunInput{Goal: goal})
+	require.NoError(t, err)
+	require.Equal(t, OutcomeSuccess, res.Outcome, res.Reason)
+	assert.Positive(t, res.Replans, "some aspect needed a refined query")
+	refined := 0
+	for _, st := range res.Plan {
+		assert.LessOrEqual(t, len(st.Tried), 1+DefaultMaxRefines, st.Aspect)
+		seen := map[string]bool{}
+		for _, q := range st.Tried {
+			assert.False(t, seen[q], "%s: query %q repeated", st.Aspect, q)
+			seen[q] = true
+		}
+		refined += len(st.Tried) - 1
+	}
+	assert.Equal(t, res.Replans, refined)
+	t.Logf("with refinements: %s (%d searches, %d replans)", res.Reason, len(res.Steps), res.Replans)
+
+	res, err = a.Run(ctx, RunInput{Goal: "Explain quantum chromodynamics lattice gauge theory"})
+	require.NoError(t, err)
+	assert.Equal(t, OutcomeFailure, res.Outcome)
+	assert.NotEmpty(t, res.Reason)
+	assert.Empty(t, res.Results)
+	t.Logf("an impossible research goal: %s: %s (%d searches, %d replans)", res.Outcome, res.Reason, len(res.Steps), res.Replans)
+}
+
+func TestResearchRefinesMissingAspects(t *testing.T) {
+	// The first query finds nothing; the refined one ("kettle 1") does.
+	kb := &fakeResearch{}
+	kb.onSearch = func(q string) error {
+		if q == "kettle 1" {
+			kb.passages = []doc.Hit{hit(7, "kitchen.md", "Kettle", "Fill the kettle with fresh water.")}
+		}
+		return nil
+	}
+	a := newAgent(t, Options{Research: kb})
+	res, err := a.Run(context.Background(), RunInput{Goal: "kettle"})
+	require.NoError(t, err)
+	require.Equal(t, OutcomeSuccess, res.Outcome, res.Reason)
+	assert.Equal(t, []string{"kettle", "kettle 1"}, kb.searched)
+	assert.Equal(t, 1, res.Replans)
+	assert.Equal(t, []Cited{{ChunkID: 7, Source: SourceRef{URI: "kitchen.md"}, Heading: "Kettle"}}, res.Results)
+	assert.Contains(t, res.Answer, "kitchen.md > Kettle [1]")
+
+	kb = &fakeResearch{}
+	a = newAgent(t, Options{Research: kb})
+	res, err = a.Run(context.Background(), RunInput{Goal: "coffee"})
+	require.NoError(t, err)
+	assert.Equal(t, OutcomeFailure, res.Outcome)
+	assert.Equal(t, DefaultMaxRefines, res.Replans, "bounded refinements")
+	assert.Equal(t, []string{"coffee", "coffee 1", "coffee 2"}, kb.searched)
+	assert.Contains(t, res.Reason, "covers none of the goal's aspects")
+	assert.Equal(t, StatusFailed, res.Plan[0].Status)
+}
+
+// stuckResearch refines every query into itself.
+type stuckResearch struct{ fakeResearch }
+
+func (s *stuckResearch) Refine(_ context.Context, _, _, query string, _ []doc.Hit, _ []string) (string, error) {
+	return query, nil
+}
+
+func TestResearchStopsWhenRefiningGivesNothingNew(t *testing.T) {
+	kb := &stuckResearch{}
+	a := newAgent(t, Options{Research: kb})
+	res, err := a.Run(context.Background(), RunInput{Goal: "teapot"})
+	require.NoError(t, err)
+	assert.Equal(t, OutcomeFailure, res.Outcome)
+	assert.Equal(t, []string{"teapot"}, kb.searched, "the same query is not searched again")
+	assert.Equal(t, 0, res.Replans)
+	assert.Contains(t, res.Plan[0].Result, "refining gave no new query")
+	var failed []string
+	for _, ev := range eventsOf(res.Trace, graph.TypeThought) {
+		if strings.HasPrefix(ev.Text, "Step ") && strings.Contains(ev.Text, "failed") {
+			failed = append(failed, ev.Text)
+		}
+	}
+	require.Len(t, failed, 1)
+	assert.True(t, strings.HasPrefix(failed[0], "Step 1 failed"), failed[0])
+}
