@@ -58,7 +58,6 @@ type Remote struct {
 	Fetch fetch.Options
 }
 
-
 // remote is what the GitHub, gist and web loaders share: the guarded client,
 // limits, and the GitHub credentials.
 type remote struct {

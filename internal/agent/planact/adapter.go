@@ -64,7 +64,7 @@ func (r *LoopResearch) Evaluate(ctx context.Context, goal, aspect string, hits [
 	if len(hits) == 0 {
 		return Coverage{Missing: []string{aspect}}, nil
 	}
-	ev, err := r.loop.Evaluate(ctx, loop.EvaluateInput{Goal: goal, Aspects: []string{aspect}, Results: loop.Views(hits)})
+	ev, err := r.loop.Evaluate(ctx, loop.EvaluateInput{Goal: goal, Aspects: []string{aspect}, Results: hits})
 	if err != nil {
 		return Coverage{}, fmt.Errorf("evaluate %q: %w", aspect, err)
 	}
@@ -81,7 +81,7 @@ func (r *LoopResearch) Evaluate(ctx context.Context, goal, aspect string, hits [
 func (r *LoopResearch) Refine(ctx context.Context, goal, aspect, query string, hits []doc.Hit, avoid []string) (string, error) {
 	ref, err := r.loop.Refine(ctx, loop.RefineInput{
 		CurrentQuery: query, Goal: goal, MissingAspects: []string{aspect},
-		Results: loop.Views(hits), Avoid: avoid,
+		Results: hits, Avoid: avoid,
 	})
 	if err != nil {
 		return "", fmt.Errorf("refine %q: %w", query, err)
