@@ -1,0 +1,248 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sagasu-dev/sagasu/internal/agent/planact"
+	"github.com/sagasu-dev/sagasu/internal/app"
+	"github.com/sagasu-dev/sagasu/internal/graph"
+	"github.com/sagasu-dev/sagasu/internal/store"
+)
+
+func newAgentCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Plan-and-Act: an agent that plans, acts through MCP servers and sagasu's search, and replans",
+		Long: `Agent runs the Plan-and-Act agent: a planner turns the goal into steps, an
+executor carries out each step with one tool call (the tools of the MCP
+servers you name, such as Playwright MCP for a browser, and sagasu's own
+search), and after every step the planner judges the result and goes on,
+replans or finishes. Memory recalls similar past runs.
+
+Every step is written to the index's run log as it happens: a run stopped by
+Ctrl-C, a crash or kill -9 continues with "agent resume RUN", and a tool call
+that completed is never made again. Without a language model the agent runs
+research goals over the index alone (one step per aspect of the goal).
+
+MCP servers are configured in sagasu.yaml:
+
+  mcp_servers:
+    playwright:
+      command: node
+      args: [.tools/playwright-mcp/node_modules/@playwright/mcp/cli.js, --headless,
+             --no-sandbox, --isolated, --browser, chromium, --executable-path, /usr/bin/chromium]`,
+	}
+	cmd.AddCommand(newAgentRunCmd(g), newAgentRunsCmd(g), newAgentShowCmd(g), newAgentResumeCmd(g))
+	return cmd
+}
+
+// agentFlagsPA are the flags of agent run and resume.
+type agentFlagsPA struct {
+	goal    string
+	mcp     []string
+	offline bool
+	table   string
+	trace   bool
+}
+
+func (f *agentFlagsPA) open(cmd *cobra.Command, g *globals, goal string) (*planact.Agent, func(), *app.App, error) {
+	a, err := g.load(cmd)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rt, err := a.Open(cmd.Context(), app.OpenOptions{LongLived: true, NoCache: true})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	opt := app.PlanActOptions{MCP: f.mcp, Offline: f.offline, Table: f.table, Goal: goal}
+	if f.trace || (!a.Config.JSON && isTerminal(g.stderr)) {
+		opt.OnEvent = traceTo(g.stderr)
+	}
+	agent, closeMCP, err := rt.PlanAct(a, opt)
+	if err != nil {
+		rt.Close()
+		return nil, nil, nil, err
+	}
+	return agent, func() { closeMCP(); rt.Close() }, a, nil
+}
+
+func (f *agentFlagsPA) register(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringArrayVar(&f.mcp, "mcp", nil, "MCP server the agent may use, by its name in mcp_servers: (repeatable)")
+	fs.BoolVar(&f.offline, "offline", false, "run without the configured language model (research goals over the index)")
+	fs.StringVar(&f.table, "routing", "", "a JSON routing table that replaces the agent's built-in edges")
+	fs.BoolVar(&f.trace, "trace", false, "print the agent's steps to stderr (the default on a terminal)")
+	addLLMFlags(fs)
+}
+
+func newAgentRunCmd(g *globals) *cobra.Command {
+	var f agentFlagsPA
+	cmd := &cobra.Command{
+		Use:   "run --goal TEXT",
+		Short: "Run the agent toward a goal",
+		Example: `  sagasu agent run --goal "find how to deploy to GitHub Pages and which base to set"
+  sagasu agent run --mcp playwright --llm openai --llm-url http://127.0.0.1:8080/v1 \
+      --goal "open http://127.0.0.1:8000 and find the opening hours on Saturdays"`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if strings.TrimSpace(f.goal) == "" {
+				return usagef("--goal is empty: say what the agent should achieve")
+			}
+			agent, done, a, err := f.open(cmd, g, f.goal)
+			if err != nil {
+				return err
+			}
+			defer done()
+			res, err := agent.Run(cmd.Context(), planact.RunInput{Goal: f.goal})
+			if errors.Is(err, planact.ErrNeedsModel) {
+				return usageError{err}
+			}
+			if err != nil {
+				return err
+			}
+			return printAgentRun(g.stdout, a, res)
+		},
+	}
+	cmd.Flags().StringVar(&f.goal, "goal", "", "what the agent should achieve")
+	f.register(cmd)
+	return cmd
+}
+
+func newAgentResumeCmd(g *globals) *cobra.Command {
+	var f agentFlagsPA
+	cmd := &cobra.Command{
+		Use:   "resume RUN",
+		Short: "Continue a stopped run from its last completed step",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			agent, done, a, err := f.open(cmd, g, "")
+			if err != nil {
+				return err
+			}
+			defer done()
+			res, err := agent.Resume(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			return printAgentRun(g.stdout, a, res)
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+// printAgentRun prints a run's result: JSON, or a summary for people.
+func printAgentRun(w io.Writer, a *app.App, res *planact.Result) error {
+	if a.Config.JSON {
+		return writeJSON(w, res)
+	}
+	fmt.Fprintf(w, "run %s: %s", res.Run, res.Outcome)
+	if res.Reason != "" {
+		fmt.Fprintf(w, " (%s)", res.Reason)
+	}
+	fmt.Fprintln(w)
+	for i, s := range res.Plan {
+		fmt.Fprintf(w, "  %d. [%s] %s\n", i+1, s.Status, s.Text)
+	}
+	if res.Replans > 0 {
+		fmt.Fprintf(w, "replans: %d\n", res.Replans)
+	}
+	if res.Answer != "" {
+		fmt.Fprintf(w, "\n%s\n", res.Answer)
+	}
+	for _, r := range res.Results {
+		fmt.Fprintf(w, "  - %s  %s (chunk %d)\n", r.Source.URI, r.Heading, r.ChunkID)
+	}
+	if res.Outcome == "stopped" {
+		fmt.Fprintf(w, "\ncontinue it with: sagasu agent resume %s\n", res.Run)
+	}
+	return nil
+}
+
+func newAgentRunsCmd(g *globals) *cobra.Command {
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "runs",
+		Short: "List the agent's runs, the most recent first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a, err := g.load(cmd)
+			if err != nil {
+				return err
+			}
+			st, err := a.OpenStore(cmd.Context(), false)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			runs, err := st.ListRuns(cmd.Context(), store.RunFilter{Kind: store.RunAgent, Limit: limit})
+			if err != nil {
+				return err
+			}
+			if a.Config.JSON {
+				return writeJSON(g.stdout, runs)
+			}
+			if len(runs) == 0 {
+				fmt.Fprintln(g.stdout, "no agent runs yet: sagasu agent run --goal \"...\"")
+			}
+			for _, r := range runs {
+				fmt.Fprintf(g.stdout, "%s  %-8s %s  %s\n", r.ID, r.Status, r.Updated.Local().Format("2006-01-02 15:04"), snippet(r.Title, 80))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&limit, "limit", 50, "most runs to list")
+	return cmd
+}
+
+func newAgentShowCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show RUN",
+		Short: "Show a run's steps as they were logged",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := g.load(cmd)
+			if err != nil {
+				return err
+			}
+			st, err := a.OpenStore(cmd.Context(), false)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			run, err := st.Run(cmd.Context(), args[0])
+			if errors.Is(err, store.ErrNotFound) {
+				return usagef("no run %q: `sagasu agent runs` lists them", args[0])
+			}
+			if err != nil {
+				return err
+			}
+			events, err := graph.NewStoreLog(st, store.RunAgent, nil).Events(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if a.Config.JSON {
+				return writeJSON(g.stdout, map[string]any{"run": run.ID, "goal": run.Title, "status": run.Status, "events": events})
+			}
+			fmt.Fprintf(g.stdout, "run %s (%s): %s\n", run.ID, run.Status, run.Title)
+			show := traceTo(g.stdout)
+			for _, ev := range events {
+				if ev.Type == graph.TypeOutcome {
+					var out graph.Outcome
+					if json.Unmarshal(ev.Result, &out) == nil {
+						fmt.Fprintf(g.stdout, "%-11s %s %s\n", "outcome", out.Status, out.Reason)
+					}
+					continue
+				}
+				show(ev)
+			}
+			return nil
+		},
+	}
+}
