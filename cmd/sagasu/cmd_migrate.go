@@ -21,7 +21,7 @@ func newMigrateCmd(g *globals) *cobra.Command {
 		Use:   "migrate --from DB --to DB",
 		Short: "Copy an index between stores (SQLite file, PostgreSQL), embeddings included",
 		Long: `Migrate copies an index from one store to another: sources with their original
-content, chunks, embeddings and the pinned embedder. DB is a SQLite file path or
+content, chunks, embeddings and the pinned embedder. DB is a SQLite file or
 a postgres:// DSN (see docs/postgres.md), so it moves an index from a laptop to a
 shared PostgreSQL and back.
 
@@ -40,7 +40,7 @@ destination has are kept and reported, or removed with --prune.`,
 				return err
 			}
 			if from == "" || to == "" {
-				return usagef("migrate needs --from and --to: each a SQLite file path or a postgres:// DSN")
+				return usagef("migrate needs --from and --to: each a SQLite file or a postgres:// DSN")
 			}
 			if from == to {
 				return usagef("--from and --to name the same index")

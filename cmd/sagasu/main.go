@@ -1,6 +1,7 @@
 // Command sagasu turns documents into a knowledge base that people and agents
-// can search: index files, folders and text, then query them by keyword (BM25)
-// from the command line.
+// can search: index files, folders, URLs and repositories; query them by
+// keyword, meaning or both; answer questions with cited passages (ask, chat);
+// run agents that plan and act (agent); and serve it all over MCP.
 package main
 
 import (
@@ -82,16 +83,21 @@ func newRootCmd(g *globals) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "sagasu",
 		Short: "Search your documents, and let agents search them in the loop",
-		Long: `sagasu (探す, "to search") indexes documents — markdown, code, text — into a
-local knowledge base and answers queries over it: BM25 keyword search that
-understands English and Japanese out of the box (no network, API key or model
-file needed), and semantic or hybrid search when you bring an embedding model.
-Agents search it in the loop — evaluate results against a goal, refine the
+		Long: `sagasu (探す, "to search") indexes documents — markdown, code, text, web pages,
+GitHub repositories and gists — into a local knowledge base and answers
+queries over it: BM25 keyword search that understands English and Japanese
+out of the box (no network, API key or model file needed), and semantic or
+hybrid search when you bring an embedding model. It answers questions with
+cited passages (ask, chat; offline, or with a language model), runs a
+Plan-and-Act agent that acts through MCP servers such as Playwright MCP, and
+lets agents search in the loop — evaluate results against a goal, refine the
 query, run staged plans — from the command line or over MCP.
 
   sagasu index README.md docs/          # index files and folders (incremental)
   sagasu query "how do I configure it"   # search
   sagasu get docs/guide.md --section "Install"
+  sagasu ask "how do I deploy?"          # a cited answer (add --llm for a model)
+  sagasu agent run --goal "..."          # Plan-and-Act, with MCP servers
   sagasu loop --goal "understand how to deploy"
   sagasu mcp                             # serve it all to an MCP client
 
