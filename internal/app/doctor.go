@@ -1,0 +1,228 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sort"
+	"time"
+
+	"github.com/sagasu-dev/sagasu/internal/llm"
+	"github.com/sagasu-dev/sagasu/internal/mcpclient"
+)
+
+// DoctorReport is what `sagasu doctor` found. A part that is not
+// configured is not a failure.
+type DoctorReport struct {
+	Index      DoctorIndex `json:"index"`
+	Embedder   DoctorModel `json:"embedder"`
+	LLM        DoctorModel `json:"llm"`
+	MCPServers []DoctorMCP `json:"mcpServers"`
+}
+
+// DoctorIndex is the index's health.
+type DoctorIndex struct {
+	OK       bool   `json:"ok"`
+	Location string `json:"location"`
+	Sources  int    `json:"sources"`
+	Chunks   int    `json:"chunks"`
+	Vectors  int    `json:"vectors"`
+	Error    string `json:"error,omitempty"`
+	Fix      string `json:"fix,omitempty"`
+}
+
+// DoctorModel is an embedder's or a chat model's health.
+type DoctorModel struct {
+	OK         bool   `json:"ok"`
+	Configured bool   `json:"configured"`
+	Driver     string `json:"driver,omitempty"`
+	Model      string `json:"model,omitempty"`
+	Endpoint   string `json:"endpoint,omitempty"`
+	Dim        int    `json:"dim,omitempty"`
+	LatencyMs  int64  `json:"latencyMs,omitempty"`
+	// ToolCall says whether the chat model made a forced tool call.
+	ToolCall *bool  `json:"toolCall,omitempty"`
+	Error    string `json:"error,omitempty"`
+	Fix      string `json:"fix,omitempty"`
+}
+
+// DoctorMCP is one MCP server's health.
+type DoctorMCP struct {
+	Name      string `json:"name"`
+	OK        bool   `json:"ok"`
+	Tools     int    `json:"tools"`
+	LatencyMs int64  `json:"latencyMs"`
+	Error     string `json:"error,omitempty"`
+	Fix       string `json:"fix,omitempty"`
+}
+
+// Failed reports whether something configured does not work.
+func (r DoctorReport) Failed() bool {
+	bad := !r.Index.OK || (r.Embedder.Configured && !r.Embedder.OK) || (r.LLM.Configured && !r.LLM.OK)
+	for _, m := range r.MCPServers {
+		bad = bad || !m.OK
+	}
+	return bad
+}
+
+// Doctor checks the index, the embedder (one probe embedding), the chat
+// model (a chat and a forced tool call) and every configured MCP server
+// (its tool list), each within timeout.
+func (a *App) Doctor(ctx context.Context, timeout time.Duration) DoctorReport {
+	var r DoctorReport
+	r.Index.Location = Redact(a.Config.DB)
+	embCfg := a.Config.Embedder
+	st, err := a.OpenStore(ctx, false)
+	if err != nil {
+		r.Index.Error = err.Error()
+		r.Index.Fix = "index some documents first (sagasu index PATH), or point --db at an index"
+	} else {
+		defer st.Close()
+		if stats, err := st.Stats(ctx); err != nil {
+			r.Index.Error = err.Error()
+		} else {
+			r.Index.OK = true
+			r.Index.Sources, r.Index.Chunks, r.Index.Vectors = stats.Sources, stats.Chunks, stats.Vectors
+			if stats.Sources == 0 {
+				r.Index.Fix = "the index is empty: sagasu index PATH"
+			}
+		}
+		if pin, err := Pinned(ctx, st); err == nil && pin.Driver != "" && embCfg.Driver == "" {
+			embCfg = pin
+		}
+	}
+	r.Embedder = a.doctorEmbedder(ctx, embCfg, timeout)
+	r.LLM = a.doctorLLM(ctx, timeout)
+	r.MCPServers = a.doctorMCP(ctx, timeout)
+	return r
+}
+
+func (a *App) doctorEmbedder(ctx context.Context, cfg EmbedderConfig, timeout time.Duration) DoctorModel {
+	m := DoctorModel{Configured: cfg.Driver != "", Driver: cfg.Driver, Model: cfg.Model, Endpoint: cfg.URL}
+	if !m.Configured {
+		m.OK = true
+		m.Fix = "no embedder: keyword search only (see docs/embeddings.md, or eval \"$(scripts/local-models.sh start)\")"
+		return m
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	e, err := BuildEmbedder(ctx, cfg, a.Getenv)
+	if err != nil {
+		m.Error, m.Fix = err.Error(), "check --embedder, --embedder-model and --embedder-url"
+		return m
+	}
+	start := time.Now()
+	v, err := e.EmbedQuery(ctx, "sagasu doctor probe")
+	m.LatencyMs = time.Since(start).Milliseconds()
+	if err != nil {
+		m.Error, m.Fix = err.Error(), fixFor(err, "is the embedding server running at "+cfg.URL+"?")
+		return m
+	}
+	m.OK, m.Dim, m.Model = true, len(v), e.Info().Model
+	return m
+}
+
+func (a *App) doctorLLM(ctx context.Context, timeout time.Duration) DoctorModel {
+	c := a.Config.LLM
+	m := DoctorModel{Configured: c.Driver != "", Driver: c.Driver, Model: c.Model, Endpoint: c.URL}
+	if !m.Configured {
+		m.OK = true
+		m.Fix = "no language model: ask and agent run offline (--llm openai --llm-url ..., or eval \"$(scripts/local-models.sh start)\")"
+		return m
+	}
+	model, err := BuildLLM(c, a.Getenv)
+	if err != nil {
+		m.Error, m.Fix = err.Error(), "check --llm, --llm-model and --llm-url"
+		return m
+	}
+	m.Model, m.Endpoint = model.Info().Model, model.Info().Endpoint
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	start := time.Now()
+	resp, err := model.Chat(ctx, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "Reply with the word OK."}}, MaxTokens: 16})
+	m.LatencyMs = time.Since(start).Milliseconds()
+	if err != nil {
+		m.Error, m.Fix = err.Error(), fixFor(err, "is the model server running at "+m.Endpoint+"?")
+		return m
+	}
+	if resp.Message.Content == "" && len(resp.Message.ToolCalls) == 0 {
+		m.Error = "the model answered with nothing"
+		return m
+	}
+	tool := llm.Tool{Name: "echo", Description: "Repeat a text.", Parameters: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)}
+	resp, err = model.Chat(ctx, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "Call the echo tool with the text hello."}},
+		Tools: []llm.Tool{tool}, ToolChoice: llm.ToolChoiceRequired, MaxTokens: 64})
+	called := false
+	if err == nil && len(resp.Message.ToolCalls) > 0 {
+		_, cerr := llm.CheckToolCall([]llm.Tool{tool}, resp.Message.ToolCalls[0])
+		called = cerr == nil
+	}
+	m.ToolCall = &called
+	switch {
+	case err != nil:
+		m.Error, m.Fix = "tool call: "+err.Error(), "the model or its server may not support tool calls (llama-server needs --jinja)"
+	case !called:
+		m.Error, m.Fix = "the model did not make a valid forced tool call", "agents need tool calls: use a model and server that support them (llama-server needs --jinja)"
+	default:
+		m.OK = true
+	}
+	return m
+}
+
+func (a *App) doctorMCP(ctx context.Context, timeout time.Duration) []DoctorMCP {
+	out := []DoctorMCP{}
+	names := make([]string, 0, len(a.Config.MCPServers))
+	servers := map[string]mcpclient.ServerConfig{}
+	for n, c := range a.Config.MCPServers {
+		if c.Name == "" {
+			c.Name = n
+		}
+		if c.Timeout == 0 {
+			c.Timeout = timeout
+		}
+		servers[n] = c
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return out
+	}
+	m, err := mcpclient.New(servers, mcpclient.Options{Logger: a.Log})
+	if err != nil {
+		for _, n := range names {
+			out = append(out, DoctorMCP{Name: n, Error: err.Error(), Fix: "fix mcp_servers in sagasu.yaml"})
+		}
+		return out
+	}
+	defer m.Close()
+	for _, n := range names {
+		d := DoctorMCP{Name: n}
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		start := time.Now()
+		tools, err := m.ServerTools(cctx, n)
+		cancel()
+		d.LatencyMs = time.Since(start).Milliseconds()
+		if err != nil {
+			d.Error, d.Fix = err.Error(), "check mcp_servers."+n+" (command, args, url) and run the server by hand"
+		} else {
+			d.OK, d.Tools = true, len(tools)
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// fixFor suggests what to do about a model error.
+func fixFor(err error, unreachable string) string {
+	var ae *llm.APIError
+	switch {
+	case errors.Is(err, llm.ErrUnauthorized):
+		if errors.As(err, &ae) && ae.KeyEnv != "" {
+			return "the key was refused: export " + ae.KeyEnv
+		}
+		return "the key was refused: check the API key variable"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "no answer in time: " + unreachable
+	}
+	return unreachable
+}
