@@ -12,13 +12,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sagasu-dev/sagasu/internal/app"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/graph"
 	"github.com/sagasu-dev/sagasu/internal/index"
 	"github.com/sagasu-dev/sagasu/internal/loop"
 	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/source"
+	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
 )
 
 // vitepressDocs finds the real corpus (its English half) of the research
@@ -62,7 +62,7 @@ func vitepress(t *testing.T) *search.Engine {
 			vpErr = err
 			return
 		}
-		st, err := app.OpenStore(ctx, filepath.Join(dir, "vp.db"), true)
+		st, err := sqlite.Open(ctx, filepath.Join(dir, "vp.db"), sqlite.Options{Create: true})
 		if err != nil {
 			vpErr = err
 			return
