@@ -23,6 +23,29 @@ var questionWords = map[string]bool{
 	"is": true, "are": true, "there": true, "way": true, "want": true, "need": true,
 }
 
+// jaQuestion matches the parts of a Japanese question that say it is a
+// question, not what it is about.
+var jaQuestion = regexp.MustCompile(`(には|のは|を|は)?(どう(やって|すれば|したら)|どのように|どうすれ)?(よい|いい)?(のです|んです|です|ます)?か?[？?]?$|(方法|やり方|手順)?を?教えて(ください|下さい)?[。？?]?$|とは(何|なん)(ですか)?[？?]?$|(には|とは)[？?]$`)
+
+// topicTerms are the terms of what a question is about: without question
+// words, and without a Japanese question's ending.
+func topicTerms(an *analyze.Analyzer, question string) []string {
+	q := question
+	if hasKana(q) {
+		q = jaQuestion.ReplaceAllString(strings.TrimSpace(q), "")
+	}
+	var out []string
+	for _, t := range an.QueryTerms(q) {
+		if !questionWords[t] {
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 {
+		out = an.QueryTerms(question)
+	}
+	return out
+}
+
 // candidate is a sentence of a retrieved chunk the answer may quote.
 type candidate struct {
 	text    string
@@ -139,15 +162,7 @@ func Extract(an *analyze.Analyzer, question string, hits []doc.Hit, ps *Passages
 	if opt.MaxRunes <= 0 {
 		opt.MaxRunes = 700
 	}
-	var q []string
-	for _, t := range an.QueryTerms(question) {
-		if !questionWords[t] {
-			q = append(q, t)
-		}
-	}
-	if len(q) == 0 {
-		q = an.QueryTerms(question)
-	}
+	q := topicTerms(an, question)
 	lang := detectLang(question)
 
 	var cands []candidate
@@ -285,14 +300,20 @@ func scoreCandidates(cands []candidate, q []string) {
 				s += idf(t) * f * (k1 + 1) / (f + k1*(1-bParam+bParam*dl/avg))
 			}
 		}
-		inCtx := 0.0
+		inCtx, qIDF := 0.0, 0.0
 		for _, t := range q {
+			qIDF += idf(t)
 			if slices.Contains(c.ctx, t) {
 				inCtx += idf(t)
 			}
 		}
 		if s > 0 || inCtx > 0 {
 			s += 0.3*inCtx + 0.5/float64(c.rank+1) - 0.05*float64(c.pos)
+			// The opening sentences of a section whose heading is the
+			// question's topic usually answer it, in words of their own.
+			if qIDF > 0 && inCtx >= 0.5*qIDF && c.pos < 2 {
+				s += 0.5 * inCtx
+			}
 		}
 		c.score = s
 	}

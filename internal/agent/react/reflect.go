@@ -75,12 +75,7 @@ func cut(s string, spans [][2]int) string {
 // relevance is the share of the question's topic words that the answer
 // or the passages it cites speak to.
 func (a *Agent) relevance(question, answer string, ps *Passages) Verdict {
-	var q []string
-	for _, t := range a.an.QueryTerms(question) {
-		if !questionWords[t] {
-			q = append(q, t)
-		}
-	}
+	q := topicTerms(a.an, question)
 	if len(q) == 0 {
 		return Verdict{OK: true, Score: 1, Note: "the question has no topic words to check"}
 	}
