@@ -138,7 +138,7 @@ func (a *Agent) Ask(ctx context.Context, question string, history []Turn) (*Resu
 	res.Turns = final.Turns
 	res.Usage = out.Tokens
 	ps := final.passages()
-	answer := final.Final
+	var answer string
 	var refl Reflection
 	switch {
 	case out.Status == graph.Success:
