@@ -99,6 +99,16 @@ func (s *Store) migrate(ctx context.Context, target int) error {
 	}
 	for v := version; v < target; v++ {
 		err := s.tx(ctx, func(tx *sql.Tx) error {
+			// Another process may have migrated since we looked (two
+			// first runs on one new file): the write lock this
+			// transaction holds makes the version read here the truth.
+			var cur int
+			if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&cur); err != nil {
+				return err
+			}
+			if cur > v {
+				return nil
+			}
 			if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
 				return err
 			}
