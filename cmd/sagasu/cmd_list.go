@@ -61,7 +61,7 @@ func newListCmd(g *globals) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&typ, "type", "", "only sources of this type: file, text, url")
+	f.StringVar(&typ, "type", "", "only sources of this type: file, text, url, github, gist")
 	f.StringVar(&pathGlob, "glob", "", "only sources whose URI matches this glob")
 	f.IntVar(&limit, "limit", 0, "at most this many sources (0: all)")
 	f.IntVar(&offset, "offset", 0, "skip this many sources first")

@@ -101,7 +101,7 @@ Hybrid is the default when the index has an embedder, keyword otherwise.`,
 	f.Float64Var(&mmr, "mmr", 0, "re-rank for diversity with maximal marginal relevance (relevance weight, e.g. 0.7; needs an embedder)")
 	addEmbedderFlags(f)
 	f.StringVar(&pathGlob, "glob", "", "only sources whose URI matches this glob")
-	f.StringSliceVar(&types, "type", nil, "only sources of these types: file, text, url")
+	f.StringSliceVar(&types, "type", nil, "only sources of these types: file, text, url, github, gist")
 	f.BoolVar(&full, "full", false, "print whole chunks instead of snippets")
 	return cmd
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -39,6 +40,8 @@ type globals struct {
 
 	cpuProfile  string
 	stopProfile func()
+	// json is set once the configuration asks for JSON output.
+	json bool
 }
 
 func main() {
@@ -68,15 +71,21 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(stderr, "sagasu:", err)
+	code, name := exitError, "error"
 	var ue usageError
 	switch {
 	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
-		return exitInterrupted
+		code, name = exitInterrupted, "interrupted"
 	case errors.As(err, &ue):
-		return exitUsage
+		code, name = exitUsage, "usage"
 	}
-	return exitError
+	if g.json || slices.Contains(args, "--json") {
+		// A tool reading --json output gets the error as JSON too (and
+		// people reading stderr still see it).
+		_ = writeJSON(stdout, map[string]any{"error": map[string]any{"code": name, "message": err.Error()}})
+	}
+	fmt.Fprintln(stderr, "sagasu:", err)
+	return code
 }
 
 func newRootCmd(g *globals) *cobra.Command {
@@ -160,5 +169,6 @@ func (g *globals) load(cmd *cobra.Command) (*app.App, error) {
 	if err != nil {
 		return nil, usageError{err}
 	}
+	g.json = cfg.JSON
 	return app.New(cfg, g.stderr, g.environ), nil
 }

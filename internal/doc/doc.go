@@ -37,7 +37,7 @@ const (
 // Document is one source as a loader read it, before chunking.
 type Document struct {
 	URI     string     // where it came from: a path as given, "text:<hash>", a URL
-	Type    SourceType // file, text, url
+	Type    SourceType // file, text, url, github, gist
 	Format  Format     // markdown, go, code, text
 	Title   string     // first heading, file name, or caller-given title
 	Content string     // the original content, valid UTF-8

@@ -42,7 +42,7 @@ type GetOutput struct {
 
 // ListInput is sagasu_list's input.
 type ListInput struct {
-	Type   string `json:"type,omitempty" jsonschema:"only sources of this type: file, text or url"`
+	Type   string `json:"type,omitempty" jsonschema:"only sources of this type: file, text, url, github or gist"`
 	Glob   string `json:"glob,omitempty" jsonschema:"only sources whose URI matches this glob"`
 	Limit  int    `json:"limit,omitempty" jsonschema:"sources per page, 1 to 200 (default 50)"`
 	Cursor string `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page; pass the same type and glob"`

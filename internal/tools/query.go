@@ -15,7 +15,7 @@ type QueryInput struct {
 	Query       string   `json:"query" jsonschema:"what to search for"`
 	K           int      `json:"k,omitempty" jsonschema:"results per page, 1 to 50 (default 10)"`
 	Mode        string   `json:"mode,omitempty" jsonschema:"retrieval: keyword, semantic or hybrid (default: hybrid when the index has embeddings, else keyword)"`
-	Types       []string `json:"types,omitempty" jsonschema:"only sources of these types: file, text, url"`
+	Types       []string `json:"types,omitempty" jsonschema:"only sources of these types: file, text, url, github, gist"`
 	Glob        string   `json:"glob,omitempty" jsonschema:"only sources whose URI matches this glob, e.g. docs/**/*.md"`
 	SourceIDs   []string `json:"sourceIds,omitempty" jsonschema:"only these sources"`
 	WholeSource bool     `json:"wholeSource,omitempty" jsonschema:"also return each hit's whole source (original content)"`

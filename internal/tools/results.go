@@ -34,7 +34,7 @@ type SourceRef struct {
 	ID    string `json:"id" jsonschema:"source ID; its resource is sagasu://source/ID"`
 	URI   string `json:"uri"`
 	Title string `json:"title"`
-	Type  string `json:"type" jsonschema:"file, text or url"`
+	Type  string `json:"type" jsonschema:"file, text, url, github or gist"`
 }
 
 // Original is the original content around a hit.

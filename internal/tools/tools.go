@@ -117,10 +117,10 @@ func Filter(types []string, pathGlob string, ids []string) (store.Filter, error)
 	}
 	for _, t := range types {
 		switch doc.SourceType(t) {
-		case doc.TypeFile, doc.TypeText, doc.TypeURL:
+		case doc.TypeFile, doc.TypeText, doc.TypeURL, doc.TypeGitHub, doc.TypeGist:
 			f.Types = append(f.Types, doc.SourceType(t))
 		default:
-			return f, fmt.Errorf("type %q: use file, text or url", t)
+			return f, fmt.Errorf("type %q: use file, text, url, github or gist", t)
 		}
 	}
 	return f, nil
