@@ -12,22 +12,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sagasu-dev/sagasu/internal/llm"
+	"github.com/sagasu-dev/sagasu/internal/llm/llmtest"
 	"github.com/sagasu-dev/sagasu/internal/llm/openai"
 )
 
 // TestLocalModel talks to a real OpenAI-compatible server (the project's
-// SmolLM2 behind llama-server) named by SAGASU_LLM_URL (ending in /v1) and
-// SAGASU_LLM_MODEL: a chat, a stream, and a tool call forced with
+// SmolLM2 behind llama-server) that llmtest.LocalModel names: a chat, a
+// stream, and a tool call forced with
 // tool_choice "required" whose result goes back for a final text.
 func TestLocalModel(t *testing.T) {
-	base, name := os.Getenv("SAGASU_LLM_URL"), os.Getenv("SAGASU_LLM_MODEL")
-	if base == "" || name == "" {
-		msg := "SAGASU_LLM_URL and SAGASU_LLM_MODEL are not set: run `eval \"$(scripts/local-models.sh start)\"` first"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	base, name := llmtest.LocalModel(t)
 	m, err := openai.New(openai.Config{BaseURL: base, Model: name, APIKey: os.Getenv("OPENAI_API_KEY")})
 	require.NoError(t, err)
 	model := llm.WithRetry(m, llm.RetryOptions{MaxAttempts: 2, Timeout: 2 * time.Minute})

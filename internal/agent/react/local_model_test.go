@@ -1,0 +1,68 @@
+package react
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sagasu-dev/sagasu/internal/graph"
+	"github.com/sagasu-dev/sagasu/internal/llm"
+	"github.com/sagasu-dev/sagasu/internal/llm/llmtest"
+	"github.com/sagasu-dev/sagasu/internal/llm/openai"
+)
+
+// TestLocalModelAnswersVitePressQuestions asks the real local chat model
+// (SmolLM2-135M behind llama-server) three questions end to end. Its
+// answers' quality is not asserted — a 135M model's is poor — its
+// robustness is: each run finishes within max_turns, and every citation
+// points to a chunk the run's searches returned.
+func TestLocalModelAnswersVitePressQuestions(t *testing.T) {
+	base, name := llmtest.LocalModel(t)
+	e := vitepress(t)
+	model, err := openai.New(openai.Config{BaseURL: base, Model: name, Timeout: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const maxTurns = 4
+	a := New(e, Options{}).WithModel(LLMOptions{Model: llm.WithRetry(model, llm.RetryOptions{MaxAttempts: 2}),
+		Library: e.Store(), MaxTurns: maxTurns, Timeout: 4 * time.Minute})
+	stopped := 0
+	for _, q := range []string{
+		"How do I enable the local search provider?",
+		"How do I generate a sitemap?",
+		"サイトマップを生成するにはどうすればよいですか？",
+	} {
+		start := time.Now()
+		res, err := a.Ask(context.Background(), q, nil)
+		if err != nil {
+			t.Fatalf("%q: %v", q, err)
+		}
+		if res.Turns > maxTurns {
+			t.Errorf("%q: %d turns, more than max_turns %d", q, res.Turns, maxTurns)
+		}
+		var observed strings.Builder
+		for _, ev := range res.Trace {
+			if ev.Type == graph.TypeObservation {
+				observed.WriteString(ev.Observation)
+			}
+		}
+		for _, c := range res.Citations {
+			if !strings.Contains(observed.String(), fmt.Sprintf("[%d] %s", c.N, c.Source.URI)) {
+				t.Errorf("%q: citation [%d] (%s) is not a passage any observation of the run showed", q, c.N, c.Source.URI)
+			}
+		}
+		for _, c := range res.Claims {
+			if c.Checked && !c.Supported {
+				t.Errorf("%q: an unsupported sentence is left in the answer: %q (%s)", q, c.Text, c.Reason)
+			}
+		}
+		if res.Stopped != "" {
+			stopped++
+		}
+		t.Logf("%q: mode %s, %d turns, %d+%d tokens, %.1f s, stopped %q, %d citations; answer %q",
+			q, res.Mode, res.Turns, res.Usage.In, res.Usage.Out, time.Since(start).Seconds(), res.Stopped, len(res.Citations), clipRunes(res.Answer, 160))
+	}
+	t.Logf("guards ended %d of 3 runs", stopped)
+}

@@ -1,0 +1,75 @@
+package app
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sagasu-dev/sagasu/internal/embed/embedtest"
+	"github.com/sagasu-dev/sagasu/internal/index"
+	"github.com/sagasu-dev/sagasu/internal/search"
+)
+
+// TestLocalEmbedderFindsVitePressPagesByMeaning indexes the VitePress docs
+// (English and Japanese) with the real local embedding model
+// (multilingual-e5-small) and finds pages by meaning alone: semantic
+// queries whose words are not the page's.
+func TestLocalEmbedderFindsVitePressPagesByMeaning(t *testing.T) {
+	url, model := embedtest.LocalEmbedder(t)
+	docs := "../../../shared/data/vitepress-docs"
+	if _, err := os.Stat(docs); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the VitePress docs are not at %s", docs)
+		}
+		t.Skipf("the VitePress docs are not at %s", docs)
+	}
+	ctx := context.Background()
+	c := Defaults()
+	c.DB = filepath.Join(t.TempDir(), "vp.db")
+	c.Embedder = EmbedderConfig{Driver: "openai", URL: url, Model: model}
+	a := &App{Config: c, Log: nopLogger(), Getenv: func(string) string { return "" }}
+	st, err := a.OpenStore(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	emb, err := a.Embedder(ctx, st, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := a.IndexOptions()
+	opt.Embedder = emb
+	start := time.Now()
+	rep, err := index.New(st, opt).Run(ctx, []string{docs + "/en", docs + "/ja"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	t.Logf("indexed %d sources, embedded %d chunks in %s (%.0f chunks/s)", rep.Added, rep.Embedded, took.Round(time.Millisecond), float64(rep.Embedded)/took.Seconds())
+	e := a.Engine(st, emb)
+	for _, tc := range []struct{ query, page string }{
+		{"let visitors find pages without a hosted service, fuzzy matching in the browser", "en/reference/default-theme-search.md"},
+		{"a file that lists every URL so crawlers discover the site", "en/guide/sitemap-generation.md"},
+		{"検索エンジンのクローラーにサイトの全ページを知らせるファイル", "ja/guide/sitemap-generation.md"},
+		{"ページ右下に、いつ内容が変わったかを出したい", "ja/reference/default-theme-last-updated.md"},
+	} {
+		resp, err := e.Search(ctx, search.Request{Query: tc.query, K: 5, Mode: search.ModeSemantic})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		var got []string
+		for _, h := range resp.Hits {
+			got = append(got, h.Source.URI)
+			if strings.HasSuffix(h.Source.URI, tc.page) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%q: %s is not in the top 5 by meaning: %v", tc.query, tc.page, got)
+		}
+	}
+}

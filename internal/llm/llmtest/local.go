@@ -1,0 +1,25 @@
+package llmtest
+
+import (
+	"os"
+	"testing"
+)
+
+// LocalModel returns the base URL (ending in /v1) and the model name of the
+// real local chat model that scripts/test.sh starts
+// (scripts/local-models.sh), read from SAGASU_TEST_LLM_URL and
+// SAGASU_TEST_LLM_MODEL. Without them the test is skipped with a message
+// that says how to start the model, or fails when CI=true: CI installs and
+// starts it, so a missing model there is a broken setup, not a skip.
+func LocalModel(t testing.TB) (baseURL, model string) {
+	t.Helper()
+	baseURL, model = os.Getenv("SAGASU_TEST_LLM_URL"), os.Getenv("SAGASU_TEST_LLM_MODEL")
+	if baseURL == "" || model == "" {
+		msg := "no local chat model: SAGASU_TEST_LLM_URL and SAGASU_TEST_LLM_MODEL are not set (make test starts it; by hand: eval \"$(scripts/local-models.sh start | sed s/^SAGASU_/SAGASU_TEST_/)\")"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return baseURL, model
+}
