@@ -15,7 +15,7 @@ var layers = [][]string{
 	{"internal/app"},
 	{"internal/mcpserver"},
 	{"internal/agent/react", "internal/agent/planact"},
-	{"internal/tools"},
+	{"internal/tools", "internal/testcorpus"},
 	{"internal/loop", "internal/eval"},
 	{"internal/graph", "internal/mcpclient"},
 	{"internal/search", "internal/migrate"},

@@ -3,10 +3,15 @@ package planact
 import (
 	"context"
 	"fmt"
+
+	"go.uber.org/goleak"
+
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sagasu-dev/sagasu/internal/testcorpus"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -27,7 +32,16 @@ func TestMain(m *testing.M) {
 		runTestServer(mode)
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	// Fail the package when its tests leave goroutines running.
+	code := m.Run()
+	testcorpus.Close()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutines left running:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 type doIn struct {

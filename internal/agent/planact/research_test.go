@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,67 +13,16 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/graph"
-	"github.com/sagasu-dev/sagasu/internal/index"
 	"github.com/sagasu-dev/sagasu/internal/loop"
 	"github.com/sagasu-dev/sagasu/internal/search"
-	"github.com/sagasu-dev/sagasu/internal/source"
-	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
+	"github.com/sagasu-dev/sagasu/internal/testcorpus"
 )
 
-// vitepressDocs finds the real corpus (its English half) of the research
-// tests: $SAGASU_VITEPRESS_DOCS, or shared/data/vitepress-docs/en beside the
-// repository (or beside the directory of worktrees holding it).
-func vitepressDocs(t *testing.T) string {
-	if d := os.Getenv("SAGASU_VITEPRESS_DOCS"); d != "" {
-		return d
-	}
-	root := repoRoot(t)
-	for _, up := range []string{"..", "../.."} {
-		d := filepath.Join(root, up, "shared", "data", "vitepress-docs", "en")
-		if _, err := os.Stat(d); err == nil {
-			return d
-		}
-	}
-	return filepath.Join(root, "..", "shared", "data", "vitepress-docs", "en")
-}
+// vitepress is the English VitePress documentation, indexed once per test
+// binary; vitepressDocs is the corpus folder.
+func vitepress(t *testing.T) *search.Engine { return testcorpus.VitePress(t, "en") }
 
-var (
-	vpOnce   sync.Once
-	vpEngine *search.Engine
-	vpErr    error
-)
-
-// vitepress indexes the English VitePress docs once per test binary, or
-// skips (fails with CI=true) when they are not there.
-func vitepress(t *testing.T) *search.Engine {
-	t.Helper()
-	docs := vitepressDocs(t)
-	if _, err := os.Stat(docs); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the VitePress documentation is not at %s (CI runs with ../shared beside the repository)", docs)
-		}
-		t.Skipf("the VitePress documentation is not at %s (set SAGASU_VITEPRESS_DOCS): %v", docs, err)
-	}
-	vpOnce.Do(func() {
-		ctx := context.Background()
-		dir, err := os.MkdirTemp("", "planact-vp")
-		if err != nil {
-			vpErr = err
-			return
-		}
-		st, err := sqlite.Open(ctx, filepath.Join(dir, "vp.db"), sqlite.Options{Create: true})
-		if err != nil {
-			vpErr = err
-			return
-		}
-		_, vpErr = loop.IndexCorpus(ctx, index.New(st, index.Options{}), docs, source.Options{})
-		vpEngine = search.New(st)
-	})
-	if vpErr != nil {
-		t.Fatal(vpErr)
-	}
-	return vpEngine
-}
+func vitepressDocs(t *testing.T) string { return testcorpus.Need(t, "vitepress-docs") }
 
 func TestResearchWithoutAModel(t *testing.T) {
 	e := vitepress(t)
@@ -116,7 +64,7 @@ func TestResearchWithoutAModel(t *testing.T) {
 			}
 		}
 	}
-	assert.True(t, uris["guide/deploy.md"], "the deploy guide is cited: %v", uris)
+	assert.True(t, uris["en/guide/deploy.md"], "the deploy guide is cited: %v", uris)
 	for _, s := range res.Steps {
 		assert.Equal(t, ToolSearch, s.Tool)
 	}

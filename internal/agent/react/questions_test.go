@@ -4,21 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/sagasu-dev/sagasu/internal/index"
-	"github.com/sagasu-dev/sagasu/internal/loop"
 	"github.com/sagasu-dev/sagasu/internal/search"
-	"github.com/sagasu-dev/sagasu/internal/source"
-	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
+	"github.com/sagasu-dev/sagasu/internal/testcorpus"
 )
-
-// vitepressDocs is the real corpus the question set is written for.
-const vitepressDocs = "../../../../shared/data/vitepress-docs"
 
 // questionSet is testdata/ask/*.json.
 type questionSet struct {
@@ -30,42 +22,8 @@ type questionSet struct {
 	} `json:"questions"`
 }
 
-var (
-	vpOnce   sync.Once
-	vpEngine *search.Engine
-	vpErr    error
-)
-
-// vitepress indexes the VitePress docs (en and ja) once per test binary, or
-// skips (fails with CI=true) when they are not there.
-func vitepress(t *testing.T) *search.Engine {
-	t.Helper()
-	if _, err := os.Stat(vitepressDocs); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the VitePress documentation is not at %s (CI runs with ../shared beside the repository)", vitepressDocs)
-		}
-		t.Skipf("the VitePress documentation is not at %s: %v", vitepressDocs, err)
-	}
-	vpOnce.Do(func() {
-		ctx := context.Background()
-		dir, err := os.MkdirTemp("", "react-vp")
-		if err != nil {
-			vpErr = err
-			return
-		}
-		st, err := sqlite.Open(ctx, filepath.Join(dir, "vp.db"), sqlite.Options{Create: true})
-		if err != nil {
-			vpErr = err
-			return
-		}
-		_, vpErr = loop.IndexCorpus(ctx, index.New(st, index.Options{}), vitepressDocs, source.Options{})
-		vpEngine = search.New(st)
-	})
-	if vpErr != nil {
-		t.Fatal(vpErr)
-	}
-	return vpEngine
-}
+// vitepress is the VitePress documentation, indexed once per test binary.
+func vitepress(t *testing.T) *search.Engine { return testcorpus.VitePress(t) }
 
 // TestOfflineAnswersOnTheQuestionSet answers every question of the set
 // without a model and scores the answers: the expected facts, a citation

@@ -1,0 +1,25 @@
+package react
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/sagasu-dev/sagasu/internal/testcorpus"
+)
+
+// TestMain fails the package's tests when they leave goroutines running
+// (once the shared VitePress index is closed).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testcorpus.Close()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutines left running:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}

@@ -1,0 +1,112 @@
+// Package testcorpus gives tests the real corpora beside the repository
+// (../shared/data): the VitePress documentation, indexed once per test
+// binary into a temporary SQLite index. A test that needs a corpus which is
+// not there skips with a message, or fails when CI=true (CI runs with
+// ../shared beside the repository).
+package testcorpus
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/index"
+	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/source"
+	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
+)
+
+// SharedData is ../shared/data beside the repository root (or
+// $SAGASU_SHARED_DATA).
+func SharedData() string {
+	if d := os.Getenv("SAGASU_SHARED_DATA"); d != "" {
+		return d
+	}
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	return filepath.Join(root, "..", "shared", "data")
+}
+
+// Need returns the path of a corpus under SharedData, or skips the test
+// (fails it with CI=true) when it is not there.
+func Need(t testing.TB, name string) string {
+	t.Helper()
+	dir := filepath.Join(SharedData(), name)
+	if _, err := os.Stat(dir); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not at %s (CI runs with ../shared beside the repository)", name, dir)
+		}
+		t.Skipf("%s is not at %s: %v", name, dir, err)
+	}
+	return dir
+}
+
+var (
+	mu      sync.Mutex
+	engines = map[string]*search.Engine{}
+)
+
+// VitePress returns a search engine over the VitePress documentation —
+// the language folders given ("en", "ja"; none means both) — with URIs
+// relative to the corpus ("en/guide/…"). It is built once per test binary
+// and set of folders; Close releases them.
+func VitePress(t testing.TB, langs ...string) *search.Engine {
+	t.Helper()
+	docs := Need(t, "vitepress-docs")
+	if len(langs) == 0 {
+		langs = []string{"en", "ja"}
+	}
+	key := strings.Join(langs, "+")
+	mu.Lock()
+	defer mu.Unlock()
+	if e, ok := engines[key]; ok {
+		return e
+	}
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "sagasu-vitepress-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "vp.db"), sqlite.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docsIn []doc.Document
+	for _, l := range langs {
+		err := source.Walk(ctx, []string{filepath.Join(docs, l)}, source.Options{}, func(d doc.Document) error {
+			rel, err := filepath.Rel(docs, filepath.FromSlash(d.URI))
+			if err != nil {
+				return err
+			}
+			d.URI = filepath.ToSlash(rel)
+			docsIn = append(docsIn, d)
+			return nil
+		}, nil)
+		if err != nil {
+			st.Close()
+			t.Fatal(err)
+		}
+	}
+	if _, err := index.New(st, index.Options{}).Documents(ctx, docsIn); err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	e := search.New(st)
+	engines[key] = e
+	return e
+}
+
+// Close releases the corpora a test binary opened (call it from TestMain).
+func Close() {
+	mu.Lock()
+	defer mu.Unlock()
+	for k, e := range engines {
+		e.Store().Close()
+		delete(engines, k)
+	}
+}
