@@ -79,7 +79,7 @@ async function check() {
   const ajv = new Ajv({ strict: false, allErrors: true });
   const validators = {};
   for (const t of tools) validators[t.name] = ajv.compile(t.outputSchema);
-  ok("tools/list lists 9 tools", tools.length === 9, tools.map((t) => t.name).join(","));
+  ok("tools/list lists 10 tools", tools.length === 10, tools.map((t) => t.name).join(","));
 
   async function call(name, args, options) {
     const res = await client.callTool({ name, arguments: args }, undefined, options);
@@ -112,6 +112,9 @@ async function check() {
   const s2 = await good("sagasu_search", { goal, query: "sidebar", options: { k: 2, mode: "detailed" }, cursor: s1.nextCursor });
   ok("the cursor leads to the next page", s2.offset === 2 && s2.results[0].rank === 3, JSON.stringify(s2.results?.[0]));
   const sum = await good("sagasu_search", { goal: "サイドバーの設定を理解する", query: "サイドバー 設定" });
+  const ans = await good("sagasu_ask", { question: "How do I configure the sidebar?", offline: true, includeTrace: true });
+  ok("sagasu_ask answers with citations", (ans.citations || []).length > 0 && /\[\d+\]/.test(ans.answer || ""), JSON.stringify(ans).slice(0, 400));
+  ok("sagasu_ask shows its steps", (ans.trace || []).some((s) => s.type === "reflection"), JSON.stringify(ans.trace || []).slice(0, 400));
   ok("summary mode stays under 5,000 tokens", sum.estimatedTokens <= 5000 && sum.budget === 5000);
   await good("sagasu_search", { goal, query: "theme", options: { k: 10, mode: "full", includeDebug: true } });
   const q = await good("sagasu_query", { query: "sidebar", k: 3, section: true });
