@@ -57,6 +57,11 @@ type EmbedderConfig struct {
 	// always records both, "" included.
 	QueryPrefix    *string `koanf:"query_prefix" json:"query_prefix,omitempty"`
 	DocumentPrefix *string `koanf:"document_prefix" json:"document_prefix,omitempty"`
+
+	// BatchSize is how many texts go in one request (0: the driver's
+	// default). A small local CPU server needs small batches, or a request
+	// queued behind others outlives its timeout. Not pinned.
+	BatchSize int `koanf:"batch_size" json:"-"`
 }
 
 // Defaults returns the built-in configuration.
@@ -97,7 +102,6 @@ var FlagKeys = map[string]string{
 	"embedder-query-prefix":    "embedder.query_prefix",
 	"embedder-document-prefix": "embedder.document_prefix",
 }
-
 
 // Load builds the configuration: defaults, then the config file (path, or
 // sagasu.yaml when path is "" and it exists), then SAGASU_* variables from
@@ -190,6 +194,9 @@ func (c Config) Validate() error {
 	if c.Embedder.Driver == "static" && c.Embedder.Path == "" {
 		return errors.New("the static embedder needs --embedder-path: a word-vector file (GloVe, word2vec, or one written by `sagasu model import`) or a Model2Vec folder")
 	}
+	if c.Embedder.BatchSize < 0 {
+		return fmt.Errorf("embedder batch size %d must not be negative", c.Embedder.BatchSize)
+	}
 	if c.Embedder.Dim < 0 {
 		return fmt.Errorf("embedder dim %d must not be negative", c.Embedder.Dim)
 	}
@@ -218,6 +225,7 @@ func (p structProvider) Read() (map[string]any, error) {
 		"search": map[string]any{"k": c.Search.K, "rrf_k": c.Search.RRFK,
 			"keyword_weight": c.Search.KeywordWeight, "semantic_weight": c.Search.SemanticWeight},
 		"embedder": map[string]any{"driver": c.Embedder.Driver, "model": c.Embedder.Model,
-			"url": c.Embedder.URL, "path": c.Embedder.Path, "dim": c.Embedder.Dim},
+			"url": c.Embedder.URL, "path": c.Embedder.Path, "dim": c.Embedder.Dim,
+			"batch_size": c.Embedder.BatchSize},
 	}, nil
 }
