@@ -213,6 +213,9 @@ PY
 
 cmd_install() {
 	mkdir -p "$TOOLS"
+	# One install at a time: a second one waits instead of deleting the first's work.
+	exec 9>"$TOOLS/.install.lock"
+	flock 9
 	install_embed
 	install_chat
 }
