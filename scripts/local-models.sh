@@ -270,12 +270,14 @@ wait_up() {
 	while [ $SECONDS -lt $deadline ]; do
 		if [ -z "$(pid_of "$name" "$mark")" ]; then
 			tail -n 20 "$RUN_DIR/$name.log" >&2 || true
+			cmd_stop
 			die "$name server exited while starting: see $RUN_DIR/$name.log"
 		fi
 		healthy "$url" && return 0
 		sleep 0.5
 	done
 	tail -n 20 "$RUN_DIR/$name.log" >&2 || true
+	cmd_stop # leave nothing half started
 	die "$name server did not answer $url within ${WAIT_SECONDS}s: see $RUN_DIR/$name.log"
 }
 
