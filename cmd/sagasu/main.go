@@ -154,6 +154,7 @@ func addEmbedderFlags(f *pflag.FlagSet) {
 	f.Int("embedder-dim", 0, "embedding dimension (0: the model's own)")
 	f.String("embedder-query-prefix", "", `text put before each query before it is embedded (default: the model's known one, e.g. "query: " for E5)`)
 	f.String("embedder-document-prefix", "", `text put before each document before it is embedded (default: the model's known one, e.g. "passage: " for E5)`)
+	f.Int("embedder-batch-size", 0, "texts per embedding request (0: the driver's default; small local servers want 8 or less)")
 }
 
 // addLLMFlags adds the flags that select a chat model.

@@ -74,6 +74,11 @@ type EmbedderConfig struct {
 	// always records both, "" included.
 	QueryPrefix    *string `koanf:"query_prefix" json:"query_prefix,omitempty" flag:"embedder-query-prefix"`
 	DocumentPrefix *string `koanf:"document_prefix" json:"document_prefix,omitempty" flag:"embedder-document-prefix"`
+
+	// BatchSize is how many texts go in one request (0: the driver's
+	// default). A small local CPU server needs small batches, or a request
+	// queued behind others outlives its timeout. Not pinned.
+	BatchSize int `koanf:"batch_size" json:"-" flag:"embedder-batch-size"`
 }
 
 // Defaults returns the built-in configuration.
@@ -208,6 +213,9 @@ func (c Config) Validate() error {
 	}
 	if c.Embedder.Driver == "static" && c.Embedder.Path == "" {
 		return errors.New("the static embedder needs --embedder-path: a word-vector file (GloVe, word2vec, or one written by `sagasu model import`) or a Model2Vec folder")
+	}
+	if c.Embedder.BatchSize < 0 {
+		return fmt.Errorf("embedder batch size %d must not be negative", c.Embedder.BatchSize)
 	}
 	if c.Embedder.Dim < 0 {
 		return fmt.Errorf("embedder dim %d must not be negative", c.Embedder.Dim)

@@ -74,7 +74,7 @@ func BuildEmbedder(ctx context.Context, c EmbedderConfig, getenv func(string) st
 	if err != nil {
 		return nil, err
 	}
-	e := embed.New(client, embed.Options{})
+	e := embed.New(client, embed.Options{BatchSize: c.BatchSize})
 	return embed.WithPrefixes(e, c.Prefixes(client.Info().Model)), nil
 }
 

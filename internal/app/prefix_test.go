@@ -18,9 +18,10 @@ import (
 // e5Server is an OpenAI-compatible embeddings server that records the texts
 // it is asked to embed.
 type e5Server struct {
-	URL   string
-	mu    sync.Mutex
-	texts []string
+	URL     string
+	mu      sync.Mutex
+	texts   []string
+	batches []int
 }
 
 func newE5Server(t *testing.T) *e5Server {
@@ -34,6 +35,7 @@ func newE5Server(t *testing.T) *e5Server {
 		}
 		s.mu.Lock()
 		s.texts = append(s.texts, req.Input...)
+		s.batches = append(s.batches, len(req.Input))
 		s.mu.Unlock()
 		type item struct {
 			Index     int       `json:"index"`
@@ -198,6 +200,10 @@ func TestEmbedderConfigFromEnvironment(t *testing.T) {
 	if got != "true true" || *c.Embedder.QueryPrefix != "search: " || *c.Embedder.DocumentPrefix != "" {
 		t.Fatalf("query prefix from the environment and an empty document prefix from a flag: %+v", c.Embedder)
 	}
+	c, err = Load("", []string{"SAGASU_EMBEDDER_BATCH_SIZE=16"}, nil)
+	if err != nil || c.Embedder.BatchSize != 16 {
+		t.Errorf("SAGASU_EMBEDDER_BATCH_SIZE=16 loaded as %d, %v", c.Embedder.BatchSize, err)
+	}
 	// Unset stays unset, so the model's own prefixes apply.
 	c, err = Load("", nil, flags())
 	if err != nil {
@@ -208,5 +214,21 @@ func TestEmbedderConfigFromEnvironment(t *testing.T) {
 	}
 	if p := c.Embedder.Prefixes("intfloat/e5-base-v2"); p.Query != "query: " || p.Document != "passage: " {
 		t.Errorf("defaults for an E5 model = %+v", p)
+	}
+}
+
+func TestEmbedderBatchSize(t *testing.T) {
+	srv := newE5Server(t)
+	e, err := BuildEmbedder(context.Background(), EmbedderConfig{Driver: "openai", URL: srv.URL, Model: "m", BatchSize: 2}, embedtest.Env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.EmbedDocuments(context.Background(), []string{"a", "b", "c", "d", "e"}); err != nil {
+		t.Fatal(err)
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if len(srv.batches) != 3 || slices.Max(srv.batches) != 2 {
+		t.Errorf("5 texts with batch size 2 went in requests of %v", srv.batches)
 	}
 }
