@@ -13,6 +13,7 @@
 #                         unset: scripts/postgres.sh installs and starts one
 #   SAGASU_SCIFACT        the BEIR SciFact folder (default ../shared/data/scifact
 #                         when it exists; without it the data tests skip)
+#   SAGASU_TEST_MODELS    0 skips installing and starting the local models
 #   GOTESTFLAGS           extra flags for go test (e.g. -run, -short)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -34,6 +35,26 @@ if [[ -z ${SAGASU_TEST_POSTGRES:-} ]]; then
 	export SAGASU_TEST_POSTGRES=${dsn##*$'\n'}
 fi
 say "PostgreSQL: $(sed -E 's#^[a-z]+://([^@]*@)?([^/?]*).*#\2#' <<<"$SAGASU_TEST_POSTGRES")"
+
+# Real local models (an embedder and a chat model on 127.0.0.1) for the
+# real-model tests. They are handed to the tests as SAGASU_TEST_*, never as
+# the SAGASU_* configuration the other tests would pick up. Servers this run
+# starts are stopped when it ends; ones already running are left alone.
+if [[ ${SAGASU_TEST_MODELS:-1} != 0 ]]; then
+	running=0
+	bash scripts/local-models.sh status >/dev/null 2>&1 && running=1
+	if ! models=$(bash scripts/local-models.sh start); then
+		say "the local models could not be installed or started (scripts/local-models.sh above); set SAGASU_TEST_MODELS=0 to run without them (their tests then skip)" >&2
+		exit 1
+	fi
+	((running)) || trap 'bash scripts/local-models.sh stop >/dev/null 2>&1 || true' EXIT
+	while IFS='=' read -r name value; do
+		[[ $name == SAGASU_* ]] && export "SAGASU_TEST_${name#SAGASU_}=$value"
+	done <<<"$models"
+	say "local models: embedder ${SAGASU_TEST_EMBEDDER_MODEL:-?} at ${SAGASU_TEST_EMBEDDER_URL:-?}, chat ${SAGASU_TEST_LLM_MODEL:-?} at ${SAGASU_TEST_LLM_URL:-?}"
+else
+	say "SAGASU_TEST_MODELS=0: the real-model tests skip"
+fi
 
 # Shared data beside the repository.
 shared=$(cd "$root/.." && pwd)/shared/data
