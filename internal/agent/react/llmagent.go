@@ -18,6 +18,10 @@ import (
 // DefaultMaxTurns bounds the ReAct loop: model calls before it must answer.
 const DefaultMaxTurns = 10
 
+// maxAnswerTokens caps one model reply: enough for a cited answer, and a
+// weak model that rambles stops early.
+const maxAnswerTokens = 700
+
 // Library reads stored documents for get_document; store.Store is one.
 type Library interface {
 	SourceByURI(ctx context.Context, uri string) (doc.Source, error)
@@ -269,7 +273,7 @@ func (a *Agent) system(lang Lang) string {
 
 // call sends the conversation to the model, streaming text to OnDelta.
 func (a *Agent) call(ctx context.Context, rc *graph.RunContext, s state, choice llm.ToolChoice, tools []llm.Tool) (*llm.Response, error) {
-	req := llm.Request{System: a.system(s.Lang), Messages: s.Messages, Tools: tools, ToolChoice: choice, Temperature: a.llm.Temperature, MaxTokens: 1024}
+	req := llm.Request{System: a.system(s.Lang), Messages: s.Messages, Tools: tools, ToolChoice: choice, Temperature: a.llm.Temperature, MaxTokens: maxAnswerTokens}
 	start := time.Now()
 	var resp *llm.Response
 	var err error
@@ -312,6 +316,26 @@ func (a *Agent) reactNode(ctx context.Context, rc *graph.RunContext, s state) (s
 		}
 	}
 	s.Messages = append(s.Messages, msg)
+	if len(msg.ToolCalls) == 0 && len(s.Hits) == 0 {
+		// The model answered before looking anything up. An answer must
+		// stand on passages, so the agent searches for the question itself
+		// and hands the model the results to answer from.
+		if err := rc.Trace(graph.TypeThought, "The model answered without searching; search the knowledge base for the question first."); err != nil {
+			return s, err
+		}
+		call := llm.ToolCall{ID: fmt.Sprintf("auto-%d", s.Turns), Name: ToolSearch}
+		call.Arguments, _ = json.Marshal(map[string]any{"query": s.Question, "k": 5})
+		s.Messages[len(s.Messages)-1] = llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{call}}
+		obs, err := a.runTool(ctx, rc, &s, a.tools(), call)
+		if err != nil {
+			return s, err
+		}
+		s.Messages = append(s.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: obs})
+		if len(s.Hits) > 0 {
+			return s, rc.Progress(fmt.Sprintf("%d passages", len(s.Hits)))
+		}
+		return s, nil
+	}
 	if len(msg.ToolCalls) == 0 {
 		s.Draft = strings.TrimSpace(msg.Content)
 		if s.Draft == "" {
