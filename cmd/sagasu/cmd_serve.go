@@ -15,7 +15,10 @@ import (
 )
 
 func newServeCmd(g *globals) *cobra.Command {
-	var listen, token string
+	var (
+		listen, token string
+		roots         []string
+	)
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the web page: chat with the agent's steps shown, search, agent runs, the agent cache and the index",
@@ -41,7 +44,7 @@ Authorization: Bearer TOKEN. Requests from other sites are refused.`,
 				token = a.Getenv("SAGASU_SERVE_TOKEN")
 			}
 			ctx := cmd.Context()
-			rt, err := a.Open(ctx, app.OpenOptions{Create: true, LongLived: true, PinEmpty: true})
+			rt, err := a.Open(ctx, app.OpenOptions{Create: true, LongLived: true, PinEmpty: true, Roots: roots})
 			if err != nil {
 				return err
 			}
@@ -81,6 +84,7 @@ Authorization: Bearer TOKEN. Requests from other sites are refused.`,
 	}
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:7373", "address to serve on; off loopback a token is required")
 	cmd.Flags().StringVar(&token, "token", "", "token every request must carry (default $SAGASU_SERVE_TOKEN)")
+	cmd.Flags().StringArrayVar(&roots, "root", nil, "folder the Index tab may add files from (repeatable; default the working directory)")
 	addLLMFlags(cmd.Flags())
 	return cmd
 }

@@ -169,10 +169,18 @@ func (s *Server) turn(ctx context.Context, id, q string, in askInput, mode strin
 		s.hub.publish(key, message{})
 	}
 	appendEv(threadTurn, map[string]string{"question": q, "mode": mode})
+	fail := func(err error) {
+		stopped := ctx.Err() != nil
+		msg := err.Error()
+		if stopped {
+			msg = "stopped: the turn was cancelled before it answered"
+		}
+		appendEv(threadError, map[string]any{"error": msg, "stopped": stopped})
+	}
 	threads := s.threads()
 	history, err := threads.History(ctx, id, historyTurns)
 	if err != nil {
-		appendEv(threadError, map[string]any{"error": err.Error()})
+		fail(err)
 		return
 	}
 	opt := app.AskOptions{Offline: in.Offline, K: in.K,
@@ -181,12 +189,7 @@ func (s *Server) turn(ctx context.Context, id, q string, in askInput, mode strin
 	}
 	res, err := s.rt.Asker(opt).Ask(ctx, q, history)
 	if err != nil {
-		stopped := ctx.Err() != nil
-		msg := err.Error()
-		if stopped {
-			msg = "stopped: the turn was cancelled before it answered"
-		}
-		appendEv(threadError, map[string]any{"error": msg, "stopped": stopped})
+		fail(err)
 		return
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)

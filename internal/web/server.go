@@ -51,7 +51,7 @@ type Server struct {
 	jobs  map[string]*job               // index jobs, by ID
 	// runErrors are why agent runs failed before they logged an outcome.
 	runErrors map[string]string
-	seq   int64
+	seq       int64
 }
 
 // New returns a server over rt. base bounds every background task (chat
