@@ -50,6 +50,7 @@ try {
   // Search, then evaluate the results against a goal.
   await page.getByRole('button', { name: 'Search', exact: true }).first().click();
   await page.getByRole('textbox', { name: 'Search' }).fill(query);
+  await page.getByRole('spinbutton', { name: 'k' }).fill('4');
   await page.getByRole('textbox', { name: 'Search' }).press('Enter');
   const results = page.getByRole('list', { name: 'Results' });
   await results.locator('li').first().waitFor();
