@@ -1,7 +1,7 @@
 // md.js: a small, safe Markdown renderer. It never parses HTML: every
 // piece of document text or model output becomes a text node, and only
 // these constructs become elements: fenced code blocks, inline code,
-// **strong**, *emphasis*, lists, links to http(s) addresses, and [n]
+// **strong**, *emphasis*, lists, pipe tables, links to http(s) addresses, and [n]
 // citation markers (buttons, when onCite is given).
 
 const el = (tag, cls, text) => {
@@ -66,6 +66,21 @@ export function render(text, onCite) {
       const pre = el('pre');
       pre.append(el('code', '', code.join('\n')));
       frag.append(pre);
+      continue;
+    }
+    if (/^\s*\|.*\|\s*$/.test(line)) {
+      flush(); list = null;
+      const table = el('table');
+      const cells = (l) => l.trim().slice(1, -1).split('|').map((c) => c.trim());
+      for (let first = true; i < lines.length && /^\s*\|.*\|\s*$/.test(lines[i]); i++) {
+        if (/^\s*\|[\s:|-]+\|\s*$/.test(lines[i])) continue; // the header's rule
+        const tr = el('tr');
+        for (const c of cells(lines[i])) { const td = el(first ? 'th' : 'td'); inline(td, c, onCite); tr.append(td); }
+        table.append(tr);
+        first = false;
+      }
+      i--;
+      frag.append(table);
       continue;
     }
     const item = line.match(/^\s*(?:[-*+]|(\d+)[.)])\s+(.*)$/);
