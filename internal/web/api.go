@@ -327,7 +327,7 @@ func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request) {
 		if done {
 			return
 		}
-		if err := waitMore(r.Context(), tick.C, msgs, out, &idle); err != nil {
+		if _, err := waitMore(r.Context(), tick.C, msgs, out, &idle, after); err != nil {
 			return
 		}
 	}

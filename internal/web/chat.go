@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/agent/react"
@@ -155,13 +156,18 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 // turn answers one question of a thread, logging each step as it happens.
 func (s *Server) turn(ctx context.Context, id, q string, in askInput, mode string) {
 	key := threadKey(id)
+	var last atomic.Int64 // the sequence number of the thread's last event
 	appendEv := func(typ string, v any) {
 		data, err := json.Marshal(v)
 		if err == nil {
 			// Steps are logged even as the turn is stopped.
 			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			_, err = s.rt.Store.AppendEvents(wctx, id, []store.Event{{Type: typ, Data: data}})
+			var stored []store.Event
+			stored, err = s.rt.Store.AppendEvents(wctx, id, []store.Event{{Type: typ, Data: data}})
 			cancel()
+			if err == nil && len(stored) > 0 {
+				last.Store(stored[len(stored)-1].Seq)
+			}
 		}
 		if err != nil {
 			s.log.Warn("log a chat step", "thread", id, "err", err)
@@ -185,7 +191,7 @@ func (s *Server) turn(ctx context.Context, id, q string, in askInput, mode strin
 	}
 	opt := app.AskOptions{Offline: in.Offline, K: in.K,
 		OnEvent: func(ev graph.Event) { appendEv(threadStep, ev) },
-		OnDelta: func(d string) { s.hub.publish(key, message{Delta: d}) },
+		OnDelta: func(d string) { s.hub.publish(key, message{Delta: d, After: last.Load()}) },
 	}
 	res, err := s.rt.Asker(opt).Ask(ctx, q, history)
 	if err != nil {

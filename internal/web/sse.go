@@ -17,6 +17,9 @@ import (
 // store), or a piece of a streamed answer (Delta), which is never stored.
 type message struct {
 	Delta string
+	// After is the sequence number of the run's last stored event when the
+	// delta was made: a stream sends the delta after that event.
+	After int64
 }
 
 // hub passes messages to the streams watching a key (a thread or a run).
@@ -141,6 +144,22 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, id, key strin
 	tick := time.NewTicker(s.opt.Poll)
 	defer tick.Stop()
 	idle, was := 0, -1
+	var pending []message // deltas made after events not yet sent
+	// flush sends the pending deltas made at or before event seq.
+	flush := func(seq int64) error {
+		kept := pending[:0]
+		for _, m := range pending {
+			if m.After > seq {
+				kept = append(kept, m)
+				continue
+			}
+			if err := out.send(sseEvent{Event: "delta", Data: map[string]string{"text": m.Delta}}); err != nil {
+				return err
+			}
+		}
+		pending = kept
+		return nil
+	}
 	for {
 		evs, err := s.rt.Store.Events(ctx, id, after)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -149,7 +168,12 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, id, key strin
 			}
 			return
 		}
+		// Every delta made before the events just read is queued by now.
+		pending = append(pending, drain(msgs)...)
 		for _, e := range evs {
+			if err := flush(e.Seq - 1); err != nil {
+				return
+			}
 			after = e.Seq
 			ev, ok := shape(e)
 			if !ok {
@@ -160,40 +184,67 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, id, key strin
 				return
 			}
 		}
+		if err := flush(after); err != nil {
+			return
+		}
 		if now := boolInt(s.running(key)); now != was {
 			was = now
 			if err := out.send(sseEvent{Event: "status", Data: map[string]any{"running": now == 1}}); err != nil {
 				return
 			}
 		}
-		if err := waitMore(ctx, tick.C, msgs, out, &idle); err != nil {
+		m, err := waitMore(ctx, tick.C, msgs, out, &idle, after)
+		if err != nil {
 			return
+		}
+		if m.Delta != "" {
+			pending = append(pending, m)
 		}
 	}
 }
 
-// waitMore waits for a wake-up, a poll tick or the client leaving, passing
-// deltas through and sending a keep-alive comment every 15 s or so.
-func waitMore(ctx context.Context, tick <-chan time.Time, msgs <-chan message, out *sseWriter, idle *int) error {
+// drain takes the deltas queued on msgs without waiting.
+func drain(msgs <-chan message) []message {
+	var out []message
+	for {
+		select {
+		case m := <-msgs:
+			if m.Delta != "" {
+				out = append(out, m)
+			}
+		default:
+			return out
+		}
+	}
+}
+
+// waitMore waits for a wake-up, a poll tick or the client leaving, sending
+// the deltas made after event seq (the last one sent) as they come and a
+// keep-alive comment every 15 s or so. It returns a delta made after an
+// event not yet sent, for the caller to send after that event.
+func waitMore(ctx context.Context, tick <-chan time.Time, msgs <-chan message, out *sseWriter, idle *int, seq int64) (message, error) {
 	for {
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return message{}, ctx.Err()
 		case m := <-msgs:
 			if m.Delta == "" {
-				return nil
+				return message{}, nil
+			}
+			if m.After > seq {
+				return m, nil
 			}
 			if err := out.send(sseEvent{Event: "delta", Data: map[string]string{"text": m.Delta}}); err != nil {
-				return err
+				return message{}, err
 			}
 		case <-tick:
 			*idle++
 			if *idle%75 == 0 {
 				if err := out.comment("keep-alive"); err != nil {
-					return err
+					return message{}, err
 				}
 			}
-			return nil
+			return message{}, nil
 		}
 	}
 }

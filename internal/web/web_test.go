@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/app"
+	"github.com/sagasu-dev/sagasu/internal/llm"
+	"github.com/sagasu-dev/sagasu/internal/llm/llmtest"
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
@@ -98,8 +100,15 @@ type sseEv struct {
 // stream reads events from path until stop says so or 10 s pass.
 func (f *fixture) stream(t *testing.T, path, lastID string, stop func(sseEv) bool) []sseEv {
 	t.Helper()
+	return f.open(t, path, lastID)(stop)
+}
+
+// open connects to an event stream (the server is then subscribed) and
+// returns a function that reads from it until stop says so.
+func (f *fixture) open(t *testing.T, path, lastID string) func(stop func(sseEv) bool) []sseEv {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	t.Cleanup(cancel)
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.ts.URL+path, nil)
 	if lastID != "" {
 		req.Header.Set("Last-Event-ID", lastID)
@@ -108,35 +117,37 @@ func (f *fixture) stream(t *testing.T, path, lastID string, stop func(sseEv) boo
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
+	t.Cleanup(func() { res.Body.Close() })
 	if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Fatalf("GET %s: content type %q, status %d", path, ct, res.StatusCode)
 	}
-	var out []sseEv
-	var cur sseEv
 	sc := bufio.NewScanner(res.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<22)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if cur.event != "" {
-				out = append(out, cur)
-				if stop(cur) {
-					return out
+	return func(stop func(sseEv) bool) []sseEv {
+		var out []sseEv
+		var cur sseEv
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case line == "":
+				if cur.event != "" {
+					out = append(out, cur)
+					if stop(cur) {
+						return out
+					}
 				}
+				cur = sseEv{}
+			case strings.HasPrefix(line, "id: "):
+				cur.id = line[4:]
+			case strings.HasPrefix(line, "event: "):
+				cur.event = line[7:]
+			case strings.HasPrefix(line, "data: "):
+				cur.data = line[6:]
 			}
-			cur = sseEv{}
-		case strings.HasPrefix(line, "id: "):
-			cur.id = line[4:]
-		case strings.HasPrefix(line, "event: "):
-			cur.event = line[7:]
-		case strings.HasPrefix(line, "data: "):
-			cur.data = line[6:]
 		}
+		t.Errorf("GET %s: the stream ended before the awaited event; got %v", path, out)
+		return out
 	}
-	t.Fatalf("GET %s: the stream ended before the awaited event; got %v", path, out)
-	return nil
 }
 
 func TestChatTurnStreamsStepsAnswerAndSpans(t *testing.T) {
@@ -478,5 +489,68 @@ func TestRenderedPageHasNoInlineScript(t *testing.T) {
 		if strings.Contains(src, "innerHTML") || strings.Contains(src, "insertAdjacentHTML") || strings.Contains(src, "document.write") {
 			t.Error("the page's scripts write HTML from strings; text must go in as text nodes")
 		}
+	}
+}
+
+func TestModelAnswerStreamsDeltasToEveryTab(t *testing.T) {
+	f := newFixture(t, "", docs)
+	answer := "To rotate the API keys, run acme keys rotate and restart the server [1]."
+	f.srv.rt.LLM = llmtest.New(
+		llmtest.Calls(llmtest.Call("c1", "search_knowledge_base", `{"query":"rotate API keys"}`)),
+		llmtest.Text(answer), llmtest.Text(answer), llmtest.Text(answer),
+	)
+	var th struct{ ID string }
+	f.call(t, "POST", "/api/threads", map[string]string{"title": "keys"}, &th)
+	tab1 := f.open(t, "/api/threads/"+th.ID+"/events", "")
+	tab2 := f.open(t, "/api/threads/"+th.ID+"/events", "")
+	var started struct{ Mode string }
+	if code := f.call(t, "POST", "/api/threads/"+th.ID+"/ask", map[string]any{"question": "How do I rotate the API keys?"}, &started); code != http.StatusAccepted {
+		t.Fatalf("ask: %d", code)
+	}
+	if !strings.HasPrefix(started.Mode, "llmtest/") {
+		t.Errorf("mode %q, want the model's driver/model", started.Mode)
+	}
+	for i, tab := range []func(func(sseEv) bool) []sseEv{tab1, tab2} {
+		evs := tab(func(e sseEv) bool { return e.event == threadSpans })
+		var streamed strings.Builder
+		answered := false
+		for _, e := range evs {
+			switch e.event {
+			case "delta":
+				if answered {
+					t.Errorf("tab %d: a delta came after the answer it belongs to", i+1)
+				}
+				var d struct{ Text string }
+				_ = json.Unmarshal([]byte(e.data), &d)
+				streamed.WriteString(d.Text)
+			case "answer":
+				answered = strings.Contains(e.data, "acme keys rotate")
+			}
+		}
+		if !strings.Contains(streamed.String(), "acme keys rotate") || !answered {
+			t.Errorf("tab %d: streamed %q, answered %v: want the answer streamed, then recorded", i+1, streamed.String(), answered)
+		}
+	}
+}
+
+func TestStopCancelsAModelTurn(t *testing.T) {
+	f := newFixture(t, "", docs)
+	release := make(chan struct{})
+	f.srv.rt.LLM = llmtest.New(llmtest.Func(func(llm.Request) (*llm.Response, error) {
+		<-release
+		return &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: "too late"}}, nil
+	}))
+	var th struct{ ID string }
+	f.call(t, "POST", "/api/threads", map[string]string{"title": "keys"}, &th)
+	tab := f.open(t, "/api/threads/"+th.ID+"/events", "")
+	f.call(t, "POST", "/api/threads/"+th.ID+"/ask", map[string]any{"question": "How do I rotate the API keys?"}, nil)
+	tab(func(e sseEv) bool { return e.event == threadTurn })
+	if code := f.call(t, "POST", "/api/threads/"+th.ID+"/stop", map[string]any{}, nil); code != http.StatusAccepted {
+		t.Fatalf("stop: %d", code)
+	}
+	close(release)
+	evs := tab(func(e sseEv) bool { return e.event == threadError || e.event == "answer" })
+	if last := evs[len(evs)-1]; last.event != threadError || !strings.Contains(last.data, `"stopped":true`) {
+		t.Errorf("a stopped turn ended with %s %s, want turn_error, stopped", last.event, last.data)
 	}
 }
