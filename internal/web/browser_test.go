@@ -85,6 +85,21 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("index %s: %v\n%s", docs, err, out)
 	}
 
+	// A document that tries to run script in the page: it must show as text.
+	hostile := filepath.Join(dir, "hostile")
+	if err := os.MkdirAll(hostile, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	attack := "# Zebraquux\n\nThe zebraquux marker <img src=x onerror=\"window.__pwned=1\"> is here <script>window.__pwned=1</script> and [a link](javascript:window.__pwned=1).\n"
+	if err := os.WriteFile(filepath.Join(hostile, "zebraquux.md"), []byte(attack), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	index = exec.Command(bin, "--db", db, "index", hostile)
+	index.Env = env
+	if out, err := index.CombinedOutput(); err != nil {
+		t.Fatalf("index %s: %v\n%s", hostile, err, out)
+	}
+
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -123,6 +138,8 @@ func TestBrowser(t *testing.T) {
 		Run             string   `json:"run"`
 		RunMs           int64    `json:"runMs"`
 		PlanSteps       int      `json:"planSteps"`
+		Injected        []string `json:"injected"`
+		HostileAnswer   string   `json:"hostileAnswer"`
 	}
 	line := strings.TrimSpace(stdout.String())
 	if i := strings.LastIndexByte(line, '\n'); i >= 0 {
@@ -141,6 +158,9 @@ func TestBrowser(t *testing.T) {
 	}
 	if rep.TraceSteps < 3 || rep.Citations == 0 || rep.SupportedClaims == 0 || rep.Answer == "" {
 		t.Errorf("the answer came without its trace, citations or checked claims: %+v", rep)
+	}
+	if len(rep.Injected) > 0 || !strings.Contains(rep.HostileAnswer, "zebraquux") {
+		t.Errorf("document text became markup in the page: %q (answer %q)", rep.Injected, rep.HostileAnswer)
 	}
 	if rep.CitedPassage == 0 {
 		t.Errorf("opening a citation showed no passage")

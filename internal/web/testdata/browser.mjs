@@ -62,6 +62,22 @@ try {
   report.evaluation = await page.locator('#eval-out p').first().textContent();
   await shot(page, 'search');
 
+  // A document with markup in it shows as text, in results and answers.
+  report.injected = [];
+  await page.getByRole('textbox', { name: 'Search' }).fill('zebraquux');
+  await page.getByRole('textbox', { name: 'Search' }).press('Enter');
+  await results.locator('li', { hasText: '<img' }).first().waitFor();
+  await page.getByRole('button', { name: 'Chat' }).click();
+  await page.getByRole('button', { name: 'New thread' }).click();
+  await page.getByRole('textbox', { name: 'Message' }).fill('What is the zebraquux marker?');
+  await page.getByRole('button', { name: 'Send' }).click();
+  await page.locator('.turn .answer .citations').first().waitFor();
+  for (const sel of ['main img', 'main script', 'a[href^="javascript"]']) {
+    if (await page.locator(sel).count()) report.injected.push(sel);
+  }
+  if (await page.evaluate(() => window.__pwned)) report.injected.push('window.__pwned');
+  report.hostileAnswer = (await page.locator('.turn .answer').first().textContent()).slice(0, 200);
+
   // Start a research run and watch it finish.
   await page.getByRole('button', { name: 'Agent runs' }).click();
   await page.getByRole('textbox', { name: 'Goal' }).fill(goal);
