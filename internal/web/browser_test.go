@@ -100,10 +100,19 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("index %s: %v\n%s", hostile, err, out)
 	}
 
+	// A folder the Index tab adds while the page is open.
+	extra := filepath.Join(dir, "extra")
+	if err := os.MkdirAll(extra, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(extra, "added.md"), []byte("# Added from the page\n\nThis page was added with the Index tab.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	serve := exec.CommandContext(ctx, bin, "--db", db, "serve", "--listen", addr)
+	serve := exec.CommandContext(ctx, bin, "--db", db, "serve", "--listen", addr, "--root", extra)
 	serve.Env = env
 	var serveLog bytes.Buffer
 	serve.Stdout, serve.Stderr = &serveLog, &serveLog
@@ -118,7 +127,7 @@ func TestBrowser(t *testing.T) {
 	if out == "" {
 		out = t.TempDir()
 	}
-	run := exec.Command(node, filepath.Join("testdata", "browser.mjs"), base, out, question, query, goal)
+	run := exec.Command(node, filepath.Join("testdata", "browser.mjs"), base, out, question, query, goal, extra)
 	run.Env = append(os.Environ(), "SAGASU_WEB_TEST_MODULES="+modules)
 	var stdout, stderr bytes.Buffer
 	run.Stdout, run.Stderr = &stdout, &stderr
@@ -140,6 +149,7 @@ func TestBrowser(t *testing.T) {
 		PlanSteps       int      `json:"planSteps"`
 		Injected        []string `json:"injected"`
 		HostileAnswer   string   `json:"hostileAnswer"`
+		Indexed         string   `json:"indexed"`
 	}
 	line := strings.TrimSpace(stdout.String())
 	if i := strings.LastIndexByte(line, '\n'); i >= 0 {
@@ -158,6 +168,9 @@ func TestBrowser(t *testing.T) {
 	}
 	if rep.TraceSteps < 3 || rep.Citations == 0 || rep.SupportedClaims == 0 || rep.Answer == "" {
 		t.Errorf("the answer came without its trace, citations or checked claims: %+v", rep)
+	}
+	if !strings.Contains(rep.Indexed, "1 added") {
+		t.Errorf("adding a folder in the Index tab reported %q, want one source added", rep.Indexed)
 	}
 	if len(rep.Injected) > 0 || !strings.Contains(rep.HostileAnswer, "zebraquux") {
 		t.Errorf("document text became markup in the page: %q (answer %q)", rep.Injected, rep.HostileAnswer)

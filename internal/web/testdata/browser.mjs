@@ -1,6 +1,6 @@
 // browser.mjs: drives `sagasu serve` in Debian's chromium with
 // playwright-core (see TestBrowser in browser_test.go).
-// Usage: node browser.mjs BASE_URL ARTIFACT_DIR [QUESTION] [SEARCH] [GOAL]
+// Usage: node browser.mjs BASE_URL ARTIFACT_DIR [QUESTION] [SEARCH] [GOAL] [FOLDER]
 // Prints one JSON line: timings, counts and any console errors; exits
 // non-zero when a step fails.
 import { createRequire } from 'node:module';
@@ -9,7 +9,7 @@ import path from 'node:path';
 const require = createRequire(path.join(process.env.SAGASU_WEB_TEST_MODULES, 'x.js'));
 const { chromium } = require('playwright-core');
 
-const [base, out, question = 'How do I deploy to GitHub Pages?', query = 'sidebar', goal = 'understand how to configure the sidebar'] = process.argv.slice(2);
+const [base, out, question = 'How do I deploy to GitHub Pages?', query = 'sidebar', goal = 'understand how to configure the sidebar', folder = ''] = process.argv.slice(2);
 const report = { errors: [] };
 const shot = (page, name) => page.screenshot({ path: path.join(out, `${name}.png`), fullPage: false });
 
@@ -96,6 +96,13 @@ try {
 
   await page.getByRole('button', { name: 'Index' }).click();
   await page.locator('#source-table tbody tr').first().waitFor();
+  if (folder) {
+    await page.getByRole('textbox', { name: 'Folder or URL' }).fill(folder);
+    await page.getByRole('button', { name: 'Add to index' }).click();
+    await page.locator('#index-progress', { hasText: 'done' }).waitFor();
+    report.indexed = await page.locator('#index-progress').textContent();
+    await page.locator('#source-table tbody tr', { hasText: 'added.md' }).waitFor();
+  }
   report.sources = await page.locator('#source-table tbody tr').count();
   await shot(page, 'index');
 } catch (e) {
