@@ -1,10 +1,12 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,8 +45,7 @@ type searchResult struct {
 
 func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	var in searchInput
-	if err := readJSON(r, &in); err != nil {
-		s.fail(w, http.StatusBadRequest, err)
+	if !s.decode(w, r, &in) {
 		return
 	}
 	if strings.TrimSpace(in.Query) == "" {
@@ -144,8 +145,7 @@ func (s *Server) evaluate(w http.ResponseWriter, r *http.Request) {
 		Query    string  `json:"query,omitempty"`
 		ChunkIDs []int64 `json:"chunkIds"`
 	}
-	if err := readJSON(r, &in); err != nil {
-		s.fail(w, http.StatusBadRequest, err)
+	if !s.decode(w, r, &in) {
 		return
 	}
 	if strings.TrimSpace(in.Goal) == "" {
@@ -265,8 +265,7 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Path string `json:"path"`
 	}
-	if err := readJSON(r, &in); err != nil {
-		s.fail(w, http.StatusBadRequest, err)
+	if !s.decode(w, r, &in) {
 		return
 	}
 	target := strings.TrimSpace(in.Path)
@@ -277,6 +276,7 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 	id := fmt.Sprintf("index-%d", s.nextID())
 	j := &job{}
 	s.mu.Lock()
+	s.forgetJobs()
 	s.jobs[id] = j
 	s.mu.Unlock()
 	s.startTask("job:"+id, func(ctx context.Context) {
@@ -295,6 +295,29 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 		j.mu.Unlock()
 	})
 	writeJSON(w, http.StatusAccepted, map[string]string{"job": id})
+}
+
+// keptJobs is how many finished index jobs the server remembers.
+const keptJobs = 32
+
+// forgetJobs drops finished jobs beyond keptJobs, oldest first; s.mu is held.
+func (s *Server) forgetJobs() {
+	var done []string
+	for id, j := range s.jobs {
+		j.mu.Lock()
+		if j.done {
+			done = append(done, id)
+		}
+		j.mu.Unlock()
+	}
+	if len(done) <= keptJobs {
+		return
+	}
+	// IDs are index-N with N rising: the shortest, then smallest, is oldest.
+	slices.SortFunc(done, func(a, b string) int { return cmp.Or(cmp.Compare(len(a), len(b)), cmp.Compare(a, b)) })
+	for _, id := range done[:len(done)-keptJobs] {
+		delete(s.jobs, id)
+	}
 }
 
 // jobEvents streams an index job's progress from the client's last event.

@@ -89,8 +89,7 @@ func (s *Server) startThread(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Title string `json:"title"`
 	}
-	if err := readJSON(r, &in); err != nil {
-		s.fail(w, http.StatusBadRequest, err)
+	if !s.decode(w, r, &in) {
 		return
 	}
 	title := strings.TrimSpace(in.Title)
@@ -117,8 +116,7 @@ type askInput struct {
 func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	var in askInput
-	if err := readJSON(r, &in); err != nil {
-		s.fail(w, http.StatusBadRequest, err)
+	if !s.decode(w, r, &in) {
 		return
 	}
 	q := strings.TrimSpace(in.Question)

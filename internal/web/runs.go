@@ -33,8 +33,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 		Goal    string `json:"goal"`
 		Offline bool   `json:"offline,omitempty"`
 	}
-	if err := readJSON(r, &in); err != nil {
-		s.fail(w, http.StatusBadRequest, err)
+	if !s.decode(w, r, &in) {
 		return
 	}
 	goal := strings.TrimSpace(in.Goal)

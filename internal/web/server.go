@@ -210,12 +210,14 @@ func (s *Server) fail(w http.ResponseWriter, code int, err error) {
 	writeJSON(w, code, map[string]string{"error": err.Error()})
 }
 
-// readJSON decodes a request body of at most 1 MiB into v.
-func readJSON(r *http.Request, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<20))
+// decode reads a request body of at most 1 MiB into v; on failure it
+// answers 400 and reports false.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("the request body is not the JSON this call takes: %w", err)
+		s.fail(w, http.StatusBadRequest, fmt.Errorf("the request body is not the JSON this call takes: %w", err))
+		return false
 	}
-	return nil
+	return true
 }
