@@ -39,6 +39,7 @@ async function loadInfo() {
   try {
     const info = await api('/api/info');
     $('#mode').textContent = `mode: ${info.mode} · ${info.index.sources} sources, ${info.index.chunks} chunks`;
+    if (!info.index.sources) notice('The index is empty: add a folder or a URL on the Index tab (or run sagasu index DIR) before asking.');
   } catch (e) { notice(e.message); }
 }
 
