@@ -200,7 +200,9 @@ function openThread(id) {
   const es = new EventSource(`/api/threads/${encodeURIComponent(id)}/events`);
   chat.source = es;
   const on = (type, fn) => es.addEventListener(type, (m) => fn(JSON.parse(m.data)));
-  on('turn', (d) => { newTurn(d.question).pending = true; });
+  // A turn runs from its turn event to its spans or turn_error; status
+  // says whether one runs when the stream (re)connects.
+  on('turn', (d) => { newTurn(d.question).pending = true; setRunning(true); });
   on('question', (d) => {
     if (chat.current?.pending && !chat.current.result) return; // shown at its turn event
     newTurn(d.text);
@@ -220,8 +222,9 @@ function openThread(id) {
     if (!t.steps.length) for (const ev of r.trace || []) addStep(t, ev);
     renderAnswer(t, null);
   });
-  on('spans', (d) => { if (chat.current?.result) renderAnswer(chat.current, d.spans); });
+  on('spans', (d) => { setRunning(false); if (chat.current?.result) renderAnswer(chat.current, d.spans); });
   on('turn_error', (d) => {
+    setRunning(false);
     const t = chat.current;
     if (t) { t.pending = false; t.answer.replaceChildren(el('p', 'warn', d.error)); t.result = t.result || { failed: true }; }
   });
@@ -242,7 +245,6 @@ $('#ask-form').addEventListener('submit', async (e) => {
     }
     await api(`/api/threads/${encodeURIComponent(chat.thread)}/ask`, { method: 'POST', body: { question: q, offline: $('#offline').checked } });
     $('#message').value = '';
-    setRunning(true);
   } catch (err) { notice(err.message); }
 });
 $('#message').addEventListener('keydown', (e) => {

@@ -33,10 +33,16 @@ try {
   report.firstTraceMs = Date.now() - t0;
   await page.locator('.turn .answer .claims').first().waitFor();
   report.answerMs = Date.now() - t0;
+  // The turn is over: Send is back, Stop is gone.
+  await page.locator('#send:enabled').waitFor({ timeout: 5000 });
+  await page.locator('#stop').waitFor({ state: 'hidden', timeout: 5000 });
   report.traceSteps = await trace.locator('li').count();
   report.citations = await page.locator('.citations li').count();
   report.supportedClaims = await page.locator('.claim.supported').count();
   report.answer = (await page.locator('.turn .answer .claims').first().textContent()).slice(0, 200);
+  // Steps unfold: the search's observation.
+  await trace.locator('details.observation summary').first().click();
+  await trace.locator('details.observation[open] .step-body').first().waitFor();
   await shot(page, 'chat');
 
   // Open the first citation, then its source.
