@@ -554,3 +554,25 @@ func TestStopCancelsAModelTurn(t *testing.T) {
 		t.Errorf("a stopped turn ended with %s %s, want turn_error, stopped", last.event, last.data)
 	}
 }
+
+func TestHostAllowed(t *testing.T) {
+	tests := []struct {
+		listen, token, host string
+		want                bool
+	}{
+		{"127.0.0.1:7373", "", "127.0.0.1:7373", true},
+		{"127.0.0.1:7373", "", "localhost:7373", true},
+		{"127.0.0.1:7373", "", "[::1]:7373", true},
+		{"127.0.0.1:7373", "", "attacker.example:7373", false},
+		{"127.0.0.1:7373", "", "192.168.1.5:7373", false},
+		{"192.168.1.5:7373", "t", "192.168.1.5:7373", true},
+		{"192.168.1.5:7373", "t", "attacker.example:7373", false},
+		{"0.0.0.0:7373", "t", "box.lan:7373", true},
+	}
+	for _, tt := range tests {
+		s := &Server{opt: Options{Listen: tt.listen, Token: tt.token}}
+		if got := s.hostAllowed(tt.host); got != tt.want {
+			t.Errorf("listen %s (token %q), Host %s: allowed %v, want %v", tt.listen, tt.token, tt.host, got, tt.want)
+		}
+	}
+}
