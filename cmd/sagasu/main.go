@@ -140,7 +140,7 @@ variables and flags (flags win).`,
 		newDeleteCmd(g), newEvalCmd(g), newBenchCmd(g), newVersionCmd(g),
 		newReindexCmd(g), newModelCmd(g),
 		newLoopCmd(g), newPlanCmd(g), newCacheCmd(g), newMCPCmd(g), newMigrateCmd(g),
-		newAskCmd(g), newChatCmd(g), newAgentCmd(g), newDoctorCmd(g),
+		newAskCmd(g), newChatCmd(g), newAgentCmd(g), newDoctorCmd(g), newServeCmd(g),
 	)
 	return root
 }

@@ -1,0 +1,357 @@
+package web
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/tools"
+)
+
+// Limits on what one answer carries; the page links to the rest.
+const (
+	// MaxPassageRunes bounds a passage or quote shown in a citation.
+	MaxPassageRunes = 4000
+	// MaxSourceBytes bounds a source or section opened whole.
+	MaxSourceBytes = 256 << 10
+	// SnippetRunes is a search result's snippet length.
+	SnippetRunes = 400
+)
+
+// searchInput is the search playground's request.
+type searchInput struct {
+	Query string   `json:"query"`
+	Mode  string   `json:"mode,omitempty"` // keyword, semantic or hybrid; "" for the index's default
+	K     int      `json:"k,omitempty"`
+	Types []string `json:"types,omitempty"`
+	Glob  string   `json:"glob,omitempty"`
+}
+
+// searchResult is one hit with a snippet around the query's words.
+type searchResult struct {
+	search.ResultView
+	Snippet   string `json:"snippet"`
+	Truncated bool   `json:"truncated"`
+}
+
+func (s *Server) search(w http.ResponseWriter, r *http.Request) {
+	var in searchInput
+	if !s.decode(w, r, &in) {
+		return
+	}
+	if strings.TrimSpace(in.Query) == "" {
+		s.fail(w, http.StatusBadRequest, errors.New("the search is empty: type some words to search for"))
+		return
+	}
+	if in.K == 0 {
+		in.K = 10
+	}
+	if in.K < 1 || in.K > 100 {
+		s.fail(w, http.StatusBadRequest, fmt.Errorf("k = %d: use 1 to 100", in.K))
+		return
+	}
+	mode := search.Mode(in.Mode)
+	switch mode {
+	case "", search.ModeKeyword, search.ModeSemantic, search.ModeHybrid:
+	default:
+		s.fail(w, http.StatusBadRequest, fmt.Errorf("mode %q: use keyword, semantic or hybrid", in.Mode))
+		return
+	}
+	f, err := tools.Filter(in.Types, in.Glob, nil)
+	if err != nil {
+		s.fail(w, http.StatusBadRequest, err)
+		return
+	}
+	resp, err := s.rt.Engine.Search(r.Context(), search.Request{Query: in.Query, K: in.K, Mode: mode, Filter: f})
+	if err != nil {
+		s.fail(w, http.StatusBadRequest, fmt.Errorf("search %q: %w", in.Query, err))
+		return
+	}
+	v := resp.View()
+	terms := strings.Fields(in.Query)
+	results := make([]searchResult, 0, len(v.Results))
+	for _, rv := range v.Results {
+		snip, cut := snippet(rv.Text, terms, SnippetRunes)
+		results = append(results, searchResult{ResultView: rv, Snippet: snip, Truncated: cut})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"query": v.Query, "mode": v.Mode, "tookMs": v.TookMs, "terms": terms, "results": results})
+}
+
+// snippet returns at most n runes of text around the first of terms it
+// contains (case-insensitively), and whether text was cut.
+func snippet(text string, terms []string, n int) (string, bool) {
+	if utf8.RuneCountInString(text) <= n {
+		return text, false
+	}
+	lower := strings.ToLower(text)
+	at := -1
+	for _, t := range terms {
+		if i := strings.Index(lower, strings.ToLower(t)); i >= 0 && (at < 0 || i < at) {
+			at = i
+		}
+	}
+	start := 0
+	if at > 0 {
+		// Start a quarter of the window before the match, on a rune.
+		back := 0
+		for start = at; start > 0 && back < n/4; back++ {
+			_, size := utf8.DecodeLastRuneInString(text[:start])
+			start -= size
+		}
+	}
+	end, count := start, 0
+	for end < len(text) && count < n {
+		_, size := utf8.DecodeRuneInString(text[end:])
+		end += size
+		count++
+	}
+	out := text[start:end]
+	if start > 0 {
+		out = "…" + out
+	}
+	if end < len(text) {
+		out += "…"
+	}
+	return out, true
+}
+
+// clip cuts s to at most n runes and reports whether it did.
+func clip(s string, n int) (string, bool) {
+	if utf8.RuneCountInString(s) <= n {
+		return s, false
+	}
+	i, count := 0, 0
+	for i < len(s) && count < n {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		count++
+	}
+	return s[:i], true
+}
+
+// evaluate judges a result list against a goal, as agents in the loop do.
+func (s *Server) evaluate(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Goal     string  `json:"goal"`
+		Query    string  `json:"query,omitempty"`
+		ChunkIDs []int64 `json:"chunkIds"`
+	}
+	if !s.decode(w, r, &in) {
+		return
+	}
+	if strings.TrimSpace(in.Goal) == "" {
+		s.fail(w, http.StatusBadRequest, errors.New("the goal is empty: say what the results should tell you"))
+		return
+	}
+	if len(in.ChunkIDs) == 0 {
+		s.fail(w, http.StatusBadRequest, errors.New("there are no results to evaluate: search first"))
+		return
+	}
+	ev, err := s.rt.Tools.Evaluate(r.Context(), tools.EvaluateInput{Goal: in.Goal, Query: in.Query, ChunkIDs: in.ChunkIDs, Iteration: 1})
+	if err != nil {
+		s.fail(w, http.StatusBadRequest, fmt.Errorf("evaluate: %w", err))
+		return
+	}
+	writeJSON(w, http.StatusOK, tools.EvaluateOutputOf(ev, len(ev.Aspects)))
+}
+
+// chunk returns one passage (a citation's), cut to MaxPassageRunes.
+func (s *Server) chunk(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		s.fail(w, http.StatusBadRequest, fmt.Errorf("chunk id %q: give a number", r.PathValue("id")))
+		return
+	}
+	hits, err := s.rt.Store.Hits(r.Context(), []int64{id})
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, fmt.Errorf("read chunk %d: %w", id, err))
+		return
+	}
+	if len(hits) == 0 {
+		s.fail(w, http.StatusNotFound, fmt.Errorf("no chunk %d: the index changed since; search again", id))
+		return
+	}
+	v := search.View(hits[0])
+	text, cut := clip(v.Text, MaxPassageRunes)
+	v.Text = text
+	writeJSON(w, http.StatusOK, map[string]any{"passage": v, "truncated": cut})
+}
+
+// source returns a source's content, or one section of it, cut to
+// MaxSourceBytes (on a line break where it can).
+func (s *Server) source(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	ref := q.Get("ref")
+	if ref == "" {
+		s.fail(w, http.StatusBadRequest, errors.New("ref is empty: give a source ID or URI"))
+		return
+	}
+	g, err := s.rt.Tools.Get(r.Context(), tools.GetInput{Source: ref, Section: q.Get("section")})
+	if err != nil {
+		s.fail(w, http.StatusNotFound, err)
+		return
+	}
+	body := g.Content
+	cut := false
+	if len(body) > MaxSourceBytes {
+		body, cut = body[:MaxSourceBytes], true
+		if nl := strings.LastIndexByte(body, '\n'); nl > 0 {
+			body = body[:nl+1]
+		}
+		for !utf8.ValidString(body) {
+			body = body[:len(body)-1]
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"source": tools.Ref(g.Source), "section": g.Section,
+		"lines": [2]int{g.StartLine, g.EndLine}, "content": body, "totalBytes": len(g.Content), "truncated": cut})
+}
+
+// cache lists the agent cache's records and renders its summary.
+func (s *Server) cache(w http.ResponseWriter, r *http.Request) {
+	if s.rt.Cache == nil {
+		s.fail(w, http.StatusNotFound, errors.New("this server keeps no agent cache"))
+		return
+	}
+	q := r.URL.Query()
+	limit, _ := strconv.Atoi(q.Get("limit"))
+	if limit <= 0 || limit > 100 {
+		limit = 50
+	}
+	in := tools.ReadCacheInput{Kind: q.Get("kind"), Goal: q.Get("goal"), ID: q.Get("id"), Limit: limit, Summary: q.Get("id") == "", IncludeData: q.Get("id") != ""}
+	res, err := s.rt.Tools.ReadCache(r.Context(), in)
+	if err != nil {
+		s.fail(w, http.StatusBadRequest, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res.Output(len(res.Records), MaxSourceBytes))
+}
+
+// sources lists the index's sources with their counts.
+func (s *Server) sources(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	res, err := s.rt.Tools.List(r.Context(), tools.ListInput{Type: q.Get("type"), Glob: q.Get("glob"), Limit: tools.MaxListLimit})
+	if err != nil {
+		s.fail(w, http.StatusBadRequest, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res.Output(len(res.Sources), ""))
+}
+
+// job is an index run in the background and what it reported so far.
+type job struct {
+	mu     sync.Mutex
+	events []sseEvent
+	done   bool
+}
+
+func (j *job) add(event string, data any) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.events = append(j.events, sseEvent{ID: int64(len(j.events) + 1), Event: event, Data: data})
+}
+
+// index adds a folder, file or URL to the index in the background; its
+// progress streams from /api/jobs/{id}/events.
+func (s *Server) index(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Path string `json:"path"`
+	}
+	if !s.decode(w, r, &in) {
+		return
+	}
+	target := strings.TrimSpace(in.Path)
+	if target == "" {
+		s.fail(w, http.StatusBadRequest, errors.New("give a folder, a file or a URL (https://...) to index"))
+		return
+	}
+	id := fmt.Sprintf("index-%d", s.nextID())
+	j := &job{}
+	s.mu.Lock()
+	s.forgetJobs()
+	s.jobs[id] = j
+	s.mu.Unlock()
+	s.startTask("job:"+id, func(ctx context.Context) {
+		j.add("start", map[string]string{"path": target})
+		res, err := s.rt.Tools.Index(ctx, tools.IndexInput{Files: []string{target}}, func(p tools.IndexProgress) {
+			j.add("progress", map[string]any{"read": p.Read, "written": p.Written, "chunks": p.Chunks, "final": p.Final, "text": p.String()})
+			s.hub.publish("job:"+id, message{})
+		})
+		if err != nil {
+			j.add("failed", map[string]string{"error": err.Error()})
+		} else {
+			j.add("done", res.Output(min(len(res.Skipped), 50)))
+		}
+		j.mu.Lock()
+		j.done = true
+		j.mu.Unlock()
+	})
+	writeJSON(w, http.StatusAccepted, map[string]string{"job": id})
+}
+
+// keptJobs is how many finished index jobs the server remembers.
+const keptJobs = 32
+
+// forgetJobs drops finished jobs beyond keptJobs, oldest first; s.mu is held.
+func (s *Server) forgetJobs() {
+	var done []string
+	for id, j := range s.jobs {
+		j.mu.Lock()
+		if j.done {
+			done = append(done, id)
+		}
+		j.mu.Unlock()
+	}
+	if len(done) <= keptJobs {
+		return
+	}
+	// IDs are index-N with N rising: the shortest, then smallest, is oldest.
+	slices.SortFunc(done, func(a, b string) int { return cmp.Or(cmp.Compare(len(a), len(b)), cmp.Compare(a, b)) })
+	for _, id := range done[:len(done)-keptJobs] {
+		delete(s.jobs, id)
+	}
+}
+
+// jobEvents streams an index job's progress from the client's last event.
+func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	s.mu.Lock()
+	j := s.jobs[id]
+	s.mu.Unlock()
+	if j == nil {
+		s.fail(w, http.StatusNotFound, fmt.Errorf("no index job %q", id))
+		return
+	}
+	after := lastEventID(r)
+	msgs, leave := s.hub.subscribe("job:" + id)
+	defer leave()
+	out := newSSE(w)
+	tick := time.NewTicker(s.opt.Poll)
+	defer tick.Stop()
+	idle := 0
+	for {
+		j.mu.Lock()
+		evs, done := append([]sseEvent(nil), j.events[min(int(after), len(j.events)):]...), j.done
+		j.mu.Unlock()
+		for _, ev := range evs {
+			if err := out.send(ev); err != nil {
+				return
+			}
+			after = ev.ID
+		}
+		if done {
+			return
+		}
+		if _, err := waitMore(r.Context(), tick.C, msgs, out, &idle, after); err != nil {
+			return
+		}
+	}
+}

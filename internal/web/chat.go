@@ -1,0 +1,235 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/sagasu-dev/sagasu/internal/agent/react"
+	"github.com/sagasu-dev/sagasu/internal/app"
+	"github.com/sagasu-dev/sagasu/internal/graph"
+	"github.com/sagasu-dev/sagasu/internal/store"
+)
+
+// Event types the web face adds to a chat thread's log, beside the
+// question and answer events react.Threads records.
+const (
+	threadTurn  = "turn"       // a turn started: {"question", "mode"}
+	threadStep  = "step"       // one graph.Event of the turn's agent
+	threadSpans = "spans"      // the answer's claim spans (see span)
+	threadError = "turn_error" // the turn ended without an answer: {"error", "stopped"}
+)
+
+// historyTurns is how many earlier turns a question is asked after.
+const historyTurns = 6
+
+// ErrEmptyIndex is the answer to a question asked of an empty index.
+var ErrEmptyIndex = errors.New("the index is empty, so there is nothing to answer from: add a folder or a URL on the Index tab (or run `sagasu index DIR`), then ask again")
+
+// span is a claim's place in the answer and whether the claim checker
+// found its cited passages back it.
+type span struct {
+	Start     int  `json:"start"`
+	End       int  `json:"end"`
+	Checked   bool `json:"checked"`
+	Supported bool `json:"supported"`
+	Code      bool `json:"code,omitempty"`
+}
+
+func spansOf(res *react.Result) []span {
+	out := make([]span, 0, len(res.Claims))
+	for _, c := range res.Claims {
+		out = append(out, span{Start: c.Start, End: c.End, Checked: c.Checked, Supported: c.Supported, Code: c.Code})
+	}
+	return out
+}
+
+func threadKey(id string) string { return "thread:" + id }
+
+func (s *Server) threads() *react.Threads { return react.NewThreads(s.rt.Store) }
+
+func (s *Server) listThreads(w http.ResponseWriter, r *http.Request) {
+	runs, err := s.threads().List(r.Context(), 100)
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, runsView(runs, s))
+}
+
+// runView is a run or thread header as the page lists it.
+type runView struct {
+	ID      string    `json:"id"`
+	Kind    string    `json:"kind"`
+	Title   string    `json:"title"`
+	Status  string    `json:"status"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
+	Running bool      `json:"running"`
+}
+
+func runsView(runs []store.Run, s *Server) []runView {
+	out := make([]runView, 0, len(runs))
+	for _, r := range runs {
+		key := threadKey(r.ID)
+		if r.Kind == store.RunAgent {
+			key = runKey(r.ID)
+		}
+		out = append(out, runView{ID: r.ID, Kind: r.Kind, Title: r.Title, Status: r.Status, Created: r.Created, Updated: r.Updated, Running: s.running(key)})
+	}
+	return out
+}
+
+func (s *Server) startThread(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Title string `json:"title"`
+	}
+	if !s.decode(w, r, &in) {
+		return
+	}
+	title := strings.TrimSpace(in.Title)
+	if title == "" {
+		title = "New thread"
+	}
+	id, err := s.threads().Start(r.Context(), title)
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]string{"id": id})
+}
+
+// askInput is a question for a thread.
+type askInput struct {
+	Question string `json:"question"`
+	Offline  bool   `json:"offline,omitempty"`
+	K        int    `json:"k,omitempty"`
+}
+
+// ask starts a turn in the background and answers 202 at once: the turn's
+// steps, its streamed answer and its end arrive on the thread's events.
+func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	var in askInput
+	if !s.decode(w, r, &in) {
+		return
+	}
+	q := strings.TrimSpace(in.Question)
+	if q == "" {
+		s.fail(w, http.StatusBadRequest, react.ErrEmptyQuestion)
+		return
+	}
+	if in.K < 0 || in.K > 20 {
+		s.fail(w, http.StatusBadRequest, fmt.Errorf("k = %d: use 1 to 20", in.K))
+		return
+	}
+	if _, err := s.threads().Get(r.Context(), id); err != nil {
+		s.fail(w, http.StatusNotFound, err)
+		return
+	}
+	st, err := s.rt.Store.Stats(r.Context())
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, fmt.Errorf("read the index's statistics: %w", err))
+		return
+	}
+	if st.Sources == 0 {
+		s.fail(w, http.StatusConflict, ErrEmptyIndex)
+		return
+	}
+	mode := s.mode(in.Offline)
+	key := threadKey(id)
+	started := s.startTask(key, func(ctx context.Context) { s.turn(ctx, id, q, in, mode) })
+	if !started {
+		s.fail(w, http.StatusConflict, fmt.Errorf("a turn is already in progress in thread %s (perhaps in another tab): wait for its answer or press Stop", id))
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"thread": id, "mode": mode})
+}
+
+// turn answers one question of a thread, logging each step as it happens.
+func (s *Server) turn(ctx context.Context, id, q string, in askInput, mode string) {
+	key := threadKey(id)
+	var last atomic.Int64 // the sequence number of the thread's last event
+	appendEv := func(typ string, v any) {
+		data, err := json.Marshal(v)
+		if err == nil {
+			// Steps are logged even as the turn is stopped.
+			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			var stored []store.Event
+			stored, err = s.rt.Store.AppendEvents(wctx, id, []store.Event{{Type: typ, Data: data}})
+			cancel()
+			if err == nil && len(stored) > 0 {
+				last.Store(stored[len(stored)-1].Seq)
+			}
+		}
+		if err != nil {
+			s.log.Warn("log a chat step", "thread", id, "err", err)
+		}
+		s.hub.publish(key, message{})
+	}
+	appendEv(threadTurn, map[string]string{"question": q, "mode": mode})
+	fail := func(err error) {
+		stopped := ctx.Err() != nil
+		msg := err.Error()
+		if stopped {
+			msg = "stopped: the turn was cancelled before it answered"
+		}
+		appendEv(threadError, map[string]any{"error": msg, "stopped": stopped})
+	}
+	threads := s.threads()
+	history, err := threads.History(ctx, id, historyTurns)
+	if err != nil {
+		fail(err)
+		return
+	}
+	opt := app.AskOptions{Offline: in.Offline, K: in.K,
+		OnEvent: func(ev graph.Event) { appendEv(threadStep, ev) },
+		OnDelta: func(d string) { s.hub.publish(key, message{Delta: d, After: last.Load()}) },
+	}
+	res, err := s.rt.Asker(opt).Ask(ctx, q, history)
+	if err != nil {
+		fail(err)
+		return
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := threads.Record(wctx, id, res); err != nil {
+		appendEv(threadError, map[string]any{"error": err.Error()})
+		return
+	}
+	appendEv(threadSpans, map[string]any{"spans": spansOf(res)})
+}
+
+func (s *Server) stopThread(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if !s.stopTask(threadKey(id)) {
+		s.fail(w, http.StatusConflict, fmt.Errorf("thread %s has no turn in progress", id))
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]bool{"stopping": true})
+}
+
+// threadEvents streams a thread from the client's last event on: its
+// turns, steps, answers and spans, and the streamed answer as it comes.
+func (s *Server) threadEvents(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if _, err := s.threads().Get(r.Context(), id); err != nil {
+		s.fail(w, http.StatusNotFound, err)
+		return
+	}
+	s.streamRun(w, r, id, threadKey(id), func(e store.Event) (sseEvent, bool) {
+		return sseEvent{Event: e.Type, Data: json.RawMessage(orNull(e.Data))}, true
+	})
+}
+
+func orNull(b []byte) []byte {
+	if len(b) == 0 {
+		return []byte("null")
+	}
+	return b
+}

@@ -1,0 +1,185 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/sagasu-dev/sagasu/internal/agent/planact"
+	"github.com/sagasu-dev/sagasu/internal/app"
+	"github.com/sagasu-dev/sagasu/internal/graph"
+	"github.com/sagasu-dev/sagasu/internal/store"
+)
+
+func runKey(id string) string { return "run:" + id }
+
+func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
+	runs, err := s.rt.Store.ListRuns(r.Context(), store.RunFilter{Kind: store.RunAgent, Limit: 100})
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, fmt.Errorf("list the agent's runs: %w", err))
+		return
+	}
+	writeJSON(w, http.StatusOK, runsView(runs, s))
+}
+
+// startRun starts a Plan-and-Act run toward a goal in the background: a
+// research run over the index unless a model is configured.
+func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Goal    string `json:"goal"`
+		Offline bool   `json:"offline,omitempty"`
+	}
+	if !s.decode(w, r, &in) {
+		return
+	}
+	goal := strings.TrimSpace(in.Goal)
+	if goal == "" {
+		s.fail(w, http.StatusBadRequest, planact.ErrEmptyGoal)
+		return
+	}
+	offline := in.Offline || s.rt.LLM == nil
+	if offline && planact.NeedsBrowser(goal) {
+		s.fail(w, http.StatusBadRequest, planact.ErrNeedsModel)
+		return
+	}
+	id := fmt.Sprintf("planact-%d-%d", time.Now().UnixNano(), s.nextID())
+	s.launch(w, id, goal, offline, func(ctx context.Context, a *planact.Agent) (*planact.Result, error) {
+		return a.Run(ctx, planact.RunInput{Goal: goal, RunID: id})
+	})
+}
+
+// resumeRun continues a stopped run from its last completed step.
+func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	run, err := s.rt.Store.Run(r.Context(), id)
+	if err != nil || run.Kind != store.RunAgent {
+		s.fail(w, http.StatusNotFound, fmt.Errorf("no agent run %q: the Runs tab lists them", id))
+		return
+	}
+	s.launch(w, id, run.Title, s.rt.LLM == nil, func(ctx context.Context, a *planact.Agent) (*planact.Result, error) {
+		return a.Resume(ctx, id)
+	})
+}
+
+// launch runs fn with a fresh agent in the background and answers 202.
+func (s *Server) launch(w http.ResponseWriter, id, goal string, offline bool, fn func(context.Context, *planact.Agent) (*planact.Result, error)) {
+	agent, done, err := s.rt.PlanAct(s.app, app.PlanActOptions{Offline: offline, Goal: goal})
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, fmt.Errorf("start the agent: %w", err))
+		return
+	}
+	ok := s.startTask(runKey(id), func(ctx context.Context) {
+		defer done()
+		if _, err := fn(ctx, agent); err != nil && ctx.Err() == nil {
+			s.log.Warn("agent run failed", "run", id, "err", err)
+			s.mu.Lock()
+			s.runErrors[id] = err.Error()
+			s.mu.Unlock()
+		}
+	})
+	if !ok {
+		done()
+		s.fail(w, http.StatusConflict, fmt.Errorf("run %s is already running", id))
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"id": id, "mode": s.mode(offline)})
+}
+
+func (s *Server) stopRun(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if !s.stopTask(runKey(id)) {
+		s.fail(w, http.StatusConflict, fmt.Errorf("run %s is not running", id))
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]bool{"stopping": true})
+}
+
+// planView is what the page shows of a checkpoint: the plan and answer.
+type planView struct {
+	Goal    string          `json:"goal"`
+	Plan    []planact.Step  `json:"plan"`
+	Answer  string          `json:"answer,omitempty"`
+	Replans int             `json:"replans"`
+	Results []planact.Cited `json:"results,omitempty"`
+}
+
+// shapeAgentEvent turns a stored agent event into what the page gets:
+// checkpoints become the plan they hold (the whole state is large and
+// internal); other events are the graph.Event as the CLI prints it.
+func shapeAgentEvent(e store.Event) (sseEvent, bool) {
+	var ev graph.Event
+	if err := json.Unmarshal(e.Data, &ev); err != nil {
+		return sseEvent{}, false
+	}
+	switch ev.Type {
+	case graph.TypeCheckpoint:
+		var st planView
+		if json.Unmarshal(ev.State, &st) != nil {
+			return sseEvent{}, false
+		}
+		return sseEvent{Event: "state", Data: st}, true
+	case graph.TypeOnce:
+		return sseEvent{}, false
+	}
+	ev.State = nil
+	return sseEvent{Event: ev.Type, Data: ev}, true
+}
+
+// showRun returns a run's header, its latest plan, outcome and timeline.
+func (s *Server) showRun(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	run, err := s.rt.Store.Run(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) && s.running(runKey(id)) {
+		// Started, but nothing logged yet.
+		writeJSON(w, http.StatusOK, map[string]any{"run": runView{ID: id, Kind: store.RunAgent, Title: "(starting)", Status: "running", Running: true}})
+		return
+	}
+	if errors.Is(err, store.ErrNotFound) || (err == nil && run.Kind != store.RunAgent) {
+		s.fail(w, http.StatusNotFound, fmt.Errorf("no agent run %q: the Runs tab lists them", id))
+		return
+	}
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, err)
+		return
+	}
+	evs, err := s.rt.Store.Events(r.Context(), id, 0)
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, err)
+		return
+	}
+	out := map[string]any{"run": runsView([]store.Run{run}, s)[0]}
+	var timeline []any
+	for _, e := range evs {
+		ev, ok := shapeAgentEvent(e)
+		if !ok {
+			continue
+		}
+		if ev.Event == "state" {
+			out["state"] = ev.Data
+			continue
+		}
+		if ev.Event == graph.TypeOutcome {
+			var o graph.Outcome
+			if json.Unmarshal(ev.Data.(graph.Event).Result, &o) == nil {
+				out["outcome"] = o
+			}
+		}
+		timeline = append(timeline, ev.Data)
+	}
+	out["events"] = timeline
+	s.mu.Lock()
+	if msg, ok := s.runErrors[id]; ok {
+		out["error"] = msg
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	s.streamRun(w, r, id, runKey(id), shapeAgentEvent)
+}
