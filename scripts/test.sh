@@ -25,6 +25,8 @@ say() { echo "test.sh: $*"; }
 # chromium for the agent's browser tests.
 bash scripts/mcp-clients.sh
 bash scripts/playwright-mcp.sh >/dev/null
+# playwright-core (no browser download) for the web page's browser test.
+bash scripts/web-test.sh >/dev/null
 
 # PostgreSQL with pgvector.
 if [[ -z ${SAGASU_TEST_POSTGRES:-} ]]; then
