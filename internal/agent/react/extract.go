@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/sagasu-dev/sagasu/internal/analyze"
 	"github.com/sagasu-dev/sagasu/internal/doc"
@@ -66,6 +67,28 @@ var linkRE = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)
 // listMark is a list item's bullet or number.
 var listMark = regexp.MustCompile(`^\s*(?:[-*+]|\d+[.)])\s+`)
 
+// keyValue is a line of YAML, TOML or a property list: "name: value".
+var keyValue = regexp.MustCompile(`^[\w.\-\[\]"']+\s*[:=]\s`)
+
+// looksLikeCode reports a "sentence" that is really code or configuration
+// (a chunk may begin inside a long code block, without its fence): a
+// key-value line, or a line of punctuation, without a sentence's ending.
+func looksLikeCode(s string) bool {
+	if strings.HasSuffix(s, ".") || strings.HasSuffix(s, "。") {
+		return false
+	}
+	if keyValue.MatchString(s) {
+		return true
+	}
+	letters := 0
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsSpace(r) {
+			letters++
+		}
+	}
+	return letters*10 < len([]rune(s))*7 // under 70% letters and spaces
+}
+
 // maxCodeLines bounds the code block quoted after a lead-in sentence.
 const maxCodeLines = 15
 
@@ -120,13 +143,21 @@ func sentencesOf(text string) []string {
 		prose.WriteString(line)
 		prose.WriteString("\n")
 	}
+	if inFence && len(cur) > 0 {
+		// The chunk ends inside a long code block: quote its start.
+		code := cur
+		if len(code) > maxCodeLines {
+			code = code[:maxCodeLines]
+		}
+		blocks = append(blocks, block{at: prose.Len(), code: opening + "\n" + strings.Join(code, "\n") + "\n```"})
+	}
 	p := prose.String()
 	var out []string
 	for _, s := range splitSentences(p) {
 		t := listMark.ReplaceAllString(s.Text, "")
 		t = linkRE.ReplaceAllString(t, "$1")
 		t = strings.Join(strings.Fields(t), " ")
-		if t == "" || len([]rune(t)) > 400 {
+		if t == "" || len([]rune(t)) > 400 || looksLikeCode(t) {
 			continue
 		}
 		// A sentence followed by nothing but blank lines and a fence leads
@@ -234,14 +265,16 @@ func Extract(an *analyze.Analyzer, question string, hits []doc.Hit, ps *Passages
 		picked = append(picked, c)
 	}
 	var b strings.Builder
+	prevCode := false
 	for i, c := range picked {
 		n := ps.Add(hits[c.passage])[0]
-		if i > 0 && lang != LangJapanese {
-			b.WriteByte(' ')
-		}
 		lead, code, hasCode := strings.Cut(c.text, "\n\n")
-		if hasCode && i > 0 {
-			b.WriteString("\n\n")
+		switch {
+		case i == 0:
+		case hasCode || prevCode:
+			b.WriteString("\n\n") // a code block stands apart
+		case lang != LangJapanese:
+			b.WriteByte(' ')
 		}
 		b.WriteString(lead)
 		if lang != LangJapanese {
@@ -249,19 +282,34 @@ func Extract(an *analyze.Analyzer, question string, hits []doc.Hit, ps *Passages
 		}
 		b.WriteString(marker([]int{n}))
 		if hasCode {
-			b.WriteString("\n\n" + code + "\n\n")
+			b.WriteString("\n\n" + code)
 		}
+		prevCode = hasCode
 	}
-	return tidy(b.String())
+	return b.String()
 }
 
-// tidy trims the spaces a composed answer may have around its code blocks.
+// tidy collapses the blank lines a removed sentence leaves around code
+// blocks, outside the blocks only, and trims the ends.
 func tidy(s string) string {
-	s = strings.ReplaceAll(s, "\n\n ", "\n\n")
-	for strings.Contains(s, "\n\n\n") {
-		s = strings.ReplaceAll(s, "\n\n\n", "\n\n")
+	var out []string
+	inFence, blank := false, false
+	for _, line := range strings.Split(s, "\n") {
+		if fence.MatchString(line) {
+			inFence = !inFence
+		}
+		if !inFence && strings.TrimSpace(line) == "" {
+			if blank {
+				continue
+			}
+			blank = true
+			out = append(out, "")
+			continue
+		}
+		blank = false
+		out = append(out, line)
 	}
-	return strings.TrimSpace(s)
+	return strings.TrimSpace(strings.Join(out, "\n"))
 }
 
 // scoreCandidates scores each candidate for the query terms: BM25 over the
