@@ -20,7 +20,7 @@ const DefaultMaxTurns = 10
 
 // maxAnswerTokens caps one model reply: enough for a cited answer, and a
 // weak model that rambles stops early.
-const maxAnswerTokens = 700
+const maxAnswerTokens = 400
 
 // Library reads stored documents for get_document; store.Store is one.
 type Library interface {
