@@ -139,7 +139,8 @@ func (a *App) doctorLLM(ctx context.Context, timeout time.Duration) DoctorModel 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
-	resp, err := model.Chat(ctx, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "Reply with the word OK."}}, MaxTokens: 16})
+	zero := 0.0 // the probe should not depend on sampling luck
+	resp, err := model.Chat(ctx, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "Reply with the word OK."}}, MaxTokens: 16, Temperature: &zero})
 	m.LatencyMs = time.Since(start).Milliseconds()
 	if err != nil {
 		m.Error, m.Fix = err.Error(), fixFor(err, "is the model server running at "+m.Endpoint+"?")
@@ -150,8 +151,8 @@ func (a *App) doctorLLM(ctx context.Context, timeout time.Duration) DoctorModel 
 		return m
 	}
 	tool := llm.Tool{Name: "echo", Description: "Repeat a text.", Parameters: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)}
-	resp, err = model.Chat(ctx, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "Call the echo tool with the text hello."}},
-		Tools: []llm.Tool{tool}, ToolChoice: llm.ToolChoiceRequired, MaxTokens: 64})
+	resp, err = model.Chat(ctx, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "Call echo with the text hello."}},
+		Tools: []llm.Tool{tool}, ToolChoice: llm.ToolChoiceRequired, MaxTokens: 64, Temperature: &zero})
 	called := false
 	if err == nil && len(resp.Message.ToolCalls) > 0 {
 		_, cerr := llm.CheckToolCall([]llm.Tool{tool}, resp.Message.ToolCalls[0])
