@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sort"
 	"time"
 
@@ -152,18 +153,23 @@ func (a *App) doctorLLM(ctx context.Context, timeout time.Duration) DoctorModel 
 	}
 	tool := llm.Tool{Name: "echo", Description: "Repeat a text.", Parameters: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)}
 	resp, err = model.Chat(ctx, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "Call echo with the text hello."}},
-		Tools: []llm.Tool{tool}, ToolChoice: llm.ToolChoiceRequired, MaxTokens: 64, Temperature: &zero})
-	called := false
+		Tools: []llm.Tool{tool}, ToolChoice: llm.ToolChoiceRequired, MaxTokens: 256, Temperature: &zero})
+	called, why := false, ""
 	if err == nil && len(resp.Message.ToolCalls) > 0 {
 		_, cerr := llm.CheckToolCall([]llm.Tool{tool}, resp.Message.ToolCalls[0])
 		called = cerr == nil
+		if cerr != nil {
+			why = fmt.Sprintf(": %v", cerr)
+		}
+	} else if err == nil {
+		why = fmt.Sprintf(" (it answered in text: %.80q)", resp.Message.Content)
 	}
 	m.ToolCall = &called
 	switch {
 	case err != nil:
 		m.Error, m.Fix = "tool call: "+err.Error(), "the model or its server may not support tool calls (llama-server needs --jinja)"
 	case !called:
-		m.Error, m.Fix = "the model did not make a valid forced tool call", "agents need tool calls: use a model and server that support them (llama-server needs --jinja)"
+		m.Error, m.Fix = "the model did not make a valid forced tool call"+why, "agents need tool calls: use a model and server that support them (llama-server needs --jinja)"
 	default:
 		m.OK = true
 	}
