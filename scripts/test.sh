@@ -72,7 +72,7 @@ fi
 # Every test, reported.
 say "go test ./..."
 # shellcheck disable=SC2086
-"$GO" test -count=1 -json ${GOTESTFLAGS:-} ./... | "$GO" run ./scripts/testreport
+"$GO" test -count=1 -timeout 40m -json ${GOTESTFLAGS:-} ./... | "$GO" run ./scripts/testreport
 
 # The permission tests again, as an unprivileged user.
 bash scripts/unprivileged-tests.sh

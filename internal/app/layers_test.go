@@ -12,6 +12,7 @@ import (
 // only packages of layers below its own (or of its own package tree).
 var layers = [][]string{
 	{"cmd/sagasu"},
+	{"internal/web"},
 	{"internal/app"},
 	{"internal/mcpserver"},
 	{"internal/agent/react", "internal/agent/planact"},
