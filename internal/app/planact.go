@@ -38,6 +38,12 @@ func (r *Runtime) PlanAct(a *App, opt PlanActOptions) (agent *planact.Agent, clo
 		servers := map[string]mcpclient.ServerConfig{}
 		for _, name := range opt.MCP {
 			cfg, ok := a.Config.MCPServers[name]
+			if !ok && name == "playwright" {
+				// Not configured: the one scripts/playwright-mcp.sh installs
+				// beside the working directory, if it is there.
+				cfg, err = mcpclient.Playwright(".tools", filepath.Join(a.CacheDir(), "playwright"))
+				ok = err == nil
+			}
 			if !ok {
 				return nil, nil, fmt.Errorf("no MCP server %q in the configuration (mcp_servers: in sagasu.yaml); configured: %s", name, configured(a.Config.MCPServers))
 			}

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -23,48 +22,25 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const chromiumPath = "/usr/bin/chromium"
 
 // playwrightServer returns the config of the Playwright MCP server that
 // scripts/playwright-mcp.sh installs, or skips the test when it is absent
-// (and fails it when CI=true).
+// (and fails it when CI=true). The marker finds the browser processes the
+// server starts, to check that Close ends them.
 func playwrightServer(t *testing.T, marker string) ServerConfig {
 	t.Helper()
 	root, err := repoRoot()
 	require.NoError(t, err)
-	dir := filepath.Join(root, ".tools", "playwright-mcp")
-	cli := filepath.Join(dir, "node_modules", "@playwright", "mcp", "cli.js")
-	config := filepath.Join(dir, "config.json")
-	node, nodeErr := exec.LookPath("node")
-	var missing []string
-	for _, f := range []string{cli, config, chromiumPath} {
-		if _, err := os.Stat(f); err != nil {
-			missing = append(missing, f)
-		}
-	}
-	if nodeErr != nil {
-		missing = append(missing, "node")
-	}
-	if len(missing) > 0 {
-		msg := fmt.Sprintf("Playwright MCP is not installed (missing %s): run bash scripts/playwright-mcp.sh", strings.Join(missing, ", "))
+	cfg, err := Playwright(filepath.Join(root, ".tools"), t.TempDir())
+	if err != nil {
 		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
+			t.Fatal(err)
 		}
-		t.Skip(msg)
+		t.Skip(err)
 	}
-	return ServerConfig{
-		Command: node,
-		Args: []string{cli,
-			"--headless", "--no-sandbox", "--isolated",
-			"--browser", "chromium", "--executable-path", chromiumPath,
-			"--config", config,
-			"--output-dir", t.TempDir(),
-		},
-		// The marker finds the browser processes the server starts, to check
-		// that Close ends them.
-		Env:     map[string]string{"PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1", "SAGASU_MCPCLIENT_TEST": marker},
-		Timeout: 60 * time.Second,
-	}
+	cfg.Name = ""
+	cfg.Env["SAGASU_MCPCLIENT_TEST"] = marker
+	return cfg
 }
 
 func repoRoot() (string, error) {

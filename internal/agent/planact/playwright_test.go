@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -24,42 +23,20 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/mcpclient"
 )
 
-const chromiumPath = "/usr/bin/chromium"
 
 // playwrightServer is the Playwright MCP server scripts/playwright-mcp.sh
-// installs, run as internal/mcpclient's TestPlaywrightMCP runs it; the test
-// is skipped when it is absent, and fails when CI=true.
+// installs; the test is skipped when it is absent, and fails when CI=true.
 func playwrightServer(t *testing.T) mcpclient.ServerConfig {
 	t.Helper()
-	root := repoRoot(t)
-	dir := filepath.Join(root, ".tools", "playwright-mcp")
-	cli := filepath.Join(dir, "node_modules", "@playwright", "mcp", "cli.js")
-	config := filepath.Join(dir, "config.json")
-	var missing []string
-	for _, f := range []string{cli, config, chromiumPath} {
-		if _, err := os.Stat(f); err != nil {
-			missing = append(missing, f)
-		}
-	}
-	node, err := exec.LookPath("node")
+	cfg, err := mcpclient.Playwright(filepath.Join(repoRoot(t), ".tools"), t.TempDir())
 	if err != nil {
-		missing = append(missing, "node")
-	}
-	if len(missing) > 0 {
-		msg := fmt.Sprintf("Playwright MCP is not installed (missing %s): run bash scripts/playwright-mcp.sh", strings.Join(missing, ", "))
 		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
+			t.Fatal(err)
 		}
-		t.Skip(msg)
+		t.Skip(err)
 	}
-	return mcpclient.ServerConfig{
-		Command: node,
-		Args: []string{cli, "--headless", "--no-sandbox", "--isolated",
-			"--browser", "chromium", "--executable-path", chromiumPath,
-			"--config", config, "--output-dir", t.TempDir()},
-		Env:     map[string]string{"PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1"},
-		Timeout: 60 * time.Second,
-	}
+	cfg.Name = ""
+	return cfg
 }
 
 func repoRoot(t *testing.T) string {
