@@ -3,6 +3,7 @@ package planact
 import (
 	"context"
 	"fmt"
+	"net/http"
 
 	"go.uber.org/goleak"
 
@@ -35,6 +36,8 @@ func TestMain(m *testing.M) {
 	// Fail the package when its tests leave goroutines running.
 	code := m.Run()
 	testcorpus.Close()
+	// Keep-alive connections to a model server are not leaks.
+	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "goroutines left running:", err)

@@ -2,6 +2,7 @@ package react
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"testing"
 
@@ -15,6 +16,8 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	testcorpus.Close()
+	// Keep-alive connections to a model server are not leaks.
+	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "goroutines left running:", err)

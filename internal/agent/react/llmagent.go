@@ -181,7 +181,7 @@ func (a *Agent) settle(st state, ps *Passages) (string, Reflection) {
 		text = st.Draft
 	}
 	answer, refl := a.reflect(st.Question, text, ps, st.Lang)
-	if answer == notFound(st.Lang) && ps.Len() > 0 {
+	if (answer == notFound(st.Lang) || refl.Accuracy.Score == 0) && ps.Len() > 0 {
 		if q := Extract(a.an, st.Question, ps.All(), ps, ExtractOptions{}); q != "" {
 			answer2, refl2 := a.reflect(st.Question, q, ps, st.Lang)
 			refl2.Unsupported = append(refl.Unsupported, refl2.Unsupported...)
