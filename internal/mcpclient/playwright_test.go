@@ -22,7 +22,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-
 // playwrightServer returns the config of the Playwright MCP server that
 // scripts/playwright-mcp.sh installs, or skips the test when it is absent
 // (and fails it when CI=true). The marker finds the browser processes the

@@ -23,7 +23,6 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/mcpclient"
 )
 
-
 // playwrightServer is the Playwright MCP server scripts/playwright-mcp.sh
 // installs; the test is skipped when it is absent, and fails when CI=true.
 func playwrightServer(t *testing.T) mcpclient.ServerConfig {
