@@ -81,14 +81,30 @@ var SchemaVersion = len(migrations)
 const metaAnalyzer = "analyzer.version"
 
 func (s *Store) migrate(ctx context.Context, target int) error {
+	// The three reads are one snapshot: another process creating the same
+	// new index commits its tables and its application_id together.
+	// A deferred (read) transaction, not the write lock: opening an index
+	// for queries must not wait for a writer.
 	var appID, version, objects int
-	if err := s.db.QueryRowContext(ctx, `PRAGMA application_id`).Scan(&appID); err != nil {
-		return fmt.Errorf("open index %q: %w (is the file a corrupt database? move it away and index again)", s.path, err)
-	}
-	if err := s.db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
-		return fmt.Errorf("open index %q: %w", s.path, err)
-	}
-	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master`).Scan(&objects); err != nil {
+	err := func() error {
+		conn, err := s.db.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		if _, err := conn.ExecContext(ctx, `BEGIN DEFERRED`); err != nil {
+			return err
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`)
+		if err := conn.QueryRowContext(ctx, `PRAGMA application_id`).Scan(&appID); err != nil {
+			return err
+		}
+		if err := conn.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
+			return err
+		}
+		return conn.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master`).Scan(&objects)
+	}()
+	if err != nil {
 		return fmt.Errorf("open index %q: %w (is the file a corrupt database? move it away and index again)", s.path, err)
 	}
 	switch {

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/analyze"
 	"github.com/sagasu-dev/sagasu/internal/store"
@@ -86,11 +87,36 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		an = analyze.New(analyze.Options{})
 	}
 	s := &Store{db: db, path: path, an: an, cacheVectors: opt.CacheVectors}
-	if err := s.migrate(ctx, cmp.Or(opt.schema, SchemaVersion)); err != nil {
+	if err := s.migrateRetrying(ctx, cmp.Or(opt.schema, SchemaVersion)); err != nil {
 		db.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// migrateRetrying runs migrate, again while another process holds the new
+// file (two first runs at once: while one switches the file to WAL, the
+// other is told SQLITE_BUSY without its busy timeout applying). migrate is
+// idempotent, so a retry is safe.
+func (s *Store) migrateRetrying(ctx context.Context, target int) error {
+	var err error
+	for attempt := range 50 {
+		if err = s.migrate(ctx, target); err == nil || !isBusy(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(10*(attempt+1)) * time.Millisecond):
+		}
+	}
+	return err
+}
+
+// isBusy reports SQLite's "database is locked".
+func isBusy(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked")
 }
 
 // checkFile refuses files that are not SQLite databases before the driver
