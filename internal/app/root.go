@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sagasu-dev/sagasu/internal/index"
 	"github.com/sagasu-dev/sagasu/internal/source"
 	"github.com/sagasu-dev/sagasu/internal/store"
 )
@@ -21,7 +22,12 @@ const MetaSourceRoot = "source-root"
 // pinned it is the working directory, pinned then when pin is set (the
 // first write), so that later runs from any directory name files alike.
 func (a *App) SourceRoot(ctx context.Context, st store.Store, pin bool) (string, error) {
-	if dir, ok := layoutRoot(a.Config.DB); ok {
+	return SourceRootOf(ctx, a.Config.DB, st, pin)
+}
+
+// SourceRootOf is SourceRoot for the index st opened at location.
+func SourceRootOf(ctx context.Context, location string, st store.Store, pin bool) (string, error) {
+	if dir, ok := layoutRoot(location); ok {
 		return source.CanonicalRoot(dir)
 	}
 	pinned, err := st.Meta(ctx, MetaSourceRoot)
@@ -81,4 +87,37 @@ func (r *Runtime) SourceRef(ctx context.Context, ref string) string {
 		return ref
 	}
 	return uri
+}
+
+// CarrySourceNames gives an index copied by `sagasu migrate` the naming of
+// the one it was copied from: the destination, unless it is in the default
+// layout, is rooted where the source is (its relative URIs mean the same
+// files), and a source whose names were already re-keyed (see
+// index.MetaSourceIdentity) marks the destination so too when the two
+// roots agree.
+func CarrySourceNames(ctx context.Context, fromLoc string, from store.Store, toLoc string, to store.Store) error {
+	root, err := SourceRootOf(ctx, fromLoc, from, false)
+	if err != nil {
+		return err
+	}
+	if _, ok := layoutRoot(toLoc); !ok {
+		pinned, err := to.Meta(ctx, MetaSourceRoot)
+		if err != nil {
+			return fmt.Errorf("read the destination's root folder: %w", err)
+		}
+		if pinned == "" {
+			if err := to.SetMeta(ctx, MetaSourceRoot, root); err != nil {
+				return fmt.Errorf("pin the destination's root folder: %w", err)
+			}
+		}
+	}
+	toRoot, err := SourceRootOf(ctx, toLoc, to, false)
+	if err != nil || toRoot != root {
+		return err
+	}
+	done, err := from.Meta(ctx, index.MetaSourceIdentity)
+	if err != nil || done == "" {
+		return err
+	}
+	return to.SetMeta(ctx, index.MetaSourceIdentity, done)
 }

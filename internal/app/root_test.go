@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/sagasu-dev/sagasu/internal/index"
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
@@ -70,5 +71,38 @@ func TestSourceRoot(t *testing.T) {
 		if got := later.SourceRef(ctx, ref); got != want {
 			t.Errorf("SourceRef(%q) = %q, want %q", ref, got, want)
 		}
+	}
+}
+
+// TestCarrySourceNames: an index copied out of the default layout keeps
+// the root its relative URIs are relative to, and its re-keyed mark.
+func TestCarrySourceNames(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	from := filepath.Join(dir, "proj", ".sagasu", "sagasu.db")
+	to := filepath.Join(dir, "copy.db")
+	src, err := OpenStore(ctx, from, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	if err := src.SetMeta(ctx, index.MetaSourceIdentity, "1"); err != nil {
+		t.Fatal(err)
+	}
+	dst, err := OpenStore(ctx, to, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	t.Chdir(t.TempDir()) // not where the copy's files are
+	if err := CarrySourceNames(ctx, from, src, to, dst); err != nil {
+		t.Fatal(err)
+	}
+	root, err := SourceRootOf(ctx, to, dst, false)
+	if want := filepath.Join(dir, "proj"); err != nil || root != want {
+		t.Errorf("the copy's root = %q, %v; want the original's %q", root, err, want)
+	}
+	if v, _ := dst.Meta(ctx, index.MetaSourceIdentity); v != "1" {
+		t.Errorf("the copy's %s = %q, want 1", index.MetaSourceIdentity, v)
 	}
 }
