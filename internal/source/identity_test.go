@@ -71,3 +71,18 @@ func TestWalkRoot(t *testing.T) {
 		t.Errorf("URIs = %q, want %q", got, want)
 	}
 }
+
+// TestExcludeMatchesURIs: a configured exclude such as "docs/drafts/**"
+// keeps a folder out however the walked input was spelled.
+func TestExcludeMatchesURIs(t *testing.T) {
+	parent := t.TempDir()
+	tree(t, parent, map[string]string{"proj/docs/a.md": "# A\n", "proj/docs/drafts/d.md": "# D\n", "other/.keep": ""})
+	t.Chdir(filepath.Join(parent, "other"))
+	r := walk(t, []string{"../proj/docs"}, Options{Root: filepath.Join(parent, "proj"), Exclude: []string{"docs/drafts/**"}})
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if got := r.uris(); !reflect.DeepEqual(got, []string{"docs/a.md"}) {
+		t.Errorf("URIs = %q, want the drafts excluded", got)
+	}
+}

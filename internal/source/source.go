@@ -37,8 +37,9 @@ type Options struct {
 	// Exclude holds extra glob patterns (see package glob) for files and
 	// directories to skip while walking a directory or a glob. A pattern is
 	// matched against the entry's slash path as given ("docs/drafts/a.md"),
-	// its path relative to the walked input ("drafts/a.md") and its base name
-	// ("a.md"); an excluded directory is not entered. Explicitly named files
+	// its URI (the same from any directory, see LocalURI), its path relative
+	// to the walked input ("drafts/a.md") and its base name ("a.md"); an
+	// excluded directory is not entered. Explicitly named files
 	// are never excluded. GitHub repositories are filtered the same way.
 	Exclude []string
 	// Remote configures GitHub repositories, gists and web pages.
@@ -401,7 +402,7 @@ func (w *walker) dir(osDir, canon, uri, root string, g *pattern, isRoot bool) er
 			if g != nil && !glob.MatchBelow(g.text, childURI) {
 				continue
 			}
-			if why := w.ignoreDir(name, childURI, root, g); why != "" {
+			if why := w.ignoreDir(name, childURI, w.uri(childCanon), root, g); why != "" {
 				// Routine, so not reported to skip: .git would show up on every run.
 				w.log.Debug("skipped directory", "path", childURI, "reason", why)
 				continue
@@ -418,7 +419,7 @@ func (w *walker) dir(osDir, canon, uri, root string, g *pattern, isRoot bool) er
 			}
 			w.hits++
 		}
-		if p := w.excluded(childURI, root, name); p != "" {
+		if p := w.excluded(childURI, w.uri(childCanon), root, name); p != "" {
 			w.log.Debug("skipped file", "path", childURI, "reason", "matches exclude pattern", "pattern", p)
 			continue
 		}
@@ -441,7 +442,7 @@ func (w *walker) dir(osDir, canon, uri, root string, g *pattern, isRoot bool) er
 }
 
 // ignoreDir says why a directory met while walking is skipped, or "".
-func (w *walker) ignoreDir(name, uri, root string, g *pattern) string {
+func (w *walker) ignoreDir(name, uri, id, root string, g *pattern) string {
 	if g == nil || !g.named[name] {
 		switch {
 		case name == ".git" || name == "node_modules" || name == ".sagasu":
@@ -450,14 +451,16 @@ func (w *walker) ignoreDir(name, uri, root string, g *pattern) string {
 			return "hidden directory (name it as an input to include it)"
 		}
 	}
-	if p := w.excluded(uri, root, name); p != "" {
+	if p := w.excluded(uri, id, root, name); p != "" {
 		return fmt.Sprintf("matches exclude pattern %q", p)
 	}
 	return ""
 }
 
-// excluded returns the first Exclude pattern that matches, or "".
-func (w *walker) excluded(uri, root, name string) string {
+// excluded returns the first Exclude pattern that matches the entry's path
+// as given (uri), its URI (id), its path from the walked input or its
+// name, or "".
+func (w *walker) excluded(uri, id, root, name string) string {
 	rel := ""
 	if root == "." {
 		rel = uri
@@ -465,7 +468,7 @@ func (w *walker) excluded(uri, root, name string) string {
 		rel = r
 	}
 	for _, p := range w.excl {
-		if glob.Match(p, uri) || glob.Match(p, name) || (rel != "" && glob.Match(p, rel)) {
+		if glob.Match(p, uri) || glob.Match(p, id) || glob.Match(p, name) || (rel != "" && glob.Match(p, rel)) {
 			return p
 		}
 	}
