@@ -92,8 +92,8 @@ type Skip struct {
 // (input "docs", "./docs", "/abs/root/docs" or "../root/docs" all yield
 // "docs/guide/intro.md" when the root is /abs/root), else as an absolute
 // slash path. A file reached twice (say through "docs" and "docs/a.md", or
-// through a symbolic link to its folder) is loaded once. Globs and
-// Options.Exclude match the paths as given, not the URIs.
+// through a symbolic link to its folder) is loaded once. Glob inputs match
+// the paths as given; Options.Exclude matches both.
 //
 // While walking, directories named .git, node_modules and .sagasu and other
 // hidden directories are skipped, unless the directory is itself the input
