@@ -60,6 +60,12 @@ type Report struct {
 	Skipped   []source.Skip `json:"skipped,omitempty"`
 	Embedded  int           `json:"embedded"` // chunks sent to the embedder
 	Reused    int           `json:"reused"`   // chunks whose stored vector was reused
+	// Rekeyed and Merged count what the one-time re-keying of an index
+	// written by an older sagasu did (see MetaSourceIdentity): sources
+	// renamed to their file's identity, and duplicate sources of one file
+	// deleted.
+	Rekeyed int `json:"rekeyed,omitempty"`
+	Merged  int `json:"merged,omitempty"`
 	// EmbedTook is the time spent waiting for the embedder.
 	EmbedTook time.Duration `json:"-"`
 	Took      time.Duration `json:"-"`
@@ -75,6 +81,8 @@ func (r *Report) Add(o Report) {
 	r.Bytes += o.Bytes
 	r.Embedded += o.Embedded
 	r.Reused += o.Reused
+	r.Rekeyed += o.Rekeyed
+	r.Merged += o.Merged
 	r.EmbedTook += o.EmbedTook
 	r.Skipped = append(r.Skipped, o.Skipped...)
 	r.Took += o.Took
@@ -109,6 +117,12 @@ func New(s store.Store, opt Options) *Indexer {
 // and its state (commit SHA and blob SHAs, ETag) saved for the next run; a
 // source whose load failed keeps everything it had. With Options.Prune,
 // local file sources whose files are gone are removed too.
+//
+// Local files are named by their identity (source.LocalURI) from
+// Options.Source.Root. The first write to an index made by an older
+// sagasu, which named files as typed, re-keys its file sources once (see
+// MetaSourceIdentity) and reports the counts in Report.Rekeyed and
+// Report.Merged.
 func (ix *Indexer) Run(ctx context.Context, inputs []string) (Report, error) {
 	return ix.RunWith(ctx, source.DefaultRegistry(ix.opt.Source), inputs)
 }
@@ -262,6 +276,9 @@ func (ix *Indexer) Stream(ctx context.Context, produce func(emit func(doc.Docume
 // produce may also report stored URIs it knows are unchanged without
 // reading them (keep), and is given the stored content hashes by URI.
 func (ix *Indexer) write(ctx context.Context, rep *Report, produce func(emit func(doc.Document) error, keep func(uri string), hashes map[string]string) error) error {
+	if err := ix.migrateIdentity(ctx, rep); err != nil {
+		return err
+	}
 	hashes, err := ix.store.Hashes(ctx)
 	if err != nil {
 		return fmt.Errorf("read index: %w", err)

@@ -42,7 +42,7 @@ func Run(t *testing.T, open Opener) {
 		{"Lock", testLock},
 		{"NotFound", testNotFound},
 	}
-	for _, tc := range slices.Concat(tests, vectorTests, runTests) {
+	for _, tc := range slices.Concat(tests, vectorTests, runTests, renameTests) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t)
 			defer s.Close()
