@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
 )
@@ -319,4 +320,18 @@ func markdownTitleOfLines(s string) string {
 		}
 	}
 	return ""
+}
+
+// TestDecodeStringKeepsValidText checks that valid UTF-8 (after a byte order
+// mark) comes back as the very bytes read, not a copy: a large file is then
+// held in memory once.
+func TestDecodeStringKeepsValidText(t *testing.T) {
+	data := "\xEF\xBB\xBF" + strings.Repeat("日本語 and English\n", 100)
+	text, repaired, err := decodeString(data)
+	if err != nil || repaired != 0 || text != data[3:] {
+		t.Fatalf("decodeString = %d bytes, %d repaired, %v", len(text), repaired, err)
+	}
+	if unsafe.StringData(text) != unsafe.StringData(data[3:]) {
+		t.Error("valid UTF-8 was copied")
+	}
 }
