@@ -289,7 +289,13 @@ func (ix *Indexer) write(ctx context.Context, rep *Report, produce func(emit fun
 	type batch struct {
 		data    []store.SourceData
 		updated int
+		bytes   int // of content, held against the in-flight budget
 	}
+	// At most two batches' worth of content is with the writers at a time,
+	// and a batch bigger than that (one large file) is there alone, so
+	// memory is bounded by the batch size, or by the largest file, whatever
+	// the number of files.
+	budget := newBudget(ctx, 2*ix.opt.BatchBytes)
 	batches := make(chan batch)
 	writeErr := make(chan error, 1)
 	var prog Progress
@@ -313,12 +319,14 @@ func (ix *Indexer) write(ctx context.Context, rep *Report, produce func(emit fun
 			defer wg.Done()
 			for b := range batches {
 				if ctx.Err() != nil {
+					budget.release(b.bytes)
 					continue // drain so the producer never blocks
 				}
 				err := ix.embed(ctx, b.data, rep, &repMu)
 				if err == nil {
 					err = ix.store.Replace(ctx, b.data)
 				}
+				budget.release(b.bytes)
 				if err != nil {
 					failed.Do(func() { writeErr <- err })
 					cancel()
@@ -360,9 +368,15 @@ func (ix *Indexer) write(ctx context.Context, rep *Report, produce func(emit fun
 		if len(cur.data) == 0 {
 			return nil
 		}
+		cur.bytes = budget.acquire(curBytes)
+		if err := ctx.Err(); err != nil {
+			budget.release(cur.bytes)
+			return err
+		}
 		select {
 		case batches <- cur:
 		case <-ctx.Done():
+			budget.release(cur.bytes)
 			return ctx.Err()
 		}
 		cur, curBytes = batch{}, 0
@@ -440,6 +454,52 @@ func (ix *Indexer) write(ctx context.Context, rep *Report, produce func(emit fun
 	default:
 	}
 	return perr
+}
+
+// budget bounds the bytes of content handed to the writers and not yet
+// written. It is a semaphore weighted by bytes that a batch bigger than the
+// whole budget takes whole.
+type budget struct {
+	ctx  context.Context
+	mu   sync.Mutex
+	cond *sync.Cond
+	used int
+	max  int
+}
+
+// newBudget returns a budget of max bytes; waiting for it ends when ctx is
+// done.
+func newBudget(ctx context.Context, max int) *budget {
+	b := &budget{ctx: ctx, max: max}
+	b.cond = sync.NewCond(&b.mu)
+	context.AfterFunc(ctx, func() {
+		b.mu.Lock()
+		b.cond.Broadcast()
+		b.mu.Unlock()
+	})
+	return b
+}
+
+// acquire waits until n bytes (at most the whole budget) are free, takes
+// them and returns how many it took, for release. It returns without
+// waiting once the context is done; the caller checks it.
+func (b *budget) acquire(n int) int {
+	n = min(n, b.max)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.used > 0 && b.used+n > b.max && b.ctx.Err() == nil {
+		b.cond.Wait()
+	}
+	b.used += n
+	return n
+}
+
+// release gives back n bytes taken by acquire.
+func (b *budget) release(n int) {
+	b.mu.Lock()
+	b.used -= n
+	b.cond.Broadcast()
+	b.mu.Unlock()
 }
 
 // embed attaches vectors to a batch: stored ones for unchanged context

@@ -520,33 +520,44 @@ func (w *walker) file(osPath, given, uri string, explicit bool) error {
 
 // readFile reads at most w.max bytes of a file; tooLarge reports that there
 // was more. Special files named explicitly (a pipe such as /dev/fd/3) are
-// read the same way.
-func (w *walker) readFile(osPath string) (data []byte, tooLarge bool, err error) {
+// read the same way. A regular file is read into a buffer of its size, so
+// its content is held once, not grown by doubling and then copied.
+func (w *walker) readFile(osPath string) (data string, tooLarge bool, err error) {
 	f, err := os.Open(osPath)
 	if err != nil {
-		return nil, false, err
+		return "", false, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > w.max {
-		return nil, true, nil
+	var size int64
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		if fi.Size() > w.max {
+			return "", true, nil
+		}
+		size = fi.Size()
 	}
-	return readLimit(f, w.max)
+	return readLimit(f, w.max, size)
 }
 
-func readLimit(r io.Reader, max int64) ([]byte, bool, error) {
-	data, err := io.ReadAll(io.LimitReader(r, max+1))
-	if err != nil {
-		return nil, false, err
+// readLimit reads at most max bytes of r; tooLarge reports that there was
+// more. size, when known, is how much r holds: the buffer is made that big
+// at once, and the bytes read become the string without another copy.
+func readLimit(r io.Reader, max, size int64) (data string, tooLarge bool, err error) {
+	var b strings.Builder
+	if size > 0 && size <= max {
+		b.Grow(int(size))
 	}
-	if int64(len(data)) > max {
-		return nil, true, nil
+	if _, err := io.Copy(&b, io.LimitReader(r, max+1)); err != nil {
+		return "", false, err
 	}
-	return data, false, nil
+	if int64(b.Len()) > max {
+		return "", true, nil
+	}
+	return b.String(), false, nil
 }
 
-// decode turns file bytes into text, or reports the file as binary.
-func (w *walker) decode(uri string, data []byte) (string, bool) {
-	text, repaired, err := decodeText(data)
+// decode turns file content into text, or reports the file as binary.
+func (w *walker) decode(uri string, data string) (string, bool) {
+	text, repaired, err := decodeString(data)
 	if err != nil {
 		w.skipped(uri, SkipBinary, err)
 		return "", false
@@ -562,13 +573,13 @@ func (w *walker) decode(uri string, data []byte) (string, bool) {
 // sends EOF.
 func (w *walker) stdin() error {
 	type result struct {
-		data     []byte
+		data     string
 		tooLarge bool
 		err      error
 	}
 	done := make(chan result, 1)
 	go func() {
-		data, tooLarge, err := readLimit(w.in, w.max)
+		data, tooLarge, err := readLimit(w.in, w.max, 0)
 		done <- result{data, tooLarge, err}
 	}()
 	var r result

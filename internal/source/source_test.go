@@ -667,3 +667,32 @@ func TestWalkLiteralPathWithGlobCharacters(t *testing.T) {
 		t.Errorf("URIs = %q, %v; want %q", got, r.err, want)
 	}
 }
+
+// TestReadLimit checks reading a file or stdin whole: the content comes
+// back exactly whether its size is known, unknown or wrong (a file that
+// grew), and more than max bytes is reported as too large, not cut.
+func TestReadLimit(t *testing.T) {
+	content := strings.Repeat("日本語 text\n", 1000)
+	tests := []struct {
+		name      string
+		max, size int64
+		tooLarge  bool
+	}{
+		{"size known", 1 << 20, int64(len(content)), false},
+		{"size unknown", 1 << 20, 0, false},
+		{"file grew", 1 << 20, 100, false},
+		{"exactly max", int64(len(content)), int64(len(content)), false},
+		{"over max", int64(len(content)) - 1, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, tooLarge, err := readLimit(strings.NewReader(content), tt.max, tt.size)
+			if err != nil || tooLarge != tt.tooLarge {
+				t.Fatalf("readLimit = tooLarge %v, %v; want tooLarge %v", tooLarge, err, tt.tooLarge)
+			}
+			if !tt.tooLarge && got != content {
+				t.Fatalf("readLimit returned %d bytes, want the %d of the input", len(got), len(content))
+			}
+		})
+	}
+}

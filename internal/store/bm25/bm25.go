@@ -9,6 +9,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/sagasu-dev/sagasu/internal/store"
 )
@@ -129,17 +130,27 @@ func cmpID(a, b Posting) int {
 	return 0
 }
 
-// Builder collects the postings of a batch of chunks.
+// Builder collects the postings of a batch of chunks. Each term's postings
+// are kept encoded, as they will be stored, so a batch of many chunks costs
+// a few bytes per posting rather than a Posting each.
 type Builder struct {
-	lists map[string][]Posting
+	index map[string]int // term -> its list in lists
+	lists []builtList
 	// Docs and Tokens count the chunks added and their total length.
 	Docs   int
 	Tokens int64
 }
 
+// builtList is one term's postings being built.
+type builtList struct {
+	data []byte // Encode's format
+	n    int
+	last uint64 // the ID of the last posting
+}
+
 // NewBuilder returns an empty Builder.
 func NewBuilder() *Builder {
-	return &Builder{lists: map[string][]Posting{}}
+	return &Builder{index: map[string]int{}}
 }
 
 // Add records chunk id with its analysed terms. IDs must be added in
@@ -175,10 +186,22 @@ func Count(terms []string) Counts {
 }
 
 // AddCounts records chunk id with its tallied terms. IDs must be added in
-// increasing order.
+// increasing order. Terms are copied the first time they are seen, so the
+// builder never keeps the caller's term text (a whole chunk's, often) alive.
 func (b *Builder) AddCounts(id uint64, c Counts) {
 	for _, tc := range c.Terms {
-		b.lists[tc.Term] = append(b.lists[tc.Term], Posting{ID: id, TF: tc.N, DL: c.Len})
+		i, ok := b.index[tc.Term]
+		if !ok {
+			i = len(b.lists)
+			b.index[strings.Clone(tc.Term)] = i
+			b.lists = append(b.lists, builtList{})
+		}
+		l := &b.lists[i]
+		l.data = binary.AppendUvarint(l.data, id-l.last)
+		l.data = binary.AppendUvarint(l.data, uint64(tc.N))
+		l.data = binary.AppendUvarint(l.data, uint64(c.Len))
+		l.last = id
+		l.n++
 	}
 	b.Docs++
 	b.Tokens += int64(c.Len)
@@ -186,8 +209,8 @@ func (b *Builder) AddCounts(id uint64, c Counts) {
 
 // Terms returns the builder's terms in sorted order.
 func (b *Builder) Terms() []string {
-	ts := make([]string, 0, len(b.lists))
-	for t := range b.lists {
+	ts := make([]string, 0, len(b.index))
+	for t := range b.index {
 		ts = append(ts, t)
 	}
 	slices.Sort(ts)
@@ -195,7 +218,31 @@ func (b *Builder) Terms() []string {
 }
 
 // Postings returns the postings of term.
-func (b *Builder) Postings(term string) []Posting { return b.lists[term] }
+func (b *Builder) Postings(term string) []Posting {
+	data, _ := b.Encoded(term, 0)
+	ps, _ := DecodeAll(data) // built by AddCounts: never corrupt
+	return ps
+}
+
+// Encoded returns the postings of term in the stored format (Encode's) and
+// how many there are, with base added to every ID. A batch can so be
+// analysed with IDs numbered from 1 before its real IDs are known: only the
+// first ID of a list is stored whole, so only it changes. With base 0 the
+// returned slice is the builder's own and must not be modified.
+func (b *Builder) Encoded(term string, base uint64) ([]byte, int) {
+	i, ok := b.index[term]
+	if !ok {
+		return nil, 0
+	}
+	l := b.lists[i]
+	if base == 0 || l.n == 0 {
+		return l.data, l.n
+	}
+	first, n := binary.Uvarint(l.data)
+	out := make([]byte, 0, len(l.data)+binary.MaxVarintLen64)
+	out = binary.AppendUvarint(out, first+base)
+	return append(out, l.data[n:]...), l.n
+}
 
 // Corpus holds the collection statistics BM25 normalises by.
 type Corpus struct {

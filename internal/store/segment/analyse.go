@@ -53,3 +53,71 @@ func Analyse(an *analyze.Analyzer, batch []store.SourceData) [][]Analysed {
 func Terms(an *analyze.Analyzer, title string, c doc.Chunk) []string {
 	return an.QueryTerms(doc.ContextText(title, c))
 }
+
+// Prepared is a batch analysed for writing, in a form that does not grow
+// with the text of its chunks: per chunk only its length and hash are kept,
+// and the postings of all of them are already encoded.
+type Prepared struct {
+	// Chunks[i][j] is chunk j of source i of the batch.
+	Chunks [][]Indexed
+	// Postings holds the postings of every chunk, numbered from 1 in batch
+	// order (source by source, chunk by chunk): the writer adds the ID
+	// before the first chunk's (bm25.Builder.Encoded).
+	Postings *bm25.Builder
+}
+
+// Indexed is what the write path stores about one analysed chunk.
+type Indexed struct {
+	Len  uint32 // its length in terms; 0 for a chunk without terms
+	Hash string // of its context text, to find reusable embeddings
+}
+
+// PrepareWindow is how many chunks Prepare analyses at a time.
+const PrepareWindow = 256
+
+// Prepare is Analyse for stores that keep no term list per chunk. It
+// analyses the chunks PrepareWindow at a time, on every core, and adds each
+// window to the postings before the next is analysed, so the terms of at
+// most one window are held at once however big the batch is (one large file
+// is one batch). The postings it builds are those Analyse's counts give.
+func Prepare(an *analyze.Analyzer, batch []store.SourceData) *Prepared {
+	p := &Prepared{Chunks: make([][]Indexed, len(batch)), Postings: bm25.NewBuilder()}
+	type at struct{ i, j int }
+	window := make([]at, 0, PrepareWindow)
+	counts := make([]bm25.Counts, PrepareWindow)
+	workers := runtime.GOMAXPROCS(0)
+	var id uint64
+	flush := func() {
+		var wg sync.WaitGroup
+		for w := range min(workers, len(window)) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := w; k < len(window); k += workers {
+					sd := batch[window[k].i]
+					text := doc.ContextText(sd.Source.Title, sd.Chunks[window[k].j])
+					counts[k] = bm25.Count(an.Terms(text))
+					p.Chunks[window[k].i][window[k].j] = Indexed{Len: counts[k].Len, Hash: doc.ContentHash(text)}
+				}
+			}()
+		}
+		wg.Wait()
+		for k := range window {
+			id++
+			p.Postings.AddCounts(id, counts[k])
+			counts[k] = bm25.Counts{}
+		}
+		window = window[:0]
+	}
+	for i, sd := range batch {
+		p.Chunks[i] = make([]Indexed, len(sd.Chunks))
+		for j := range sd.Chunks {
+			window = append(window, at{i, j})
+			if len(window) == PrepareWindow {
+				flush()
+			}
+		}
+	}
+	flush()
+	return p
+}

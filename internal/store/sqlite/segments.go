@@ -182,15 +182,16 @@ func (t segTx) FinishMerge(ctx context.Context, segs []int64, into int64) error 
 	return err
 }
 
-// writeSegment stores the postings built for one batch as a new segment.
-func writeSegment(ctx context.Context, tx *sql.Tx, seg int64, b *bm25.Builder) error {
+// writeSegment stores the postings built for one batch as a new segment;
+// base is added to every chunk ID in them (bm25.Builder.Encoded).
+func writeSegment(ctx context.Context, tx *sql.Tx, seg int64, b *bm25.Builder, base uint64) error {
 	if b.Docs == 0 {
 		return nil
 	}
 	ins := newInserter(ctx, tx, `INSERT INTO postings(term, seg, n, data)`, 4)
 	for _, t := range b.Terms() {
-		ps := b.Postings(t)
-		if err := ins.add(t, seg, len(ps), bm25.Encode(nil, ps)); err != nil {
+		data, n := b.Encoded(t, base)
+		if err := ins.add(t, seg, n, data); err != nil {
 			return fmt.Errorf("write postings: %w", err)
 		}
 	}
