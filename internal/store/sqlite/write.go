@@ -68,11 +68,11 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 				nextID++
 				id := nextID
 				if err := insChunk.add(id, src.ID, j, c.Text, sqlrows.HeadingJSON(c.Heading), c.StartLine, c.EndLine,
-					c.StartByte, c.EndByte, c.Tokens, r.Counts.Len, r.Hash); err != nil {
+					c.StartByte, c.EndByte, c.Tokens, r.Counts.Total(), r.Hash); err != nil {
 					return fmt.Errorf("insert chunk %d of %q: %w", j, src.URI, err)
 				}
 				b.AddCounts(uint64(id), r.Counts)
-				if r.Counts.Len == 0 {
+				if r.Counts.Total() == 0 {
 					if err := insTermless.add(id, seg); err != nil {
 						return fmt.Errorf("insert chunk %d of %q: %w", j, src.URI, err)
 					}
@@ -137,20 +137,20 @@ func (s *Store) deleteTx(ctx context.Context, tx *sql.Tx, ids []string) (int, er
 		if !ok {
 			continue
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT id, text, heading, terms FROM chunks WHERE source_id = ?`, id)
+		rows, err := tx.QueryContext(ctx, `SELECT id, text, heading FROM chunks WHERE source_id = ?`, id)
 		if err != nil {
 			return 0, err
 		}
 		for rows.Next() {
 			var c doc.Chunk
 			var heading string
-			var n int64
-			if err := rows.Scan(&c.ID, &c.Text, &heading, &n); err != nil {
+			if err := rows.Scan(&c.ID, &c.Text, &heading); err != nil {
 				rows.Close()
 				return 0, err
 			}
 			_ = json.Unmarshal([]byte(heading), &c.Heading)
-			g := segment.Chunk{ID: c.ID, Len: n, Terms: segment.Terms(s.an, title, c)}
+			g := segment.Chunk{ID: c.ID}
+			g.Terms, g.Lens = segment.Indexed(s.an, title, c)
 			if len(g.Terms) == 0 {
 				termless = append(termless, len(gone))
 			}
