@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -101,7 +102,7 @@ func New(s store.Store, opts ...Option) *Engine {
 // (bm25.Rerank, with the parameters pinned in the index): the store takes
 // terms, the engine owns the analysis.
 func (e *Engine) Keyword(ctx context.Context, query string, k int, f store.Filter) ([]store.Scored, error) {
-	terms := e.an.QueryTerms(query)
+	terms := e.contentTerms(e.an.QueryTerms(query))
 	p, err := e.scoring(ctx)
 	if err != nil {
 		return nil, err
@@ -128,6 +129,27 @@ func (e *Engine) Keyword(ctx context.Context, query string, k int, f store.Filte
 	}
 	scored = bm25.Rerank(p, terms, scored, func(i int) []string { return text[scored[i].ChunkID] })
 	return scored[:min(k, len(scored))], nil
+}
+
+// questionWords frame a question without saying what it is about ("how do
+// I …", "what is …"). The index keeps them, as the analyzer is pinned, but
+// in a query they match code samples and chatty prose rather than the page
+// that answers, so keyword search drops them unless nothing else is left.
+const questionWords = "how do does did i my me we you your what can should would could when where why who"
+
+// contentTerms is terms without the question words.
+func (e *Engine) contentTerms(terms []string) []string {
+	frame := e.an.QueryTerms(questionWords)
+	out := make([]string, 0, len(terms))
+	for _, t := range terms {
+		if !slices.Contains(frame, t) {
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 {
+		return terms
+	}
+	return out
 }
 
 // scoring returns the keyword scoring parameters pinned in the index

@@ -35,15 +35,15 @@ const ParamsVersion = "bm25f/1"
 func DefaultParams() Params {
 	return Params{
 		K1:      1.2,
-		Weight:  [NumFields]float64{Title: 2, Heading: 2, Body: 1},
+		Weight:  [NumFields]float64{Title: 4, Heading: 4, Body: 1},
 		B:       [NumFields]float64{Title: 0.5, Heading: 0.5, Body: 0.75},
-		Prox:    0.3,
+		Prox:    0.1,
 		ProxTop: 30,
 	}
 }
 
 // String renders p in the form ParseParams reads, e.g.
-// "bm25f/1 k1=1.2 w=2,2,1 b=0.5,0.5,0.75 prox=0.3 top=30" (fields in the
+// "bm25f/1 k1=1.2 w=4,4,1 b=0.5,0.5,0.75 prox=0.1 top=30" (fields in the
 // order title, heading, body).
 func (p Params) String() string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

@@ -16,6 +16,8 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/store/bm25"
+	"github.com/sagasu-dev/sagasu/internal/store/internal/sqlrows"
 	"github.com/sagasu-dev/sagasu/internal/store/storetest"
 )
 
@@ -165,17 +167,69 @@ func TestUpgradeFromSchema1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	storetest.Upgrade(t, old, func(t *testing.T) store.Store {
+	old.Close()
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatalf("open an index of schema 1: %v", err)
+	}
+	defer s.Close()
+	var v int
+	if err := s.db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil || v != SchemaVersion {
+		t.Errorf("schema after upgrade = %d, %v; want %d", v, err, SchemaVersion)
+	}
+	if err := s.Replace(ctx, []store.SourceData{storetest.Source("a.md", "file", "A", "upgraded words")}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.KeywordSearch(ctx, storetest.Terms("upgraded"), 5, store.Filter{}); err != nil || len(res) != 1 {
+		t.Errorf("search of an index upgraded from schema 1 = %v, %v", res, err)
+	}
+}
+
+// TestUpgradeRebuildsKeywordIndex opens an index whose keyword index is in
+// the format before BM25F (schema 3, written here as that sagasu wrote it)
+// and checks the upgrade rebuilt it to rank as a new index does.
+func TestUpgradeRebuildsKeywordIndex(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	old, err := Open(ctx, path, Options{Create: true, schema: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	li := storetest.Legacy()
+	id := 0
+	for _, sd := range li.Sources {
+		src := sd.Source
+		mustExec(t, old, `INSERT INTO sources(id, uri, type, format, title, hash, size, chunks, indexed_at) VALUES(?,?,?,?,?,?,?,?,?)`,
+			src.ID, src.URI, string(src.Type), string(src.Format), src.Title, src.ContentHash, len(sd.Content), len(sd.Chunks), 1)
+		mustExec(t, old, `INSERT INTO contents(source_id, content) VALUES(?,?)`, src.ID, sd.Content)
+		for j, c := range sd.Chunks {
+			id++
+			mustExec(t, old, `INSERT INTO chunks(id, source_id, idx, text, heading, start_line, end_line, start_byte, end_byte, tokens, terms, chash) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)`,
+				id, src.ID, j, c.Text, sqlrows.HeadingJSON(c.Heading), c.StartLine, c.EndLine, c.StartByte, c.EndByte, c.Tokens, li.Lengths[id-1], "h")
+		}
+	}
+	for term, data := range li.Postings {
+		mustExec(t, old, `INSERT INTO postings(term, seg, n, data) VALUES(?,1,?,?)`, term, li.Counts[term], data)
+	}
+	mustExec(t, old, `INSERT INTO segments(seg, docs, tokens) VALUES(1,?,?)`, li.Docs, li.Tokens)
+	old.Close()
+	storetest.UpgradeRebuilt(t, func(t *testing.T) store.Store {
 		s, err := Open(ctx, path, Options{})
 		if err != nil {
-			t.Fatalf("open an index of schema 1: %v", err)
+			t.Fatalf("open an index of schema 3: %v", err)
 		}
-		var v int
-		if err := s.db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil || v != SchemaVersion {
-			t.Errorf("schema after upgrade = %d, %v; want %d", v, err, SchemaVersion)
+		if p, err := s.Meta(ctx, bm25.MetaKey); err != nil || p != bm25.DefaultParams().String() {
+			t.Errorf("scoring pinned by the upgrade = %q, %v; want %q", p, err, bm25.DefaultParams().String())
 		}
 		return s
 	})
+}
+
+func mustExec(t *testing.T, s *Store, q string, args ...any) {
+	t.Helper()
+	if _, err := s.db.Exec(q, args...); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
 }
 
 func TestReopenKeepsData(t *testing.T) {
