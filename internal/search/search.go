@@ -107,7 +107,7 @@ func (e *Engine) Keyword(ctx context.Context, query string, k int, f store.Filte
 	if err != nil {
 		return nil, err
 	}
-	if p.Prox == 0 || p.ProxTop < 2 || len(terms) < 2 {
+	if (p.Prox == 0 && p.HeadProx == 0) || p.ProxTop < 2 || len(terms) < 2 {
 		return e.store.KeywordSearch(ctx, terms, k, f)
 	}
 	scored, err := e.store.KeywordSearch(ctx, terms, max(k, p.ProxTop), f)
@@ -123,11 +123,20 @@ func (e *Engine) Keyword(ctx context.Context, query string, k int, f store.Filte
 	if err != nil {
 		return nil, fmt.Errorf("keyword search: load candidates: %w", err)
 	}
-	text := make(map[int64][]string, len(hits))
+	type texts struct{ head, all []string }
+	text := make(map[int64]texts, len(hits))
 	for _, h := range hits {
-		text[h.Chunk.ID] = e.an.Terms(doc.ContextText(h.Source.Title, h.Chunk))
+		var t texts
+		t.all = e.an.Terms(doc.ContextText(h.Source.Title, h.Chunk))
+		if p.HeadProx > 0 {
+			t.head = e.an.Terms(doc.ContextText(h.Source.Title, doc.Chunk{Heading: h.Chunk.Heading}))
+		}
+		text[h.Chunk.ID] = t
 	}
-	scored = bm25.Rerank(p, terms, scored, func(i int) []string { return text[scored[i].ChunkID] })
+	scored = bm25.Rerank(p, terms, scored, func(i int) ([]string, []string) {
+		t := text[scored[i].ChunkID]
+		return t.head, t.all
+	})
 	return scored[:min(k, len(scored))], nil
 }
 

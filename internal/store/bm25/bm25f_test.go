@@ -107,8 +107,8 @@ func TestRerankLiftsTheChunkWithTermsTogether(t *testing.T) {
 	}
 	ranked := []store.Scored{{ChunkID: 10, Score: 5}, {ChunkID: 11, Score: 4.5}, {ChunkID: 12, Score: 4}}
 	p := DefaultParams()
-	p.Prox = 0.3
-	got := Rerank(p, q, ranked, func(i int) []string { return texts[i] })
+	p.Prox, p.HeadProx = 0.3, 0
+	got := Rerank(p, q, ranked, func(i int) ([]string, []string) { return nil, texts[i] })
 	if got[0].ChunkID != 11 {
 		t.Errorf("Rerank = %v: the chunk with the terms adjacent should come first", got)
 	}
@@ -116,10 +116,27 @@ func TestRerankLiftsTheChunkWithTermsTogether(t *testing.T) {
 		t.Errorf("adjacent chunk scored %v, want %v", got[0].Score, 4.5*1.3)
 	}
 	off := DefaultParams()
-	off.Prox = 0
+	off.Prox, off.HeadProx = 0, 0
 	again := []store.Scored{{ChunkID: 10, Score: 5}, {ChunkID: 11, Score: 4.5}}
-	if r := Rerank(off, q, again, func(i int) []string { return texts[i] }); r[0].ChunkID != 10 || r[0].Score != 5 {
+	if r := Rerank(off, q, again, func(i int) ([]string, []string) { return texts[i], texts[i] }); r[0].ChunkID != 10 || r[0].Score != 5 {
 		t.Errorf("prox=0 changed the ranking: %v", r)
+	}
+}
+
+func TestRerankHeadProximityFavoursTheTitleThatNamesTheQuery(t *testing.T) {
+	// Chunk 20 mentions both terms far apart in a body that scores higher;
+	// chunk 21's title is "Using a Custom Theme".
+	q := []string{"custom", "theme"}
+	heads := [][]string{strings.Fields("default theme only pageclass"), strings.Fields("use custom theme")}
+	alls := [][]string{strings.Fields("custom a b c d e f g h i j theme"), strings.Fields("use custom theme build layout")}
+	p := Params{Prox: 0.1, HeadProx: 1, ProxTop: 20}
+	got := Rerank(p, q, []store.Scored{{ChunkID: 20, Score: 6}, {ChunkID: 21, Score: 5}}, func(i int) ([]string, []string) { return heads[i], alls[i] })
+	if got[0].ChunkID != 21 {
+		t.Fatalf("Rerank = %v: the chunk titled with the query's terms should come first", got)
+	}
+	// 5 · (1 + 0.1·1 + 1·1) for 21; 6 · (1 + 0.1/121) for 20.
+	if math.Abs(got[0].Score-10.5) > 1e-9 || math.Abs(got[1].Score-6*(1+0.1/121)) > 1e-9 {
+		t.Errorf("scores %v, want 10.5 and %v", got, 6*(1+0.1/121))
 	}
 }
 

@@ -21,6 +21,11 @@ type Params struct {
 	// Prox scales the proximity bonus: a chunk's score is multiplied by
 	// 1 + Prox·proximity, proximity being 0 to 1 (see Proximity).
 	Prox float64
+	// HeadProx scales the same bonus measured on the title and heading
+	// path alone: query terms that stand together in a page's title or a
+	// section's heading ("custom theme" in "Using a Custom Theme") say
+	// what the chunk is about.
+	HeadProx float64
 	// ProxTop is how many of the best BM25F results the bonus re-ranks.
 	ProxTop int
 }
@@ -37,13 +42,14 @@ func DefaultParams() Params {
 		K1:      1.2,
 		Weight:  [NumFields]float64{Title: 4, Heading: 4, Body: 1},
 		B:       [NumFields]float64{Title: 0.5, Heading: 0.5, Body: 0.75},
-		Prox:    0.1,
-		ProxTop: 30,
+		Prox:     0.1,
+		HeadProx: 1,
+		ProxTop:  20,
 	}
 }
 
 // String renders p in the form ParseParams reads, e.g.
-// "bm25f/1 k1=1.2 w=4,4,1 b=0.5,0.5,0.75 prox=0.1 top=30" (fields in the
+// "bm25f/1 k1=1.2 w=4,4,1 b=0.5,0.5,0.75 prox=0.1 hprox=1 top=20" (fields in the
 // order title, heading, body).
 func (p Params) String() string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
@@ -54,7 +60,7 @@ func (p Params) String() string {
 		}
 		return strings.Join(s, ",")
 	}
-	return fmt.Sprintf("%s k1=%s w=%s b=%s prox=%s top=%d", ParamsVersion, f(p.K1), triple(p.Weight), triple(p.B), f(p.Prox), p.ProxTop)
+	return fmt.Sprintf("%s k1=%s w=%s b=%s prox=%s hprox=%s top=%d", ParamsVersion, f(p.K1), triple(p.Weight), triple(p.B), f(p.Prox), f(p.HeadProx), p.ProxTop)
 }
 
 // ParseParams reads parameters written by Params.String. Keys left out keep
@@ -107,6 +113,8 @@ func ParseParams(s string) (Params, error) {
 			}
 		case "prox":
 			p.Prox, err = num(k, v)
+		case "hprox":
+			p.HeadProx, err = num(k, v)
 		case "top":
 			var n int
 			n, err = strconv.Atoi(v)
@@ -193,14 +201,23 @@ func minDistance(a, b []int) int {
 
 // Rerank applies the proximity bonus to the first p.ProxTop of ranked (best
 // first, as Score returns them): text(i) gives the analysed terms of the
-// i-th result's chunk. It returns ranked re-sorted, ties to the lower ID.
-func Rerank(p Params, query []string, ranked []store.Scored, text func(i int) []string) []store.Scored {
+// i-th result's title and heading path (head) and of its whole context
+// text (all). It returns ranked re-sorted, ties to the lower ID.
+func Rerank(p Params, query []string, ranked []store.Scored, text func(i int) (head, all []string)) []store.Scored {
 	n := min(p.ProxTop, len(ranked))
-	if p.Prox == 0 || n < 2 {
+	if (p.Prox == 0 && p.HeadProx == 0) || n < 2 {
 		return ranked
 	}
 	for i := range n {
-		ranked[i].Score *= 1 + p.Prox*Proximity(query, text(i))
+		head, all := text(i)
+		bonus := 0.0
+		if p.Prox > 0 {
+			bonus += p.Prox * Proximity(query, all)
+		}
+		if p.HeadProx > 0 {
+			bonus += p.HeadProx * Proximity(query, head)
+		}
+		ranked[i].Score *= 1 + bonus
 	}
 	slices.SortStableFunc(ranked[:n], func(a, b store.Scored) int {
 		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.ChunkID, b.ChunkID))
