@@ -126,8 +126,12 @@ func (e *Engine) Keyword(ctx context.Context, query string, k int, f store.Filte
 	type texts struct{ head, all []string }
 	text := make(map[int64]texts, len(hits))
 	for _, h := range hits {
+		// Analysing a chunk's text costs tens of microseconds; its title
+		// and headings, a few. Each is analysed only when its weight is set.
 		var t texts
-		t.all = e.an.Terms(doc.ContextText(h.Source.Title, h.Chunk))
+		if p.Prox > 0 {
+			t.all = e.an.Terms(doc.ContextText(h.Source.Title, h.Chunk))
+		}
 		if p.HeadProx > 0 {
 			t.head = e.an.Terms(doc.ContextText(h.Source.Title, doc.Chunk{Heading: h.Chunk.Heading}))
 		}

@@ -10,6 +10,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/sagasu-dev/sagasu/internal/store"
@@ -100,6 +101,41 @@ func Decode(data []byte, fn func(Posting)) error {
 		fn(p)
 	}
 	return nil
+}
+
+// scan checks encoded postings and returns how many there are and their
+// first and last IDs, without decoding the field statistics.
+func scan(data []byte) (n int, first, last uint64, err error) {
+	var id uint64
+	for len(data) > 0 {
+		d, k := binary.Uvarint(data)
+		if k <= 0 || k >= len(data) {
+			return 0, 0, 0, ErrCorrupt
+		}
+		mask := data[k]
+		data = data[k+1:]
+		if mask == 0 || mask>>NumFields != 0 {
+			return 0, 0, 0, ErrCorrupt
+		}
+		id += d
+		if n == 0 {
+			first = id
+		}
+		n++
+		// Skip two uvarints per field present: each ends at a byte
+		// below 0x80.
+		for v := 2 * bits.OnesCount8(mask); v > 0; v-- {
+			k := 0
+			for k < len(data) && data[k] >= 0x80 {
+				k++
+			}
+			if k == len(data) || k >= binary.MaxVarintLen64 {
+				return 0, 0, 0, ErrCorrupt
+			}
+			data = data[k+1:]
+		}
+	}
+	return n, first, id, nil
 }
 
 // DecodeAll returns the postings in data.
@@ -304,7 +340,7 @@ func Score(p Params, c Corpus, lists []List, k int, allow func(id int64) bool) (
 	k1 := p.K1
 	// Two passes over each list: the first finds the ID range and document
 	// frequency, the second accumulates scores straight from the encoded
-	// bytes.
+	// bytes. Both decode inline: no posting is ever materialised.
 	type term struct {
 		data [][]byte
 		df   int
@@ -314,12 +350,14 @@ func Score(p Params, c Corpus, lists []List, k int, allow func(id int64) bool) (
 	for _, l := range lists {
 		t := term{data: l.Data}
 		for _, d := range l.Data {
-			if err := Decode(d, func(p Posting) {
-				t.df++
-				minID = min(minID, p.ID)
-				maxID = max(maxID, p.ID)
-			}); err != nil {
+			n, first, last, err := scan(d)
+			if err != nil {
 				return nil, err
+			}
+			if n > 0 {
+				t.df += n
+				minID = min(minID, first)
+				maxID = max(maxID, last)
 			}
 		}
 		if t.df > 0 {
@@ -337,23 +375,34 @@ func Score(p Params, c Corpus, lists []List, k int, allow func(id int64) bool) (
 	var touched []uint32
 	for _, t := range terms {
 		idf := IDF(c.Docs, t.df)
-		for _, d := range t.data {
-			_ = Decode(d, func(p Posting) {
+		for _, data := range t.data {
+			// scan has validated data: the reads below cannot fail.
+			var id uint64
+			for len(data) > 0 {
+				d, n := binary.Uvarint(data)
+				mask := data[n]
+				data = data[n+1:]
+				id += d
 				var tf float64
 				for f := range NumFields {
-					if p.TF[f] > 0 {
-						tf += w[f] * float64(p.TF[f]) / (fixed[f] + perTok[f]*float64(p.DL[f]))
+					if mask&(1<<f) == 0 {
+						continue
 					}
+					ftf, n := binary.Uvarint(data)
+					data = data[n:]
+					dl, n := binary.Uvarint(data)
+					data = data[n:]
+					tf += w[f] * float64(ftf) / (fixed[f] + perTok[f]*float64(dl))
 				}
 				if tf <= 0 {
-					return
+					continue
 				}
-				i := p.ID - minID
+				i := id - minID
 				if acc[i] == 0 {
 					touched = append(touched, uint32(i))
 				}
 				acc[i] += float32(idf * tf * (k1 + 1) / (k1 + tf))
-			})
+			}
 		}
 	}
 	top := store.NewTopK(k)
