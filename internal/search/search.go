@@ -184,7 +184,7 @@ func (e *Engine) scoring(ctx context.Context) (bm25.Params, error) {
 	}
 	p, err := bm25.ParseParams(v)
 	if err != nil {
-		return bm25.Params{}, fmt.Errorf("keyword search: %w: run `sagasu reindex`", err)
+		return bm25.Params{}, fmt.Errorf("keyword search: %w: a newer sagasu wrote the index: upgrade sagasu", err)
 	}
 	e.params = &p
 	return p, nil

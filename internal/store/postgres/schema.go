@@ -206,7 +206,7 @@ func (s *Store) bootstrap(ctx context.Context, create bool, target int) (string,
 		scoring = bm25.DefaultParams().String()
 	}
 	if s.params, err = bm25.ParseParams(scoring); err != nil {
-		return "", fmt.Errorf("open index in %s: %w: run `sagasu reindex` to rebuild the index with this sagasu", s.where, err)
+		return "", fmt.Errorf("open index in %s: %w: a newer sagasu wrote it: upgrade sagasu, or drop the schema and index again", s.where, err)
 	}
 	if err := conn.QueryRow(ctx, `SELECT to_regtype(quote_ident($1) || '.vector')::oid`, extSchema).Scan(&s.vecOID); err != nil {
 		return "", s.wrap(fmt.Errorf("open index in %s: find the vector type: %w", s.where, err))

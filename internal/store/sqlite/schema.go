@@ -180,7 +180,7 @@ func (s *Store) migrate(ctx context.Context, target int) error {
 		scoring = bm25.DefaultParams().String()
 	}
 	if s.params, err = bm25.ParseParams(scoring); err != nil {
-		return fmt.Errorf("open index %q: %w: run `sagasu reindex` to rebuild the index with this sagasu", s.path, err)
+		return fmt.Errorf("open index %q: %w: a newer sagasu wrote it: upgrade sagasu, or delete the index and run `sagasu index` again", s.path, err)
 	}
 	return nil
 }
