@@ -356,3 +356,55 @@ func TestAppendSurvivesKill(t *testing.T) {
 		t.Errorf("after the writer was killed, Events = %+v, %v; want the appended event", evs, err)
 	}
 }
+
+// An index scores with the parameters pinned in it, not with this build's
+// defaults, and refuses parameters it cannot read.
+func TestKeywordScoringUsesPinnedParameters(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	s, err := Open(ctx, path, Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Replace(ctx, []store.SourceData{
+		storetest.Source("a.md", "file", "Theme", "one word here"),
+		storetest.Source("b.md", "file", "Other", "theme and theme again"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := func(s *Store) string {
+		t.Helper()
+		res, err := s.KeywordSearch(ctx, storetest.Terms("theme"), 1, store.Filter{})
+		if err != nil || len(res) != 1 {
+			t.Fatalf("KeywordSearch = %v, %v", res, err)
+		}
+		hits, err := s.Hits(ctx, []int64{res[0].ChunkID})
+		if err != nil || len(hits) != 1 {
+			t.Fatalf("Hits = %v, %v", hits, err)
+		}
+		return hits[0].Source.URI
+	}
+	if got := top(s); got != "a.md" {
+		t.Errorf("with the default weights the title match should win, got %s", got)
+	}
+	flat := "bm25f/1 k1=1.2 w=1,1,1 b=0,0,0 prox=0 hprox=0 top=20"
+	if err := s.SetMeta(ctx, bm25.MetaKey, flat); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := top(s); got != "b.md" {
+		t.Errorf("with pinned equal weights two body mentions should beat one title mention, got %s", got)
+	}
+	if err := s.SetMeta(ctx, bm25.MetaKey, "bm25f/9 k1=2"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := Open(ctx, path, Options{}); err == nil || !strings.Contains(err.Error(), "keyword scoring") || !strings.Contains(err.Error(), "upgrade sagasu") {
+		t.Errorf("Open with unreadable scoring parameters = %v, want an error naming them and what to do", err)
+	}
+}
