@@ -95,7 +95,7 @@ func ParseQueries(r io.Reader) ([]Query, error) {
 		return nil, err
 	}
 	if len(out) == 0 {
-		return nil, errors.New("no queries: write one a line as id<TAB>query<TAB>page=grade ...")
+		return nil, errors.New("no queries: write one a line as id<TAB>query<TAB>page=grade (see docs/eval.md)")
 	}
 	return out, nil
 }
