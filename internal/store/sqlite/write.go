@@ -139,20 +139,20 @@ func (s *Store) deleteTx(ctx context.Context, tx *sql.Tx, ids []string) (int, er
 		if !ok {
 			continue
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT id, text, heading, terms FROM chunks WHERE source_id = ?`, id)
+		rows, err := tx.QueryContext(ctx, `SELECT id, text, heading FROM chunks WHERE source_id = ?`, id)
 		if err != nil {
 			return 0, err
 		}
 		for rows.Next() {
 			var c doc.Chunk
 			var heading string
-			var n int64
-			if err := rows.Scan(&c.ID, &c.Text, &heading, &n); err != nil {
+			if err := rows.Scan(&c.ID, &c.Text, &heading); err != nil {
 				rows.Close()
 				return 0, err
 			}
 			_ = json.Unmarshal([]byte(heading), &c.Heading)
-			g := segment.Chunk{ID: c.ID, Len: n, Terms: segment.Terms(s.an, title, c)}
+			g := segment.Chunk{ID: c.ID}
+			g.Terms, g.Lens = segment.Indexed(s.an, title, c)
 			if len(g.Terms) == 0 {
 				termless = append(termless, len(gone))
 			}
