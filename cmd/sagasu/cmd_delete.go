@@ -42,7 +42,7 @@ every source whose URI matches --glob, with their chunks.`,
 			if err != nil {
 				return err
 			}
-			n, uris := res.Deleted, res.URIs
+			n, uris := res.Deleted, res.URIs()
 			if a.Config.JSON {
 				return writeJSON(g.stdout, map[string]any{"deleted": n, "uris": uris})
 			}

@@ -73,6 +73,9 @@ type Server struct {
 	limits  budget.Limits
 	cursors *cursors
 	log     *slog.Logger
+	// schemas are the tools' input schemas, by name, that checkCalls
+	// checks arguments against.
+	schemas map[string]*jsonschema.Schema
 
 	// onIndexProgress, when set (by tests), runs after each progress
 	// notification of sagasu_index.
@@ -94,7 +97,7 @@ const (
 
 // New builds a server with every tool and resource registered.
 func New(opt Options) (*Server, error) {
-	s := &Server{opt: opt, tools: opt.Tools, counter: opt.Counter, limits: opt.Limits, log: opt.Logger}
+	s := &Server{opt: opt, tools: opt.Tools, counter: opt.Counter, limits: opt.Limits, log: opt.Logger, schemas: map[string]*jsonschema.Schema{}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -138,7 +141,7 @@ func New(opt Options) (*Server, error) {
 	})
 	s.addTools()
 	s.addResources()
-	s.mcp.AddReceivingMiddleware(s.guard)
+	s.mcp.AddReceivingMiddleware(s.guard, s.checkCalls)
 	return s, nil
 }
 
@@ -216,6 +219,7 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, tweak func(in *jsonschema.Sche
 		tweak(in)
 	}
 	t.InputSchema = in
+	s.schemas[t.Name] = in
 	mcp.AddTool(s.mcp, t, h)
 }
 
@@ -260,8 +264,16 @@ func rw(title string, idempotent bool) *mcp.ToolAnnotations {
 	return &mcp.ToolAnnotations{Title: title, IdempotentHint: idempotent, DestructiveHint: &f, OpenWorldHint: &f}
 }
 
+// destructive marks a tool that removes what it names: calling it again
+// with the same arguments removes nothing more.
+func destructive(title string) *mcp.ToolAnnotations {
+	t, f := true, false
+	return &mcp.ToolAnnotations{Title: title, IdempotentHint: true, DestructiveHint: &t, OpenWorldHint: &f}
+}
+
 func (s *Server) addTools() {
 	s.addIndexTool()
+	s.addDeleteTool()
 	s.addQueryTool()
 	s.addSearchTool()
 	s.addGetTool()

@@ -148,7 +148,7 @@ async function check() {
   await bad("sagasu_search", { goal: "g", query: "x", options: { k: "ten" } }, "k");
   await bad("sagasu_search", { goal: "g", query: "x", options: { k: 11 } }, "k");
   await bad("sagasu_search", { goal, query: "sidebar", options: { k: 2, mode: "detailed" }, cursor: s1.nextCursor.slice(0, -3) + "AAA" }, "invalid cursor");
-  await bad("sagasu_index", { file: "/etc/passwd" }, "outside the allowed roots");
+  await bad("sagasu_index", { file: "/etc/passwd" }, "not inside the allowed roots");
 
   // Cancel an index run at its first progress notification.
   if (opt.corpus) {
