@@ -25,7 +25,7 @@ import (
 
 // fixture is a server over a fresh index, with a connected client.
 type fixture struct {
-	t       *testing.T
+	t       testing.TB
 	dir     string
 	store   store.Store
 	srv     *Server
@@ -35,7 +35,7 @@ type fixture struct {
 	progress chan *mcp.ProgressNotificationParams
 }
 
-func newFixture(t *testing.T, opt Options) *fixture {
+func newFixture(t testing.TB, opt Options) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
