@@ -30,7 +30,7 @@ func newMCPCmd(g *globals) *cobra.Command {
 MCP client) over the Model Context Protocol. Without --http it speaks on
 standard input and output, as clients that start it expect; logs go to stderr.
 
-Tools: sagasu_index, sagasu_query, sagasu_search (goal-aware; modes summary,
+Tools: sagasu_index, sagasu_delete, sagasu_query, sagasu_search (goal-aware; modes summary,
 detailed, full), sagasu_get, sagasu_list, sagasu_evaluate, sagasu_refine_query,
 sagasu_plan_execute_stage, sagasu_read_cache, and sagasu_ask (a cited answer
 from the ReAct + Reflection agent: with the configured --llm, else offline). Resources: sagasu://source/{id}

@@ -59,6 +59,9 @@ type Options struct {
 	Now func() time.Time
 	// Ask answers questions for sagasu_ask; nil leaves the tool out.
 	Ask Asker
+	// MaxConcurrentCalls is how many quick tool calls run at once; the rest
+	// wait in arrival order. 0 means one per processor (GOMAXPROCS).
+	MaxConcurrentCalls int
 }
 
 // Server is sagasu's MCP server. One Server may serve many sessions at once
@@ -76,6 +79,8 @@ type Server struct {
 	// schemas are the tools' input schemas, by name, that checkCalls
 	// checks arguments against.
 	schemas map[string]*jsonschema.Schema
+	// queue admits quick tool calls in turn (queueCalls).
+	queue *queue
 
 	// onIndexProgress, when set (by tests), runs after each progress
 	// notification of sagasu_index.
@@ -97,7 +102,7 @@ const (
 
 // New builds a server with every tool and resource registered.
 func New(opt Options) (*Server, error) {
-	s := &Server{opt: opt, tools: opt.Tools, counter: opt.Counter, limits: opt.Limits, log: opt.Logger, schemas: map[string]*jsonschema.Schema{}}
+	s := &Server{opt: opt, tools: opt.Tools, counter: opt.Counter, limits: opt.Limits, log: opt.Logger, schemas: map[string]*jsonschema.Schema{}, queue: newQueue(opt.MaxConcurrentCalls)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -141,7 +146,7 @@ func New(opt Options) (*Server, error) {
 	})
 	s.addTools()
 	s.addResources()
-	s.mcp.AddReceivingMiddleware(s.guard, s.checkCalls)
+	s.mcp.AddReceivingMiddleware(s.guard, s.checkCalls, s.queueCalls)
 	return s, nil
 }
 

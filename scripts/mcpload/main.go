@@ -63,7 +63,7 @@ func main() {
 	flag.StringVar(&clients, "clients", "1,4,16,64", "concurrent clients of each round")
 	flag.IntVar(&cfg.calls, "calls", 12, "sagasu_search calls each client makes per round")
 	flag.StringVar(&cfg.mode, "mode", "summary", "sagasu_search mode: summary, detailed or full")
-	flag.DurationVar(&cfg.timeout, "timeout", 5*time.Minute, "give up on a binary after this long")
+	flag.DurationVar(&cfg.timeout, "timeout", 10*time.Minute, "give up after this long")
 	flag.Parse()
 	log.SetFlags(0)
 	if len(bins) == 0 {
@@ -81,15 +81,40 @@ func main() {
 		log.Fatal(err)
 	}
 	cfg.docs = docs
-	for _, b := range bins {
-		rows, err := measure(b[1], cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.timeout)
+	defer cancel()
+	// Every build serves at once, and the rounds alternate between them,
+	// so that each round of each build meets the machine in the same state
+	// (on a shared machine the load of others changes by the minute).
+	urls := make([]string, len(bins))
+	for i, b := range bins {
+		url, stop, err := prepare(ctx, b[1], cfg)
 		if err != nil {
 			log.Fatalf("mcpload: %s (%s): %v", b[0], b[1], err)
 		}
+		defer stop()
+		urls[i] = url
+	}
+	rows := make([][]row, len(bins))
+	for ri, n := range cfg.clients {
+		for i, b := range bins {
+			r, err := round(ctx, urls[i], n, cfg.calls, cfg.mode, ri*1000)
+			if err != nil {
+				log.Fatalf("mcpload: %s: %d clients: %v", b[0], n, err)
+			}
+			rows[i] = append(rows[i], r)
+		}
+	}
+	for i, b := range bins {
 		fmt.Printf("\n%s: %s, sagasu_search mode %s, %d calls per client, %s\n", b[0], b[1], cfg.mode, cfg.calls, cfg.docs)
 		fmt.Printf("%8s %7s %7s %10s %9s %9s\n", "clients", "calls", "errors", "calls/s", "p50 ms", "p99 ms")
-		for _, r := range rows {
+		for _, r := range rows[i] {
 			fmt.Printf("%8d %7d %7d %10.1f %9.1f %9.1f\n", r.clients, r.calls, r.errors, r.throughput, r.p50, r.p99)
+		}
+		for _, r := range rows[i] {
+			if r.firstError != "" {
+				fmt.Printf("first error at %d clients: %s\n", r.clients, r.firstError)
+			}
 		}
 	}
 }
@@ -98,41 +123,35 @@ func main() {
 type row struct {
 	clients, calls, errors int
 	throughput, p50, p99   float64
+	firstError             string
 }
 
-// measure indexes the documents with bin, serves them and runs the rounds.
-func measure(bin string, cfg config) ([]row, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), cfg.timeout)
-	defer cancel()
+// prepare indexes the documents with bin into a new folder, serves them
+// and warms the server; stop ends the server and removes the folder.
+func prepare(ctx context.Context, bin string, cfg config) (url string, stop func(), err error) {
 	dir, err := os.MkdirTemp("", "mcpload-")
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	defer os.RemoveAll(dir)
 	db := filepath.Join(dir, "sagasu.db")
 	index := exec.CommandContext(ctx, bin, "--db", db, "index", cfg.docs)
 	index.Dir, index.Env = dir, cleanEnv()
 	if out, err := index.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("index %s: %v\n%s", cfg.docs, err, out)
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("index %s: %v\n%s", cfg.docs, err, out)
 	}
-	url, stop, err := serve(ctx, bin, dir, db, cfg.docs)
+	url, halt, err := serve(ctx, bin, dir, db, cfg.docs)
 	if err != nil {
-		return nil, err
+		os.RemoveAll(dir)
+		return "", nil, err
 	}
-	defer stop()
+	stop = func() { halt(); os.RemoveAll(dir) }
 	// Warm the server (caches, the tokenizer) before the first round.
 	if _, err := round(ctx, url, 1, 5, cfg.mode, 1000); err != nil {
-		return nil, err
+		stop()
+		return "", nil, err
 	}
-	var rows []row
-	for i, n := range cfg.clients {
-		r, err := round(ctx, url, n, cfg.calls, cfg.mode, i*1000)
-		if err != nil {
-			return nil, err
-		}
-		rows = append(rows, r)
-	}
-	return rows, nil
+	return url, stop, nil
 }
 
 // cleanEnv is the environment without sagasu's settings, so no embedder or
@@ -199,7 +218,8 @@ func round(ctx context.Context, url string, n, calls int, mode string, seed int)
 		lat     []float64
 		errs    int
 		wg      sync.WaitGroup
-		connErr error
+		connErr  error
+		firstErr string
 	)
 	sessions := make([]*mcp.ClientSession, n)
 	for c := range n {
@@ -238,6 +258,14 @@ func round(ctx context.Context, url string, n, calls int, mode string, seed int)
 				lat = append(lat, float64(d.Microseconds())/1000)
 				if err != nil || res.IsError {
 					errs++
+					if firstErr == "" {
+						firstErr = fmt.Sprint(err)
+						if err == nil && len(res.Content) > 0 {
+							if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+								firstErr = tc.Text
+							}
+						}
+					}
 				}
 				mu.Unlock()
 			}
@@ -247,7 +275,7 @@ func round(ctx context.Context, url string, n, calls int, mode string, seed int)
 	took := time.Since(start)
 	slices.Sort(lat)
 	return row{clients: n, calls: len(lat), errors: errs, throughput: float64(len(lat)) / took.Seconds(),
-		p50: percentile(lat, 0.50), p99: percentile(lat, 0.99)}, nil
+		p50: percentile(lat, 0.50), p99: percentile(lat, 0.99), firstError: firstErr}, nil
 }
 
 // percentile of sorted values, nearest rank.
