@@ -214,10 +214,10 @@ func query(i int) (goal, q string) {
 // every call's round trip.
 func round(ctx context.Context, url string, n, calls int, mode string, seed int) (row, error) {
 	var (
-		mu      sync.Mutex
-		lat     []float64
-		errs    int
-		wg      sync.WaitGroup
+		mu       sync.Mutex
+		lat      []float64
+		errs     int
+		wg       sync.WaitGroup
 		connErr  error
 		firstErr string
 	)
