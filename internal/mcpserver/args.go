@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -58,6 +59,9 @@ func checkArgs(tool string, schema *jsonschema.Schema, raw json.RawMessage) erro
 	var v any
 	if err := dec.Decode(&v); err != nil {
 		return &argError{tool: tool, problems: []string{fmt.Sprintf("arguments: not valid JSON (%v); give a JSON object", err)}}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return &argError{tool: tool, problems: []string{"arguments: more follows the first JSON value; give one JSON object"}}
 	}
 	c := &checker{}
 	if _, ok := v.(map[string]any); !ok {
