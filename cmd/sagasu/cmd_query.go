@@ -56,6 +56,12 @@ Hybrid is the default when the index has an embedder, keyword otherwise.`,
 					return usagef("--glob: %v", err)
 				}
 			}
+			for _, t := range types {
+				// Said in the flag's name, not the MCP argument's the toolset uses.
+				if _, err := tools.Filter([]string{t}, "", nil); err != nil {
+					return fmt.Errorf("--type %q is not a source type; give file, text, url, github or gist", t)
+				}
+			}
 			ctx := cmd.Context()
 			rt, err := a.Open(ctx, app.OpenOptions{NoCache: true})
 			if err != nil {
