@@ -1,0 +1,519 @@
+package qdrant
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/qdrant/go-client/qdrant"
+
+	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/store/bm25"
+	"github.com/sagasu-dev/sagasu/internal/store/segment"
+)
+
+// Qdrant has no transactions across points, so a Replace is made
+// recoverable instead of atomic:
+//
+//  1. every check that can fail on the input is done before anything is
+//     written (a bad batch or a cancelled context writes nothing);
+//  2. a journal point in <prefix>_meta names the batch's sources and its
+//     generation (a random token);
+//  3. the new chunks and vectors are written under new IDs with that
+//     generation, next to the old ones;
+//  4. the source records are written: this is the commit of each source;
+//  5. chunks and vectors of those sources with another generation are
+//     deleted, the collection statistics written, the journal removed.
+//
+// A crash or a server failure between 2 and 5 leaves the journal behind;
+// the next write in any process (Replace, Delete, SetVectors) finishes it
+// first: for each source named, chunks whose generation is not that of the
+// source record are deleted, and the statistics recounted from the source
+// records. Until then a search may also see the half-written chunks of a
+// source next to its committed ones (and `get` shows the committed record).
+
+// journal and stats are reserved points of the meta collection.
+var (
+	journalID = uuidOf("sys", "journal")
+	statsID   = uuidOf("sys", "stats")
+)
+
+// corpusStats are the collection statistics of the committed sources.
+type corpusStats struct {
+	Sources, Docs int
+	Tokens, Bytes int64
+}
+
+func (c corpusStats) avgdl() float64 {
+	if c.Docs == 0 || c.Tokens == 0 {
+		return 1
+	}
+	return float64(c.Tokens) / float64(c.Docs)
+}
+
+func (s *Store) readStats(ctx context.Context) (corpusStats, error) {
+	pts, err := s.c.Get(ctx, &qdrant.GetPoints{CollectionName: s.coll(roleMeta), Ids: []*qdrant.PointId{statsID}, WithPayload: qdrant.NewWithPayload(true)})
+	if err != nil {
+		return corpusStats{}, s.wrap("read collection statistics", err)
+	}
+	if len(pts) == 0 {
+		return corpusStats{}, nil
+	}
+	p := pts[0].GetPayload()
+	return corpusStats{Sources: int(pint(p, "sources")), Docs: int(pint(p, "docs")), Tokens: pint(p, "tokens"), Bytes: pint(p, "bytes")}, nil
+}
+
+func (s *Store) writeStats(ctx context.Context, c corpusStats) error {
+	return s.upsert(ctx, s.coll(roleMeta), []*qdrant.PointStruct{{
+		Id: statsID, Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{}),
+		Payload: map[string]*qdrant.Value{
+			"kind": vstr("stats"), "sources": vint(int64(c.Sources)), "docs": vint(int64(c.Docs)),
+			"tokens": vint(c.Tokens), "bytes": vint(c.Bytes),
+		},
+	}})
+}
+
+// recount rebuilds the statistics from the committed source records.
+func (s *Store) recount(ctx context.Context) (corpusStats, error) {
+	var c corpusStats
+	err := s.scroll(ctx, s.coll(roleSources), nil, qdrant.NewWithPayloadInclude("chunks", "tokens", "size"), nil, func(p *qdrant.RetrievedPoint) error {
+		pl := p.GetPayload()
+		c.Sources++
+		c.Docs += int(pint(pl, "chunks"))
+		c.Tokens += pint(pl, "tokens")
+		c.Bytes += pint(pl, "size")
+		return nil
+	})
+	return c, err
+}
+
+func newGen() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func sourceFilter(ids []string) *qdrant.Filter {
+	return &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeywords("sid", ids...)}}
+}
+
+// writeJournal records a write in progress: op is "replace" or "delete".
+func (s *Store) writeJournal(ctx context.Context, op, gen string, ids []string) error {
+	return s.upsert(ctx, s.coll(roleMeta), []*qdrant.PointStruct{{
+		Id: journalID, Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{}),
+		Payload: map[string]*qdrant.Value{"kind": vstr("journal"), "op": vstr(op), "gen": vstr(gen), "ids": vstrs(ids),
+			"at": vint(time.Now().Unix())},
+	}})
+}
+
+func (s *Store) clearJournal(ctx context.Context) error {
+	wait := true
+	_, err := s.c.Delete(ctx, &qdrant.DeletePoints{CollectionName: s.coll(roleMeta), Wait: &wait, Points: qdrant.NewPointsSelector(journalID)})
+	return s.wrap("finish write journal", err)
+}
+
+// recover finishes a write a crash left in the journal. The caller holds wmu.
+func (s *Store) recover(ctx context.Context) error {
+	pts, err := s.c.Get(ctx, &qdrant.GetPoints{CollectionName: s.coll(roleMeta), Ids: []*qdrant.PointId{journalID}, WithPayload: qdrant.NewWithPayload(true)})
+	if err != nil {
+		return s.wrap("read write journal", err)
+	}
+	if len(pts) == 0 {
+		return nil
+	}
+	p := pts[0].GetPayload()
+	ids := pstrs(p, "ids")
+	switch pstr(p, "op") {
+	case "delete":
+		if err := s.removeSources(ctx, ids); err != nil {
+			return err
+		}
+	default:
+		srcs, err := s.sourcePayloads(ctx, ids, "gen")
+		if err != nil {
+			return err
+		}
+		byGen := map[string][]string{}
+		for _, id := range ids {
+			byGen[pstr(srcs[id], "gen")] = append(byGen[pstr(srcs[id], "gen")], id)
+		}
+		for gen, group := range byGen {
+			f := sourceFilter(group)
+			if gen != "" {
+				f.MustNot = []*qdrant.Condition{qdrant.NewMatch("gen", gen)}
+			}
+			if err := s.deleteDerived(ctx, f); err != nil {
+				return err
+			}
+		}
+	}
+	st, err := s.recount(ctx)
+	if err != nil {
+		return err
+	}
+	if err := s.writeStats(ctx, st); err != nil {
+		return err
+	}
+	return s.clearJournal(ctx)
+}
+
+// deleteDerived deletes the chunks and vectors f matches.
+func (s *Store) deleteDerived(ctx context.Context, f *qdrant.Filter) error {
+	if err := s.deleteWhere(ctx, s.coll(roleChunks), f); err != nil {
+		return err
+	}
+	if d, err := s.vectorDim(ctx); err != nil || d == 0 {
+		return err
+	}
+	return s.deleteWhere(ctx, s.coll(roleVectors), f)
+}
+
+// removeSources deletes sources and everything derived from them.
+func (s *Store) removeSources(ctx context.Context, ids []string) error {
+	if err := s.deleteDerived(ctx, sourceFilter(ids)); err != nil {
+		return err
+	}
+	pids := make([]*qdrant.PointId, len(ids))
+	for i, id := range ids {
+		pids[i] = sourcePID(id)
+	}
+	wait := true
+	_, err := s.c.Delete(ctx, &qdrant.DeletePoints{CollectionName: s.coll(roleSources), Wait: &wait, Points: qdrant.NewPointsSelectorIDs(pids)})
+	return s.wrap("delete sources", err)
+}
+
+func sourcePID(id string) *qdrant.PointId { return uuidOf("source", id) }
+
+// sourcePayloads returns the stored records of the sources that exist among
+// ids, with the payload fields named (all but the content when none).
+func (s *Store) sourcePayloads(ctx context.Context, ids []string, fields ...string) (map[string]map[string]*qdrant.Value, error) {
+	out := map[string]map[string]*qdrant.Value{}
+	sel := qdrant.NewWithPayloadExclude("content")
+	if len(fields) > 0 {
+		sel = qdrant.NewWithPayloadInclude(append(fields, "id")...)
+	}
+	for start := 0; start < len(ids); start += 1000 {
+		part := ids[start:min(start+1000, len(ids))]
+		pids := make([]*qdrant.PointId, len(part))
+		for i, id := range part {
+			pids[i] = sourcePID(id)
+		}
+		pts, err := s.c.Get(ctx, &qdrant.GetPoints{CollectionName: s.coll(roleSources), Ids: pids, WithPayload: sel})
+		if err != nil {
+			return nil, s.wrap("read sources", err)
+		}
+		for _, p := range pts {
+			out[pstr(p.GetPayload(), "id")] = p.GetPayload()
+		}
+	}
+	return out, nil
+}
+
+// check refuses a batch that cannot be written whole, before anything is.
+func (s *Store) check(ctx context.Context, batch []store.SourceData) error {
+	withVectors := false
+	for _, sd := range batch {
+		if sd.Source.ID == "" {
+			return fmt.Errorf("write %q: the source has no ID", sd.Source.URI)
+		}
+		if sd.Vectors != nil {
+			if len(sd.Vectors) != len(sd.Chunks) {
+				return fmt.Errorf("write %q: %d vectors for %d chunks", sd.Source.URI, len(sd.Vectors), len(sd.Chunks))
+			}
+			withVectors = true
+		}
+	}
+	if !withVectors {
+		return nil
+	}
+	dim, err := s.vectorDim(ctx)
+	if err != nil {
+		return err
+	}
+	if dim == 0 {
+		return fmt.Errorf("write to %s: the batch has embeddings but the index has no vectors yet (InitVectors first)", s.where())
+	}
+	for _, sd := range batch {
+		for i, v := range sd.Vectors {
+			if len(v) != dim && !store.IsZeroVector(v) {
+				return fmt.Errorf("write %q: chunk %d has a %d-dimensional vector; the index holds %d dimensions", sd.Source.URI, i, len(v), dim)
+			}
+		}
+	}
+	return nil
+}
+
+// Replace writes sources with their chunks and vectors (see the comment at
+// the top of this file for what happens on a crash).
+func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
+	if len(batch) == 0 {
+		return ctx.Err()
+	}
+	// The last entry for a source wins, as in the SQL stores.
+	seen := map[string]int{}
+	var uniq []store.SourceData
+	for _, sd := range batch {
+		if i, ok := seen[sd.Source.ID]; ok {
+			uniq[i] = sd
+			continue
+		}
+		seen[sd.Source.ID] = len(uniq)
+		uniq = append(uniq, sd)
+	}
+	batch = uniq
+	if err := s.check(ctx, batch); err != nil {
+		return err
+	}
+	analysed := segment.Analyse(s.an, batch)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.recover(ctx); err != nil {
+		return err
+	}
+	st, err := s.readStats(ctx)
+	if err != nil {
+		return err
+	}
+	ids := make([]string, len(batch))
+	for i, sd := range batch {
+		ids[i] = sd.Source.ID
+	}
+	old, err := s.sourcePayloads(ctx, ids, "chunks", "tokens", "size")
+	if err != nil {
+		return err
+	}
+	for _, p := range old {
+		st.Sources--
+		st.Docs -= int(pint(p, "chunks"))
+		st.Tokens -= pint(p, "tokens")
+		st.Bytes -= pint(p, "size")
+	}
+	tokens := make([]int64, len(batch))
+	for i, sd := range batch {
+		for _, a := range analysed[i] {
+			tokens[i] += int64(a.Counts.Len)
+		}
+		st.Sources++
+		st.Docs += len(sd.Chunks)
+		st.Tokens += tokens[i]
+		st.Bytes += int64(len(sd.Content))
+	}
+	avg := st.avgdl()
+	gen := newGen()
+	chunkIDs, err := s.assignIDs(ctx, batch, gen)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := s.writeJournal(ctx, "replace", gen, ids); err != nil {
+		return err
+	}
+	var chunks, vecs []*qdrant.PointStruct
+	for i, sd := range batch {
+		for j, c := range sd.Chunks {
+			a := analysed[i][j]
+			chunks = append(chunks, chunkPoint(sd, c, a, chunkIDs[i][j], gen, avg))
+			if sd.Vectors != nil && !store.IsZeroVector(sd.Vectors[j]) {
+				vecs = append(vecs, &qdrant.PointStruct{
+					Id:      numID(chunkIDs[i][j]),
+					Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{denseName: qdrant.NewVectorDense(sd.Vectors[j])}),
+					Payload: map[string]*qdrant.Value{"sid": vstr(sd.Source.ID), "type": vstr(string(sd.Source.Type)), "uri": vstr(sd.Source.URI), "gen": vstr(gen), "hash": vstr(a.Hash)},
+				})
+			}
+		}
+	}
+	if err := s.upsert(ctx, s.coll(roleChunks), chunks); err != nil {
+		return err
+	}
+	if len(vecs) > 0 {
+		if err := s.upsert(ctx, s.coll(roleVectors), vecs); err != nil {
+			return err
+		}
+	}
+	now := time.Now().Unix()
+	srcs := make([]*qdrant.PointStruct, len(batch))
+	for i, sd := range batch {
+		src := sd.Source
+		srcs[i] = &qdrant.PointStruct{
+			Id: sourcePID(src.ID), Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{}),
+			Payload: map[string]*qdrant.Value{
+				"id": vstr(src.ID), "uri": vstr(src.URI), "type": vstr(string(src.Type)), "format": vstr(string(src.Format)),
+				"title": vstr(src.Title), "hash": vstr(src.ContentHash), "size": vint(int64(len(sd.Content))),
+				"chunks": vint(int64(len(sd.Chunks))), "indexed": vint(now), "gen": vstr(gen), "tokens": vint(tokens[i]),
+				"content": vstr(sd.Content),
+			},
+		}
+	}
+	if err := s.upsert(ctx, s.coll(roleSources), srcs); err != nil {
+		return err
+	}
+	// From here on the batch is committed: finish it even if ctx ends.
+	ctx = context.WithoutCancel(ctx)
+	f := sourceFilter(ids)
+	f.MustNot = []*qdrant.Condition{qdrant.NewMatch("gen", gen)}
+	if err := s.deleteDerived(ctx, f); err != nil {
+		return err
+	}
+	if err := s.writeStats(ctx, st); err != nil {
+		return err
+	}
+	return s.clearJournal(ctx)
+}
+
+// chunkPoint is a chunk as stored: its record as payload and its terms as
+// a sparse vector of BM25 term weights (a.Counts, normalised by avg).
+func chunkPoint(sd store.SourceData, c doc.Chunk, a segment.Analysed, id int64, gen string, avg float64) *qdrant.PointStruct {
+	idx, val := sparseWeights(a.Counts, avg)
+	terms := make([]string, len(a.Counts.Terms))
+	for i, t := range a.Counts.Terms {
+		terms[i] = t.Term
+	}
+	return &qdrant.PointStruct{
+		Id:      numID(id),
+		Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{sparseName: qdrant.NewVectorSparse(idx, val)}),
+		Payload: map[string]*qdrant.Value{
+			"sid": vstr(sd.Source.ID), "uri": vstr(sd.Source.URI), "type": vstr(string(sd.Source.Type)), "gen": vstr(gen),
+			"idx": vint(int64(c.Index)), "text": vstr(c.Text), "heading": vstrs(c.Heading),
+			"sl": vint(int64(c.StartLine)), "el": vint(int64(c.EndLine)), "sb": vint(int64(c.StartByte)), "eb": vint(int64(c.EndByte)),
+			"tok": vint(int64(c.Tokens)), "hash": vstr(a.Hash), "len": vint(int64(a.Counts.Len)), "avg": vflt(avg),
+			"terms": vstrs(terms),
+		},
+	}
+}
+
+// weight is a term's BM25 weight without IDF: what Qdrant multiplies by its IDF.
+func weight(tf, dl, avg float64) float64 {
+	return tf * (bm25.K1 + 1) / (tf + bm25.K1*(1-bm25.B+bm25.B*dl/avg))
+}
+
+// tfOf inverts weight: the term frequency a stored weight w was made from.
+func tfOf(w, dl, avg float64) float64 {
+	norm := bm25.K1 * (1 - bm25.B + bm25.B*dl/avg)
+	if w >= bm25.K1+1 {
+		return 0
+	}
+	return w * norm / (bm25.K1 + 1 - w)
+}
+
+// sparseWeights turns term counts into a sparse vector: sorted dimensions,
+// with the weights of terms that share a dimension added up.
+func sparseWeights(c bm25.Counts, avg float64) ([]uint32, []float32) {
+	byDim := make(map[uint32]float64, len(c.Terms))
+	for _, t := range c.Terms {
+		byDim[termDim(t.Term)] += weight(float64(t.N), float64(c.Len), avg)
+	}
+	idx := make([]uint32, 0, len(byDim))
+	for d := range byDim {
+		idx = append(idx, d)
+	}
+	slices.Sort(idx)
+	val := make([]float32, len(idx))
+	for i, d := range idx {
+		val[i] = float32(byDim[d])
+	}
+	return idx, val
+}
+
+// assignIDs gives every chunk of batch an ID no stored point has: derived
+// from its source, position and the generation, re-derived with a salt on
+// the rare collision.
+func (s *Store) assignIDs(ctx context.Context, batch []store.SourceData, gen string) ([][]int64, error) {
+	out := make([][]int64, len(batch))
+	taken := map[int64]bool{}
+	type pos struct{ i, j, salt int }
+	var todo []pos
+	for i, sd := range batch {
+		out[i] = make([]int64, len(sd.Chunks))
+		for j := range sd.Chunks {
+			todo = append(todo, pos{i, j, 0})
+		}
+	}
+	for round := 0; len(todo) > 0; round++ {
+		if round > 8 {
+			return nil, fmt.Errorf("write to %s: cannot find free chunk IDs", s.where())
+		}
+		var pids []*qdrant.PointId
+		for k, p := range todo {
+			id := chunkID(batch[p.i].Source.ID, p.j, gen, p.salt)
+			for taken[id] {
+				todo[k].salt++
+				p.salt++
+				id = chunkID(batch[p.i].Source.ID, p.j, gen, p.salt)
+			}
+			taken[id] = true
+			out[p.i][p.j] = id
+			pids = append(pids, numID(id))
+		}
+		exists := map[int64]bool{}
+		for start := 0; start < len(pids); start += 1000 {
+			pts, err := s.c.Get(ctx, &qdrant.GetPoints{CollectionName: s.coll(roleChunks), Ids: pids[start:min(start+1000, len(pids))], WithPayload: qdrant.NewWithPayload(false)})
+			if err != nil {
+				return nil, s.wrap("check chunk IDs", err)
+			}
+			for _, p := range pts {
+				exists[idOf(p.GetId())] = true
+			}
+		}
+		var again []pos
+		for _, p := range todo {
+			if exists[out[p.i][p.j]] {
+				p.salt++
+				again = append(again, p)
+			}
+		}
+		todo = again
+	}
+	return out, nil
+}
+
+// Delete removes sources and everything derived from them.
+func (s *Store) Delete(ctx context.Context, ids []string) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.recover(ctx); err != nil {
+		return 0, err
+	}
+	old, err := s.sourcePayloads(ctx, ids, "chunks", "tokens", "size")
+	if err != nil {
+		return 0, err
+	}
+	if len(old) == 0 {
+		return 0, nil
+	}
+	st, err := s.readStats(ctx)
+	if err != nil {
+		return 0, err
+	}
+	found := make([]string, 0, len(old))
+	for id, p := range old {
+		found = append(found, id)
+		st.Sources--
+		st.Docs -= int(pint(p, "chunks"))
+		st.Tokens -= pint(p, "tokens")
+		st.Bytes -= pint(p, "size")
+	}
+	slices.Sort(found)
+	if err := s.writeJournal(ctx, "delete", "", found); err != nil {
+		return 0, err
+	}
+	ctx = context.WithoutCancel(ctx)
+	if err := s.removeSources(ctx, found); err != nil {
+		return 0, err
+	}
+	if err := s.writeStats(ctx, st); err != nil {
+		return 0, err
+	}
+	return len(found), s.clearJournal(ctx)
+}
