@@ -2,7 +2,6 @@ package qdrant
 
 import (
 	"context"
-	"encoding/binary"
 	"hash/fnv"
 
 	"github.com/qdrant/go-client/qdrant"
@@ -56,24 +55,6 @@ func termDim(term string) uint32 {
 	h := fnv.New32a()
 	h.Write([]byte(term))
 	return h.Sum32()
-}
-
-// chunkID derives the ID of a chunk written in generation gen from its
-// source, position and salt: 53 bits, so that it survives JSON numbers in
-// every client, and never 0.
-func chunkID(sourceID string, index int, gen string, salt int) int64 {
-	h := fnv.New64a()
-	h.Write([]byte(sourceID))
-	var b [16]byte
-	binary.LittleEndian.PutUint64(b[:8], uint64(index))
-	binary.LittleEndian.PutUint64(b[8:], uint64(salt))
-	h.Write(b[:])
-	h.Write([]byte(gen))
-	id := int64(h.Sum64() & (1<<53 - 1))
-	if id == 0 {
-		id = 1
-	}
-	return id
 }
 
 func numID(id int64) *qdrant.PointId { return qdrant.NewIDNum(uint64(id)) }

@@ -423,56 +423,75 @@ func sparseWeights(c bm25.Counts, avg float64) ([]uint32, []float32) {
 	return idx, val
 }
 
-// assignIDs gives every chunk of batch an ID no stored point has: derived
-// from its source, position and the generation, re-derived with a salt on
-// the rare collision.
-func (s *Store) assignIDs(ctx context.Context, batch []store.SourceData, gen string) ([][]int64, error) {
+// counterID is the point holding the next free chunk ID.
+var counterID = uuidOf("sys", "next-chunk-id")
+
+// assignIDs gives every chunk of batch a new ID from the index's counter,
+// in batch order, so chunk IDs grow in the order chunks were written (as
+// in the SQL stores; ties in ranking go to the lower ID).
+func (s *Store) assignIDs(ctx context.Context, batch []store.SourceData, _ string) ([][]int64, error) {
+	n := 0
+	for _, sd := range batch {
+		n += len(sd.Chunks)
+	}
+	next, err := s.allocIDs(ctx, n)
+	if err != nil {
+		return nil, err
+	}
 	out := make([][]int64, len(batch))
-	taken := map[int64]bool{}
-	type pos struct{ i, j, salt int }
-	var todo []pos
 	for i, sd := range batch {
 		out[i] = make([]int64, len(sd.Chunks))
 		for j := range sd.Chunks {
-			todo = append(todo, pos{i, j, 0})
+			out[i][j] = next
+			next++
 		}
-	}
-	for round := 0; len(todo) > 0; round++ {
-		if round > 8 {
-			return nil, fmt.Errorf("write to %s: cannot find free chunk IDs", s.where())
-		}
-		var pids []*qdrant.PointId
-		for k, p := range todo {
-			id := chunkID(batch[p.i].Source.ID, p.j, gen, p.salt)
-			for taken[id] {
-				todo[k].salt++
-				p.salt++
-				id = chunkID(batch[p.i].Source.ID, p.j, gen, p.salt)
-			}
-			taken[id] = true
-			out[p.i][p.j] = id
-			pids = append(pids, numID(id))
-		}
-		exists := map[int64]bool{}
-		for start := 0; start < len(pids); start += 1000 {
-			pts, err := s.c.Get(ctx, &qdrant.GetPoints{CollectionName: s.coll(roleChunks), Ids: pids[start:min(start+1000, len(pids))], WithPayload: qdrant.NewWithPayload(false)})
-			if err != nil {
-				return nil, s.wrap("check chunk IDs", err)
-			}
-			for _, p := range pts {
-				exists[idOf(p.GetId())] = true
-			}
-		}
-		var again []pos
-		for _, p := range todo {
-			if exists[out[p.i][p.j]] {
-				p.salt++
-				again = append(again, p)
-			}
-		}
-		todo = again
 	}
 	return out, nil
+}
+
+// allocIDs reserves n chunk IDs and returns the first. The counter is
+// advanced by compare-and-set: an upsert that only applies while the
+// counter still holds the value read (update_filter), then read back to see
+// whose token is there, so two processes never get the same IDs.
+func (s *Store) allocIDs(ctx context.Context, n int) (int64, error) {
+	for attempt := 0; attempt < 50; attempt++ {
+		pts, err := s.c.Get(ctx, &qdrant.GetPoints{CollectionName: s.coll(roleMeta), Ids: []*qdrant.PointId{counterID}, WithPayload: qdrant.NewWithPayload(true)})
+		if err != nil {
+			return 0, s.wrap("read the chunk ID counter", err)
+		}
+		cur := int64(1)
+		cond := (*qdrant.Filter)(nil)
+		if len(pts) > 0 {
+			cur = pint(pts[0].GetPayload(), "next")
+			cond = &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchInt("next", cur)}}
+		}
+		token := newGen()
+		wait := true
+		req := &qdrant.UpsertPoints{
+			CollectionName: s.coll(roleMeta), Wait: &wait, UpdateFilter: cond,
+			Points: []*qdrant.PointStruct{{
+				Id: counterID, Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{}),
+				Payload: map[string]*qdrant.Value{"kind": vstr("counter"), "next": vint(cur + int64(n)), "token": vstr(token)},
+			}},
+		}
+		if cond == nil {
+			req.UpdateMode = qdrant.UpdateMode_InsertOnly.Enum()
+		}
+		if _, err := s.c.Upsert(ctx, req); err != nil {
+			return 0, s.wrap("advance the chunk ID counter", err)
+		}
+		pts, err = s.c.Get(ctx, &qdrant.GetPoints{CollectionName: s.coll(roleMeta), Ids: []*qdrant.PointId{counterID}, WithPayload: qdrant.NewWithPayload(true)})
+		if err != nil {
+			return 0, s.wrap("read the chunk ID counter", err)
+		}
+		if len(pts) > 0 && pstr(pts[0].GetPayload(), "token") == token {
+			return cur, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+	}
+	return 0, fmt.Errorf("write to %s: could not reserve chunk IDs (the counter kept changing under other writers)", s.where())
 }
 
 // Delete removes sources and everything derived from them.
