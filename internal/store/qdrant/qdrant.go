@@ -172,7 +172,14 @@ type Store struct {
 	// vecDim caches the vector collection's dimension (0: none known).
 	vmu    sync.Mutex
 	vecDim int
+
+	// crashAt, set by tests, makes Replace stop as a crash would after the
+	// named step ("chunks": new chunks written; "sources": sources committed).
+	crashAt string
 }
+
+// errCrash is what Replace returns where a test asked it to stop.
+var errCrash = errors.New("simulated crash")
 
 var _ store.Store = (*Store)(nil)
 

@@ -339,6 +339,9 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 			return err
 		}
 	}
+	if s.crashAt == "chunks" {
+		return errCrash
+	}
 	now := time.Now().Unix()
 	srcs := make([]*qdrant.PointStruct, len(batch))
 	for i, sd := range batch {
@@ -355,6 +358,9 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 	}
 	if err := s.upsert(ctx, s.coll(roleSources), srcs); err != nil {
 		return err
+	}
+	if s.crashAt == "sources" {
+		return errCrash
 	}
 	// From here on the batch is committed: finish it even if ctx ends.
 	ctx = context.WithoutCancel(ctx)
