@@ -256,6 +256,9 @@ func (s *Store) connError(err error) error {
 	case codes.Unauthenticated, codes.PermissionDenied:
 		return fmt.Errorf("%s refused the API key: %v (set QDRANT_API_KEY to the key the server was started with)", s.where(), rootCause(err))
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Unimplemented, codes.Unknown, codes.Internal:
+		if strings.Contains(err.Error(), "HTTP/1.1") {
+			return fmt.Errorf("%s answers HTTP/1.1, not gRPC: that looks like Qdrant's REST port; give --db the gRPC port (6334 by default, service.grpc_port in Qdrant's config)", s.where())
+		}
 		return fmt.Errorf("cannot reach %s: %v (is the server running, and does --db name its gRPC port — 6334 by default, not the REST port 6333?)", s.where(), rootCause(err))
 	}
 	return fmt.Errorf("%s: %w", s.where(), err)

@@ -187,7 +187,7 @@ func TestOpenWrongPort(t *testing.T) {
 	defer srv.Close()
 	addr := strings.TrimPrefix(srv.URL, "http://")
 	_, err := Open(context.Background(), "qdrant://"+addr+"/x", Options{Timeout: 3 * time.Second})
-	if err == nil || !strings.Contains(err.Error(), "gRPC port") || !strings.Contains(err.Error(), addr) {
+	if err == nil || !strings.Contains(err.Error(), "answers HTTP/1.1, not gRPC") || !strings.Contains(err.Error(), addr) {
 		t.Errorf("Open on an HTTP port = %v; want a message that names %s and the gRPC port", err, addr)
 	}
 	t.Logf("the user reads: %v", err)
