@@ -67,7 +67,8 @@ func sparseOf(v *qdrant.VectorsOutput, name string) (idx []uint32, val []float32
 	if sp := out.GetSparse(); sp != nil {
 		return sp.GetIndices(), sp.GetValues()
 	}
-	return out.GetIndices().GetData(), out.GetData() //nolint:staticcheck // older servers fill the deprecated fields
+	//lint:ignore SA1019 servers before 1.12 fill only the deprecated fields
+	return out.GetIndices().GetData(), out.GetData()
 }
 
 // denseOf reads a dense vector from a point's named vectors.
@@ -76,7 +77,8 @@ func denseOf(v *qdrant.VectorsOutput, name string) []float32 {
 	if d := out.GetDense(); d != nil {
 		return d.GetData()
 	}
-	return out.GetData() //nolint:staticcheck // older servers fill the deprecated field
+	//lint:ignore SA1019 servers before 1.12 fill only the deprecated field
+	return out.GetData()
 }
 
 const pageSize = 256

@@ -97,22 +97,22 @@ func ParseDSN(dsn string) (Settings, error) {
 	set := Settings{Port: 6334, Prefix: "sagasu", Keyword: KeywordExact, Oversample: 3}
 	u, err := url.Parse(dsn)
 	if err != nil || u.Scheme != "qdrant" || u.Host == "" {
-		return set, fmt.Errorf("Qdrant location %q: want qdrant://host:port/collection-prefix (gRPC port, 6334 by default)", redact(dsn))
+		return set, fmt.Errorf("bad Qdrant location %q: want qdrant://host:port/collection-prefix (gRPC port, 6334 by default)", redact(dsn))
 	}
 	if u.User != nil {
-		return set, fmt.Errorf("Qdrant location %q: do not put the API key in --db; set QDRANT_API_KEY instead", redact(dsn))
+		return set, fmt.Errorf("bad Qdrant location %q: do not put the API key in --db; set QDRANT_API_KEY instead", redact(dsn))
 	}
 	set.Host = u.Hostname()
 	if p := u.Port(); p != "" {
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 1 || n > 65535 {
-			return set, fmt.Errorf("Qdrant location %q: port %q is not a port number", dsn, p)
+			return set, fmt.Errorf("bad Qdrant location %q: port %q is not a port number", dsn, p)
 		}
 		set.Port = n
 	}
 	if p := strings.Trim(u.Path, "/"); p != "" {
 		if !prefixRE.MatchString(p) {
-			return set, fmt.Errorf("Qdrant location %q: collection prefix %q may hold only letters, digits, _ and - (at most 64)", dsn, p)
+			return set, fmt.Errorf("bad Qdrant location %q: collection prefix %q may hold only letters, digits, _ and - (at most 64)", dsn, p)
 		}
 		set.Prefix = p
 	}
@@ -121,7 +121,7 @@ func ParseDSN(dsn string) (Settings, error) {
 		switch k {
 		case "tls", "keyword", "oversample":
 		default:
-			return set, fmt.Errorf("Qdrant location %q: unknown option %q (known: tls, keyword, oversample)", dsn, k)
+			return set, fmt.Errorf("bad Qdrant location %q: unknown option %q (known: tls, keyword, oversample)", dsn, k)
 		}
 	}
 	switch v := q.Get("tls"); v {
@@ -129,19 +129,19 @@ func ParseDSN(dsn string) (Settings, error) {
 	case "true":
 		set.TLS = true
 	default:
-		return set, fmt.Errorf("Qdrant location %q: tls=%q must be true or false", dsn, v)
+		return set, fmt.Errorf("bad Qdrant location %q: tls=%q must be true or false", dsn, v)
 	}
 	switch v := q.Get("keyword"); v {
 	case "":
 	case KeywordExact, KeywordQdrant:
 		set.Keyword = v
 	default:
-		return set, fmt.Errorf("Qdrant location %q: keyword=%q must be %s or %s", dsn, v, KeywordExact, KeywordQdrant)
+		return set, fmt.Errorf("bad Qdrant location %q: keyword=%q must be %s or %s", dsn, v, KeywordExact, KeywordQdrant)
 	}
 	if v := q.Get("oversample"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 100 {
-			return set, fmt.Errorf("Qdrant location %q: oversample=%q must be a number from 1 to 100", dsn, v)
+			return set, fmt.Errorf("bad Qdrant location %q: oversample=%q must be a number from 1 to 100", dsn, v)
 		}
 		set.Oversample = n
 	}
@@ -219,7 +219,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		GrpcOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256 << 20))},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("Qdrant at %s: %w", net.JoinHostPort(set.Host, strconv.Itoa(set.Port)), err)
+		return nil, fmt.Errorf("connect to Qdrant at %s: %w", net.JoinHostPort(set.Host, strconv.Itoa(set.Port)), err)
 	}
 	s := &Store{c: c, set: set, an: an}
 	hctx, cancel := context.WithTimeout(ctx, timeout)
