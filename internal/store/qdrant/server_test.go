@@ -24,7 +24,8 @@ import (
 )
 
 // Env names the Qdrant server the tests use: its gRPC address as
-// http://host:port (or host:port).
+// http://host:port (or host:port); "model" runs them on the in-process
+// model of model_test.go instead, which checks only the driver's logic.
 const Env = "SAGASU_TEST_QDRANT"
 
 // testServer returns the test server's host and gRPC port, or skips. It
@@ -38,6 +39,11 @@ func testServer(t *testing.T) (string, int) {
 			msg += " (CI has no Qdrant server, so these tests are skipped there)"
 		}
 		t.Skip(msg)
+	}
+	if v == "model" {
+		// The in-process model (model_test.go): checks the driver's logic
+		// only, never the real server's behaviour.
+		v = startModel(t)
 	}
 	if !strings.Contains(v, "://") {
 		v = "http://" + v
@@ -146,9 +152,8 @@ func TestRefusesForeignCollections(t *testing.T) {
 	for _, role := range []string{roleMeta, roleChunks} {
 		t.Run(role, func(t *testing.T) {
 			dsn := freshDSN(t, "")
-			host, port := testServer(t)
-			c := rawClient(t, host, port)
 			set, _ := ParseDSN(dsn)
+			c := rawClient(t, set.Host, set.Port)
 			name := set.Prefix + "_" + role
 			if err := c.CreateCollection(ctx, &qdrant.CreateCollection{
 				CollectionName: name,
@@ -258,6 +263,9 @@ func TestCrashRecovery(t *testing.T) {
 			// What a clean replace gives, on its own prefix.
 			ref := openStore(t, freshDSN(t, ""))
 			defer ref.Close()
+			if err := ref.InitVectors(ctx, storetest.VectorDim); err != nil {
+				t.Fatal(err)
+			}
 			if err := ref.Replace(ctx, storetest.EmbeddedCorpus(t)[:3]); err != nil {
 				t.Fatal(err)
 			}
@@ -268,6 +276,9 @@ func TestCrashRecovery(t *testing.T) {
 
 			dsn := freshDSN(t, "")
 			s := openStore(t, dsn)
+			if err := s.InitVectors(ctx, storetest.VectorDim); err != nil {
+				t.Fatal(err)
+			}
 			if err := s.Replace(ctx, storetest.EmbeddedCorpus(t)[:3]); err != nil {
 				t.Fatal(err)
 			}
@@ -321,8 +332,7 @@ func TestLockAcrossStores(t *testing.T) {
 		t.Errorf("Lock over a fresh lock = %v, want ErrLocked", err)
 	}
 	wait := true
-	host, port := testServer(t)
-	c := rawClient(t, host, port)
+	c := rawClient(t, a.set.Host, a.set.Port)
 	if _, err := c.SetPayload(ctx, &qdrant.SetPayloadPoints{
 		CollectionName: a.coll(roleMeta), Wait: &wait, PointsSelector: qdrant.NewPointsSelector(lockID),
 		Payload: map[string]*qdrant.Value{"expires": vint(time.Now().Add(-time.Second).UnixMilli())},
