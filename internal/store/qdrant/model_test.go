@@ -18,10 +18,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
 
 	"github.com/sagasu-dev/sagasu/internal/store"
@@ -53,7 +55,8 @@ func startModel(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := grpc.NewServer()
+	// The client pings every 10 s; allow it, as Qdrant does.
+	srv := grpc.NewServer(grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: time.Second, PermitWithoutStream: true}))
 	m := &model{colls: map[string]*mcoll{}}
 	qdrant.RegisterQdrantServer(srv, m)
 	qdrant.RegisterCollectionsServer(srv, &mcolls{model: m})
