@@ -70,7 +70,7 @@ func (s *Store) InitVectors(ctx context.Context, dim int) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("%s: the index holds %d-dimensional vectors (collection %q) and the embedder makes %d: re-embed with `sagasu reindex --embeddings` or use the embedder the index was built with",
+	return fmt.Errorf("%s: the index holds %d-dimensional vectors (collection %q) and the embedder makes %d: re-embed with `sagasu reindex` or use the embedder the index was built with",
 		s.where(), have, s.coll(roleVectors), dim)
 }
 
