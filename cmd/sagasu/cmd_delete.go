@@ -15,8 +15,10 @@ func newDeleteCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "delete [SOURCE]...",
 		Short: "Remove sources from the index",
-		Long: `Delete removes sources — named by ID, URI or a unique end of the URI — or
-every source whose URI matches --glob, with their chunks.`,
+		Long: `Delete removes sources — named by ID, URI, a unique end of the URI or the
+path of an indexed file in any spelling (see sagasu get) — or every source
+whose URI matches --glob, with their chunks. --glob matches URIs as stored
+(paths from the index's root, see sagasu index --help).`,
 		Example: `  sagasu delete docs/old.md
   sagasu delete --glob 'drafts/**'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -38,7 +40,11 @@ every source whose URI matches --glob, with their chunks.`,
 				return err
 			}
 			defer rt.Close()
-			res, err := rt.Tools.Delete(ctx, tools.DeleteInput{Sources: args, Glob: pathGlob})
+			refs := make([]string, len(args))
+			for i, ref := range args {
+				refs[i] = rt.SourceRef(ctx, ref)
+			}
+			res, err := rt.Tools.Delete(ctx, tools.DeleteInput{Sources: refs, Glob: pathGlob})
 			if err != nil {
 				return err
 			}

@@ -15,12 +15,12 @@ func newEvalCmd(g *globals) *cobra.Command {
 		Use:   "eval",
 		Short: "Measure retrieval quality on a labelled dataset",
 	}
-	cmd.AddCommand(newEvalBEIRCmd(g), newEvalGoalsCmd(g))
+	cmd.AddCommand(newEvalBEIRCmd(g), newEvalQueriesCmd(g), newEvalGoalsCmd(g))
 	return cmd
 }
 
 func newEvalBEIRCmd(g *globals) *cobra.Command {
-	var dataset, split, mode string
+	var dataset, split, mode, half string
 	cmd := &cobra.Command{
 		Use:   "beir --dataset DIR",
 		Short: "Evaluate on a BEIR-layout dataset (nDCG@10, recall@10/100, MRR@10, latency)",
@@ -43,6 +43,13 @@ MRR@10 and the query latency percentiles.`,
 			ds, err := eval.LoadBEIR(dataset, split)
 			if err != nil {
 				return err
+			}
+			switch half {
+			case "":
+			case "odd", "even":
+				ds.KeepHalf(half == "odd")
+			default:
+				return usagef("--half %q: use odd or even", half)
 			}
 			mi, err := openMeasureIndex(ctx, cmd, a, "eval")
 			if err != nil {
@@ -86,6 +93,7 @@ MRR@10 and the query latency percentiles.`,
 	f := cmd.Flags()
 	f.StringVar(&dataset, "dataset", "", "BEIR dataset folder")
 	f.StringVar(&split, "split", "test", "qrels split to evaluate")
+	f.StringVar(&half, "half", "", "evaluate only the queries with an odd or even numeric ID (tune on one half, check on the other)")
 	f.StringVar(&mode, "mode", "", "retrieval mode: keyword, semantic, hybrid (default: hybrid with an embedder)")
 	addEmbedderFlags(f)
 	f.Int("chunk-size", 0, "maximum tokens per chunk (default 512)")

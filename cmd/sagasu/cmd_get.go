@@ -16,8 +16,10 @@ func newGetCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "get SOURCE",
 		Short: "Print a source's original content, whole or one section of it",
-		Long: `Get prints the original content of a source, named by its ID, its URI or a
-unique end of its URI ("routing.md"). --section prints one section with its
+		Long: `Get prints the original content of a source, named by its ID, its URI, a
+unique end of its URI ("routing.md"), or the path of an indexed file from the
+working directory in any spelling ("../project/docs/a.md", an absolute path,
+a path through a symlinked folder). --section prints one section with its
 subsections: a heading ("Dynamic Routes") or a heading path
 ("Routing > Dynamic Routes"), matched case-insensitively.`,
 		Example: `  sagasu get docs/guide/routing.md
@@ -34,7 +36,7 @@ subsections: a heading ("Dynamic Routes") or a heading path
 				return err
 			}
 			defer rt.Close()
-			res, err := rt.Tools.Get(ctx, tools.GetInput{Source: args[0], Section: section})
+			res, err := rt.Tools.Get(ctx, tools.GetInput{Source: rt.SourceRef(ctx, args[0]), Section: section})
 			if err != nil {
 				return err
 			}

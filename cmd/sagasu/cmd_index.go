@@ -32,7 +32,18 @@ costs one API call. Internal addresses are refused unless --allow-private.
 It is incremental: a source whose content has not changed is skipped, a changed
 one is replaced in one transaction, and running it twice leaves the same index.
 --prune removes sources whose files are gone. .git, node_modules, hidden
-folders, binary files and files over --max-file-size are skipped.`,
+folders, binary files and files over --max-file-size are skipped.
+
+A local file is stored once however it is named: "docs", "./docs",
+"/abs/project/docs", "../project/docs" from another folder and a symlink to
+the folder all name the same files. Its URI is its path from the index's
+root ("docs/guide/intro.md"; --filter, get and delete use it), or its
+absolute path when it lies outside the root. The root is the folder that
+holds .sagasu/ for an index at <dir>/.sagasu/sagasu.db (the default);
+for any other --db file or a postgres:// index it is the working directory
+of the first index run, kept in the index. A symlinked file keeps its own
+name. Indexes made by older versions, which stored paths as typed, are
+re-keyed on their next index run (duplicates of one file are merged).`,
 		Example: `  sagasu index README.md docs/
   sagasu index 'docs/**/*.md' --prune
   sagasu index github:golang/go@go1.22.0/doc https://go.dev/doc/effective_go
@@ -64,8 +75,13 @@ folders, binary files and files over --max-file-size are skipped.`,
 			if err != nil {
 				return err
 			}
+			root, err := a.SourceRoot(ctx, st, true)
+			if err != nil {
+				return err
+			}
 
 			opt := a.IndexOptions()
+			opt.Source.Root = root
 			opt.Prune, opt.Force = prune, force
 			opt.Source.Stdin = g.stdin
 			opt.Embedder = emb
@@ -156,6 +172,9 @@ func reportView(rep index.Report, err error) any {
 		"added": rep.Added, "updated": rep.Updated, "unchanged": rep.Unchanged, "removed": rep.Removed,
 		"chunks": rep.Chunks, "bytes": rep.Bytes, "embedded": rep.Embedded, "reused": rep.Reused, "tookMs": rep.Took.Milliseconds(), "skipped": skips,
 	}
+	if rep.Rekeyed+rep.Merged > 0 {
+		out["rekeyed"], out["merged"] = rep.Rekeyed, rep.Merged
+	}
 	if err != nil {
 		out["error"] = err.Error()
 	}
@@ -173,6 +192,9 @@ func printReport(w io.Writer, rep index.Report) {
 	parts := []string{fmt.Sprintf("%d added", rep.Added), fmt.Sprintf("%d updated", rep.Updated), fmt.Sprintf("%d unchanged", rep.Unchanged)}
 	if rep.Removed > 0 {
 		parts = append(parts, fmt.Sprintf("%d removed", rep.Removed))
+	}
+	if rep.Rekeyed+rep.Merged > 0 {
+		fmt.Fprintf(w, "renamed %d sources to their canonical paths, merged %d duplicate sources\n", rep.Rekeyed, rep.Merged)
 	}
 	fmt.Fprintf(w, "indexed %d sources (%s), %d chunks written, %.1f MB read in %s\n",
 		rep.Added+rep.Updated+rep.Unchanged, strings.Join(parts, ", "), rep.Chunks, float64(rep.Bytes)/1e6, rep.Took.Round(1e6))

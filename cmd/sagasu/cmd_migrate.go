@@ -85,6 +85,9 @@ destination has are kept and reported, or removed with --prune.`,
 			if bar != nil {
 				_ = bar.Finish()
 			}
+			if err == nil {
+				err = app.CarrySourceNames(ctx, from, src, to, dst)
+			}
 			if err != nil {
 				if errors.Is(err, ctx.Err()) || ctx.Err() != nil {
 					return fmt.Errorf("interrupted after copying %d sources: run the same command again to finish", rep.Copied)

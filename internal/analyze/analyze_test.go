@@ -3,10 +3,15 @@ package analyze
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -182,6 +187,8 @@ func setOf(terms []string) map[string]bool {
 	return m
 }
 
+// FuzzTerms checks the analyzer's promises on any text, with both the
+// default and the raw analyzer (see checkTerms).
 func FuzzTerms(f *testing.F) {
 	for _, s := range []string{
 		"", "hello world", "don't user's o'clock ''a'' a'", "covid-19 3.14",
@@ -190,34 +197,94 @@ func FuzzTerms(f *testing.F) {
 	} {
 		f.Add(s)
 	}
+	fuzzTerms(f)
+}
+
+// FuzzTermsJapanese is FuzzTerms started from Japanese text (the VitePress
+// docs in Japanese when they are there), so that mutations explore kana,
+// kanji, full- and half-width forms and their mixes with Latin words.
+func FuzzTermsJapanese(f *testing.F) {
+	for _, s := range []string{
+		"設定ファイルを作成します。", "ｶﾀｶﾅとひらがなと漢字、ＡＢＣ１２３。", "VitePressの設定方法を理解する",
+		"「引用」（括弧）【見出し】〜ー—", "サーバーサイドレンダリング(SSR)を使う", "㈱①㍻ｰﾞﾟ", "한국어 텍스트도",
+		"日本語\u3000全角スペース\u00a0と\tタブ", "ﾃﾞｰﾀﾍﾞｰｽ", "葛\U000E0100城\uFE0F市",
+	} {
+		f.Add(s)
+	}
+	files, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "data", "vitepress-docs", "ja", "guide", "*.md"))
+	for _, p := range files[:min(len(files), 8)] {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(string(b[:min(len(b), 4000)]))
+		}
+	}
+	fuzzTerms(f)
+}
+
+func fuzzTerms(f *testing.F) {
 	a := New(Options{})
 	raw := New(Options{NoStem: true, NoStopwords: true})
 	f.Fuzz(func(t *testing.T, s string) {
-		for _, an := range []*Analyzer{a, raw} {
-			terms := an.Terms(s)
-			set := setOf(terms)
-			for _, term := range terms {
-				if term == "" {
-					t.Fatalf("empty term from %q: %q", s, terms)
-				}
-			}
-			q := an.QueryTerms(s)
-			seen := map[string]bool{}
-			for _, term := range q {
-				if !set[term] {
-					t.Fatalf("query term %q of %q not in Terms %q", term, s, terms)
-				}
-				if seen[term] {
-					t.Fatalf("query term %q repeated: %q", term, q)
-				}
-				seen[term] = true
-			}
-			if len(seen) != len(set) {
-				t.Fatalf("QueryTerms %q misses some of %q", q, terms)
-			}
-			require.Equal(t, terms, an.Terms(s), "not deterministic")
-		}
+		checkTerms(t, a, s)
+		checkTerms(t, raw, s)
+		cjkSubstrings(t, raw, s)
 	})
+}
+
+// checkTerms checks what every caller of an Analyzer relies on: terms are
+// non-empty, valid UTF-8 without white space and at most MaxTermBytes long;
+// QueryTerms are the distinct Terms in first-seen order; AppendTerms appends
+// exactly Terms; and the result is the same every time, also after the
+// analyzer's pooled buffers served other text.
+func checkTerms(t *testing.T, an *Analyzer, s string) {
+	t.Helper()
+	terms := an.Terms(s)
+	for _, term := range terms {
+		if term == "" || !utf8.ValidString(term) || len(term) > MaxTermBytes || strings.ContainsFunc(term, unicode.IsSpace) {
+			t.Fatalf("%s: bad term %q from %q: %q", an.Signature(), term, s, terms)
+		}
+	}
+	var want []string
+	seen := map[string]bool{}
+	for _, term := range terms {
+		if !seen[term] {
+			seen[term] = true
+			want = append(want, term)
+		}
+	}
+	if q := an.QueryTerms(s); !slices.Equal(q, want) {
+		t.Fatalf("%s: QueryTerms(%q) = %q, want the distinct terms %q", an.Signature(), s, q, want)
+	}
+	if got := an.AppendTerms([]string{"kept"}, s); len(got) == 0 || got[0] != "kept" || !slices.Equal(got[1:], terms) {
+		t.Fatalf("%s: AppendTerms(kept, %q) = %q, want kept then %q", an.Signature(), s, got, terms)
+	}
+	an.Terms(strings.Repeat("other text 他の文章 ", 20))
+	require.Equal(t, terms, an.Terms(s), "%s: not deterministic", an.Signature())
+}
+
+// cjkSubstrings checks that every term made only of CJK characters (a
+// bigram or a lone character) is written in the text: in its NFKC form,
+// with combining marks such as variation selectors, which a CJK run skips,
+// taken out.
+func cjkSubstrings(t *testing.T, an *Analyzer, s string) {
+	t.Helper()
+	text := strings.Map(func(r rune) rune {
+		if unicode.In(r, unicode.Mn, unicode.Mc, unicode.Me) {
+			return -1
+		}
+		return r
+	}, norm.NFKC.String(strings.ToValidUTF8(s, " ")))
+	for _, term := range an.Terms(s) {
+		cjk := true
+		for _, r := range term {
+			if cl := classify(r); cl < clHan {
+				cjk = false
+				break
+			}
+		}
+		if cjk && !strings.Contains(text, term) {
+			t.Fatalf("CJK term %q of %q is not in its text %q", term, s, text)
+		}
+	}
 }
 
 // benchText is the title and text of SciFact documents (English scientific

@@ -187,6 +187,9 @@ type Runtime struct {
 	// LLM is the configured chat model; nil when none is configured (the
 	// agents then run offline).
 	LLM llm.Model
+	// Root is the index's root folder, which local file URIs are relative
+	// to (see SourceRoot); the toolset's index runs use it.
+	Root string
 }
 
 // Close releases the index.
@@ -224,14 +227,21 @@ func (a *App) wire(ctx context.Context, st store.Store, opt OpenOptions) (*Runti
 		}
 	}
 	rt.Engine = a.Engine(st, rt.Embedder)
+	// A runtime that may index pins the root as the first index would.
+	root, err := a.SourceRoot(ctx, st, opt.Create || opt.PinEmpty)
+	if err != nil {
+		return nil, err
+	}
+	rt.Root = root
 	if !opt.NoCache {
 		var err error
 		if rt.Cache, err = a.OpenCache(opt.CacheDir, opt.CacheRetention); err != nil {
 			return nil, err
 		}
 	}
-	var err error
-	rt.Tools, err = tools.New(tools.Options{Engine: rt.Engine, Cache: rt.Cache, Index: a.IndexOptions(), Roots: opt.Roots, Logger: a.Log})
+	ixOpt := a.IndexOptions()
+	ixOpt.Source.Root = root
+	rt.Tools, err = tools.New(tools.Options{Engine: rt.Engine, Cache: rt.Cache, Index: ixOpt, Roots: opt.Roots, Logger: a.Log})
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sagasu-dev/sagasu/internal/mcpclient"
+	"github.com/sagasu-dev/sagasu/internal/search"
 )
 
 // Config is everything a user can set. Each setting is declared once, here:
@@ -90,7 +91,7 @@ func Defaults() Config {
 	c.Chunk.Overlap = 64
 	c.Index.MaxFileSize = 10 << 20
 	c.Search.K = 10
-	c.Search.RRFK = 60
+	c.Search.RRFK = search.DefaultFusion().K
 	c.Search.KeywordWeight = 1
 	c.Search.SemanticWeight = 1
 	return c

@@ -94,6 +94,18 @@ func LoadBEIR(dir, split string) (*Dataset, error) {
 	return ds, sc.Err()
 }
 
+// KeepHalf keeps the judgments of the queries whose numeric ID is odd (or
+// even), the split used to tune parameters on one half of a dataset and
+// check them on the other. IDs that are not numbers are dropped.
+func (ds *Dataset) KeepHalf(odd bool) {
+	for id := range ds.Qrels {
+		n, err := strconv.Atoi(id)
+		if err != nil || (n%2 == 1) != odd {
+			delete(ds.Qrels, id)
+		}
+	}
+}
+
 func readJSONL(path string, fn func([]byte) error) error {
 	f, err := os.Open(path)
 	if err != nil {

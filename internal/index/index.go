@@ -60,6 +60,12 @@ type Report struct {
 	Skipped   []source.Skip `json:"skipped,omitempty"`
 	Embedded  int           `json:"embedded"` // chunks sent to the embedder
 	Reused    int           `json:"reused"`   // chunks whose stored vector was reused
+	// Rekeyed and Merged count what the one-time re-keying of an index
+	// written by an older sagasu did (see MetaSourceIdentity): sources
+	// renamed to their file's identity, and duplicate sources of one file
+	// deleted.
+	Rekeyed int `json:"rekeyed,omitempty"`
+	Merged  int `json:"merged,omitempty"`
 	// EmbedTook is the time spent waiting for the embedder.
 	EmbedTook time.Duration `json:"-"`
 	Took      time.Duration `json:"-"`
@@ -75,6 +81,8 @@ func (r *Report) Add(o Report) {
 	r.Bytes += o.Bytes
 	r.Embedded += o.Embedded
 	r.Reused += o.Reused
+	r.Rekeyed += o.Rekeyed
+	r.Merged += o.Merged
 	r.EmbedTook += o.EmbedTook
 	r.Skipped = append(r.Skipped, o.Skipped...)
 	r.Took += o.Took
@@ -109,6 +117,12 @@ func New(s store.Store, opt Options) *Indexer {
 // and its state (commit SHA and blob SHAs, ETag) saved for the next run; a
 // source whose load failed keeps everything it had. With Options.Prune,
 // local file sources whose files are gone are removed too.
+//
+// Local files are named by their identity (source.LocalURI) from
+// Options.Source.Root. The first write to an index made by an older
+// sagasu, which named files as typed, re-keys its file sources once (see
+// MetaSourceIdentity) and reports the counts in Report.Rekeyed and
+// Report.Merged.
 func (ix *Indexer) Run(ctx context.Context, inputs []string) (Report, error) {
 	return ix.RunWith(ctx, source.DefaultRegistry(ix.opt.Source), inputs)
 }
@@ -262,6 +276,9 @@ func (ix *Indexer) Stream(ctx context.Context, produce func(emit func(doc.Docume
 // produce may also report stored URIs it knows are unchanged without
 // reading them (keep), and is given the stored content hashes by URI.
 func (ix *Indexer) write(ctx context.Context, rep *Report, produce func(emit func(doc.Document) error, keep func(uri string), hashes map[string]string) error) error {
+	if err := ix.migrateIdentity(ctx, rep); err != nil {
+		return err
+	}
 	hashes, err := ix.store.Hashes(ctx)
 	if err != nil {
 		return fmt.Errorf("read index: %w", err)
@@ -272,7 +289,13 @@ func (ix *Indexer) write(ctx context.Context, rep *Report, produce func(emit fun
 	type batch struct {
 		data    []store.SourceData
 		updated int
+		bytes   int // of content, held against the in-flight budget
 	}
+	// At most two batches' worth of content is with the writers at a time,
+	// and a batch bigger than that (one large file) is there alone, so
+	// memory is bounded by the batch size, or by the largest file, whatever
+	// the number of files.
+	budget := newBudget(ctx, 2*ix.opt.BatchBytes)
 	batches := make(chan batch)
 	writeErr := make(chan error, 1)
 	var prog Progress
@@ -296,12 +319,14 @@ func (ix *Indexer) write(ctx context.Context, rep *Report, produce func(emit fun
 			defer wg.Done()
 			for b := range batches {
 				if ctx.Err() != nil {
+					budget.release(b.bytes)
 					continue // drain so the producer never blocks
 				}
 				err := ix.embed(ctx, b.data, rep, &repMu)
 				if err == nil {
 					err = ix.store.Replace(ctx, b.data)
 				}
+				budget.release(b.bytes)
 				if err != nil {
 					failed.Do(func() { writeErr <- err })
 					cancel()
@@ -343,9 +368,15 @@ func (ix *Indexer) write(ctx context.Context, rep *Report, produce func(emit fun
 		if len(cur.data) == 0 {
 			return nil
 		}
+		cur.bytes = budget.acquire(curBytes)
+		if err := ctx.Err(); err != nil {
+			budget.release(cur.bytes)
+			return err
+		}
 		select {
 		case batches <- cur:
 		case <-ctx.Done():
+			budget.release(cur.bytes)
 			return ctx.Err()
 		}
 		cur, curBytes = batch{}, 0
@@ -423,6 +454,52 @@ func (ix *Indexer) write(ctx context.Context, rep *Report, produce func(emit fun
 	default:
 	}
 	return perr
+}
+
+// budget bounds the bytes of content handed to the writers and not yet
+// written. It is a semaphore weighted by bytes that a batch bigger than the
+// whole budget takes whole.
+type budget struct {
+	ctx  context.Context
+	mu   sync.Mutex
+	cond *sync.Cond
+	used int
+	max  int
+}
+
+// newBudget returns a budget of max bytes; waiting for it ends when ctx is
+// done.
+func newBudget(ctx context.Context, max int) *budget {
+	b := &budget{ctx: ctx, max: max}
+	b.cond = sync.NewCond(&b.mu)
+	context.AfterFunc(ctx, func() {
+		b.mu.Lock()
+		b.cond.Broadcast()
+		b.mu.Unlock()
+	})
+	return b
+}
+
+// acquire waits until n bytes (at most the whole budget) are free, takes
+// them and returns how many it took, for release. It returns without
+// waiting once the context is done; the caller checks it.
+func (b *budget) acquire(n int) int {
+	n = min(n, b.max)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.used > 0 && b.used+n > b.max && b.ctx.Err() == nil {
+		b.cond.Wait()
+	}
+	b.used += n
+	return n
+}
+
+// release gives back n bytes taken by acquire.
+func (b *budget) release(n int) {
+	b.mu.Lock()
+	b.used -= n
+	b.cond.Broadcast()
+	b.mu.Unlock()
 }
 
 // embed attaches vectors to a batch: stored ones for unchanged context

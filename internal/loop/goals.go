@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"unicode"
@@ -100,14 +98,11 @@ func IndexCorpus(ctx context.Context, ix *index.Indexer, dir string, opt source.
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return index.Report{}, fmt.Errorf("documents folder %q is not a folder: give the corpus the goal set labels, e.g. ../shared/data/vitepress-docs", dir)
 	}
-	root := path.Clean(filepath.ToSlash(dir))
+	// With the corpus as the root, URIs are relative to it, as the goal
+	// set labels them.
+	opt.Root = dir
 	var docs []doc.Document
 	err := source.Walk(ctx, []string{dir}, opt, func(d doc.Document) error {
-		rel := strings.TrimPrefix(d.URI, root+"/")
-		if root == "." {
-			rel = d.URI
-		}
-		d.URI = rel
 		docs = append(docs, d)
 		return nil
 	}, nil)

@@ -54,9 +54,9 @@ func TestHybridFusesStoreRankings(t *testing.T) {
 				i, h.Chunk.ID, h.Score, want[i].ChunkID, want[i].Score)
 		}
 	}
-	// RRF: a chunk first in both lists scores 2/61.
-	if kw[0].ChunkID == sem[0].ChunkID && math.Abs(resp.Hits[0].Score-2.0/61) > 1e-12 {
-		t.Errorf("top fused score %.6f, want 2/61", resp.Hits[0].Score)
+	// RRF: a chunk first in both lists scores 2/(k+1).
+	if k := search.DefaultFusion().K; kw[0].ChunkID == sem[0].ChunkID && math.Abs(resp.Hits[0].Score-2.0/(k+1)) > 1e-12 {
+		t.Errorf("top fused score %.6f, want 2/%v", resp.Hits[0].Score, k+1)
 	}
 	sres, err := e.Search(ctx, search.Request{Query: q, K: 3, Mode: search.ModeSemantic})
 	if err != nil || len(sres.Hits) != 3 || sres.Hits[0].Chunk.ID != sem[0].ChunkID {

@@ -7,7 +7,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/analyze"
@@ -15,6 +17,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/embed"
 	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/store/bm25"
 )
 
 // Mode selects the retrieval method.
@@ -60,6 +63,9 @@ type Engine struct {
 	embedder    embed.Embedder
 	fusion      Fusion
 	defaultMode Mode
+
+	paramsMu sync.Mutex
+	params   *bm25.Params // the index's keyword scoring, once read
 }
 
 // Option configures an Engine.
@@ -91,10 +97,97 @@ func New(s store.Store, opts ...Option) *Engine {
 	return e
 }
 
-// Keyword ranks chunks by BM25 over the analysed terms of query: the store
-// takes terms, the engine owns the analysis.
+// Keyword ranks chunks by BM25F over the analysed terms of query, then
+// re-ranks the best of them by how close together the query's terms occur
+// (bm25.Rerank, with the parameters pinned in the index): the store takes
+// terms, the engine owns the analysis.
 func (e *Engine) Keyword(ctx context.Context, query string, k int, f store.Filter) ([]store.Scored, error) {
-	return e.store.KeywordSearch(ctx, e.an.QueryTerms(query), k, f)
+	terms := e.contentTerms(e.an.QueryTerms(query))
+	p, err := e.scoring(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if (p.Prox == 0 && p.HeadProx == 0) || p.ProxTop < 2 || len(terms) < 2 {
+		return e.store.KeywordSearch(ctx, terms, k, f)
+	}
+	scored, err := e.store.KeywordSearch(ctx, terms, max(k, p.ProxTop), f)
+	if err != nil || len(scored) < 2 {
+		return scored, err
+	}
+	n := min(p.ProxTop, len(scored))
+	ids := make([]int64, n)
+	for i := range n {
+		ids[i] = scored[i].ChunkID
+	}
+	hits, err := e.store.Hits(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("keyword search: load candidates: %w", err)
+	}
+	type texts struct{ head, all []string }
+	text := make(map[int64]texts, len(hits))
+	for _, h := range hits {
+		// Analysing a chunk's text costs tens of microseconds; its title
+		// and headings, a few. Each is analysed only when its weight is set.
+		var t texts
+		if p.Prox > 0 {
+			t.all = e.an.Terms(doc.ContextText(h.Source.Title, h.Chunk))
+		}
+		if p.HeadProx > 0 {
+			t.head = e.an.Terms(doc.ContextText(h.Source.Title, doc.Chunk{Heading: h.Chunk.Heading}))
+		}
+		text[h.Chunk.ID] = t
+	}
+	scored = bm25.Rerank(p, terms, scored, func(i int) ([]string, []string) {
+		t := text[scored[i].ChunkID]
+		return t.head, t.all
+	})
+	return scored[:min(k, len(scored))], nil
+}
+
+// questionWords frame a question without saying what it is about ("how do
+// I …", "what is …"). The index keeps them, as the analyzer is pinned, but
+// in a query they match code samples and chatty prose rather than the page
+// that answers, so keyword search drops them unless nothing else is left.
+const questionWords = "how do does did i my me we you your what can should would could when where why who"
+
+// contentTerms is terms without the question words.
+func (e *Engine) contentTerms(terms []string) []string {
+	frame := e.an.QueryTerms(questionWords)
+	out := make([]string, 0, len(terms))
+	for _, t := range terms {
+		if !slices.Contains(frame, t) {
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 {
+		return terms
+	}
+	return out
+}
+
+// scoring returns the keyword scoring parameters pinned in the index
+// (bm25.DefaultParams for a store that pins none).
+func (e *Engine) scoring(ctx context.Context) (bm25.Params, error) {
+	e.paramsMu.Lock()
+	defer e.paramsMu.Unlock()
+	if e.params != nil {
+		return *e.params, nil
+	}
+	v, err := e.store.Meta(ctx, bm25.MetaKey)
+	if err != nil {
+		return bm25.Params{}, fmt.Errorf("keyword search: read the index's scoring parameters: %w", err)
+	}
+	if v == "" {
+		// Nothing pinned yet (an empty index, or a store that keeps no
+		// meta): use the defaults without caching them.
+		return bm25.DefaultParams(), nil
+	}
+	p, err := bm25.ParseParams(v)
+	if err != nil {
+		return bm25.Params{}, fmt.Errorf("keyword search: %w: a newer sagasu wrote the index: upgrade sagasu", err)
+	}
+	e.params = &p
+	return p, nil
 }
 
 // Embedder returns the engine's embedder, nil when it has none.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
@@ -176,9 +175,13 @@ func (f *Files) Load(ctx context.Context, input string, r *Run) (Outcome, error)
 // Owns implements Pruner: stored sources of type file.
 func (f *Files) Owns(src doc.Source) bool { return src.Type == doc.TypeFile }
 
-// Gone implements Pruner: the file no longer exists.
+// Gone implements Pruner: the file no longer exists. A relative URI names
+// a file under Options.Root (see URIPath).
 func (f *Files) Gone(_ context.Context, src doc.Source) (bool, error) {
-	_, err := os.Stat(filepath.FromSlash(src.URI))
+	if err := f.w.setRoot(); err != nil {
+		return false, err
+	}
+	_, err := os.Stat(URIPath(f.w.root, src.URI))
 	if errors.Is(err, os.ErrNotExist) {
 		return true, nil
 	}

@@ -37,12 +37,18 @@ type Options struct {
 	// Exclude holds extra glob patterns (see package glob) for files and
 	// directories to skip while walking a directory or a glob. A pattern is
 	// matched against the entry's slash path as given ("docs/drafts/a.md"),
-	// its path relative to the walked input ("drafts/a.md") and its base name
-	// ("a.md"); an excluded directory is not entered. Explicitly named files
+	// its URI (the same from any directory, see LocalURI), its path relative
+	// to the walked input ("drafts/a.md") and its base name ("a.md"); an
+	// excluded directory is not entered. Explicitly named files
 	// are never excluded. GitHub repositories are filtered the same way.
 	Exclude []string
 	// Remote configures GitHub repositories, gists and web pages.
 	Remote Remote
+	// Root is the folder local file URIs are shown relative to (see
+	// LocalURI): a file under it is "docs/guide/intro.md" however it was
+	// named, any other file its absolute canonical path. "" means the
+	// working directory.
+	Root string
 	// Accept, when set, is asked about every loaded document; an error
 	// skips it with SkipRefused and the error as the reason (the MCP
 	// server refuses files that symbolic links lead outside its roots).
@@ -69,7 +75,7 @@ const (
 
 // Skip reports one file or directory that Walk did not load.
 type Skip struct {
-	Path   string // slash path as the URI would have been; "-" for stdin
+	Path   string // the URI the file would have had; "-" for stdin
 	Reason SkipReason
 	Err    error // what went wrong, in words; never nil
 }
@@ -80,16 +86,20 @@ type Skip struct {
 // recursively in lexical order), or a glob pattern such as "docs/**/*.md"
 // (walked from its base directory, selecting the files whose slash path
 // matches; see package glob). An input that names an existing path is taken
-// literally even if it contains glob characters. A document's URI is
-// its path as given, slash-separated and cleaned: input "docs" yields
-// "docs/guide/intro.md", "./README.md" yields "README.md", and absolute
-// paths stay absolute. A file reached twice (say through "docs" and
-// "docs/a.md") is loaded once.
+// literally even if it contains glob characters. A document's URI is the
+// file's identity (see LocalURI), whatever spelling named it: its canonical
+// path shown as a slash path from Options.Root when it lies under it
+// (input "docs", "./docs", "/abs/root/docs" or "../root/docs" all yield
+// "docs/guide/intro.md" when the root is /abs/root), else as an absolute
+// slash path. A file reached twice (say through "docs" and "docs/a.md", or
+// through a symbolic link to its folder) is loaded once. Glob inputs match
+// the paths as given; Options.Exclude matches both.
 //
 // While walking, directories named .git, node_modules and .sagasu and other
 // hidden directories are skipped, unless the directory is itself the input
 // or a glob names it literally ("**/.github/*.md"). Symlinked directories are
-// not followed; symlinked files are read.
+// not followed, except one named as an input, which is resolved; symlinked
+// files are read and keep their own names.
 //
 // Files that cannot be loaded as text are passed to skip (which may be nil)
 // and Walk goes on. Walk fails, naming the input and what to do, when an
@@ -104,6 +114,9 @@ type Skip struct {
 func Walk(ctx context.Context, inputs []string, opt Options, fn func(doc.Document) error, skip func(Skip)) error {
 	w := newWalker(ctx, opt, fn, skip)
 	if err := w.setup(); err != nil {
+		return err
+	}
+	if err := w.setRoot(); err != nil {
 		return err
 	}
 	rm := newRemote(opt)
@@ -162,6 +175,7 @@ func newWalker(ctx context.Context, opt Options, fn func(doc.Document) error, sk
 		skip: skip,
 		excl: opt.Exclude,
 		seen: make(map[string]bool),
+		opt:  opt,
 	}
 	if w.max <= 0 {
 		w.max = DefaultMaxFileSize
@@ -188,6 +202,23 @@ func (w *walker) setup() error {
 	return nil
 }
 
+// setRoot settles the canonical root URIs are shown from, once: the
+// working directory is read when the first input is loaded.
+func (w *walker) setRoot() error {
+	if w.root != "" {
+		return nil
+	}
+	r, err := CanonicalRoot(w.opt.Root)
+	if err != nil {
+		return err
+	}
+	w.root = r
+	return nil
+}
+
+// uri is the URI of the file or folder at the canonical path c.
+func (w *walker) uri(c string) string { return uriFor(w.root, c) }
+
 // kind is what an input turned out to be.
 type kind int
 
@@ -203,7 +234,8 @@ type plan struct {
 	input string // as the user gave it
 	kind  kind
 	os    string // OS path of the file, directory or glob base
-	uri   string // slash path of the same
+	uri   string // slash path of the same, as given
+	canon string // canonical path of the same (see Canonical)
 	glob  *pattern
 }
 
@@ -227,11 +259,19 @@ func resolve(in string) (plan, error) {
 	osPath := filepath.Clean(in)
 	uri := path.Clean(filepath.ToSlash(in))
 	fi, err := os.Stat(osPath)
+	var canon string
+	if err == nil && (fi.IsDir() || fi.Mode().IsRegular()) {
+		// A special file named as an input (a pipe such as /dev/fd/3 from
+		// "<(command)") has no lasting identity: it keeps its name as given.
+		if canon, err = Canonical(osPath); err != nil {
+			return plan{}, fmt.Errorf("input %q: %w", in, err)
+		}
+	}
 	switch {
 	case err == nil && fi.IsDir():
-		return plan{input: in, kind: kindDir, os: osPath, uri: uri}, nil
+		return plan{input: in, kind: kindDir, os: osPath, uri: uri, canon: canon}, nil
 	case err == nil:
-		return plan{input: in, kind: kindFile, os: osPath, uri: uri}, nil
+		return plan{input: in, kind: kindFile, os: osPath, uri: uri, canon: canon}, nil
 	case errors.Is(err, fs.ErrNotExist) && strings.ContainsAny(uri, "*?["):
 		// A backslash alone does not make a glob: "C:\docs\a.md" is a
 		// mistyped path, not a pattern to match against the whole tree.
@@ -252,13 +292,17 @@ func resolveGlob(in, pat string) (plan, error) {
 	if err != nil || !fi.IsDir() {
 		return plan{}, fmt.Errorf("input %q: its base directory %q does not exist; check the path (relative paths start from %s)", in, base, cwd())
 	}
+	canon, err := Canonical(filepath.FromSlash(base))
+	if err != nil {
+		return plan{}, fmt.Errorf("input %q: %w", in, err)
+	}
 	p := &pattern{text: pat, named: make(map[string]bool)}
 	for _, seg := range strings.Split(pat, "/") {
 		if !glob.HasMeta(seg) {
 			p.named[seg] = true
 		}
 	}
-	return plan{input: in, kind: kindGlob, os: filepath.FromSlash(base), uri: base, glob: p}, nil
+	return plan{input: in, kind: kindGlob, os: filepath.FromSlash(base), uri: base, canon: canon, glob: p}, nil
 }
 
 func cwd() string {
@@ -280,19 +324,28 @@ type walker struct {
 	excl []string
 	seen map[string]bool // URIs already loaded
 	hits int             // files the current glob matched
+	opt  Options
+	root string // canonical folder URIs are shown from; set by setRoot
 }
 
 func (w *walker) run(p plan) error {
+	if err := w.setRoot(); err != nil {
+		return err
+	}
 	switch p.kind {
 	case kindStdin:
 		return w.stdin()
 	case kindFile:
-		return w.file(p.os, p.uri, true)
+		uri := p.uri
+		if p.canon != "" {
+			uri = w.uri(p.canon)
+		}
+		return w.file(p.os, p.uri, uri, true)
 	case kindDir:
-		return w.dir(p.os, p.uri, p.uri, nil, true)
+		return w.dir(p.os, p.canon, p.uri, p.uri, nil, true)
 	default:
 		w.hits = 0
-		if err := w.dir(p.os, p.uri, p.uri, p.glob, true); err != nil {
+		if err := w.dir(p.os, p.canon, p.uri, p.uri, p.glob, true); err != nil {
 			return err
 		}
 		if w.hits == 0 {
@@ -302,15 +355,17 @@ func (w *walker) run(p plan) error {
 	}
 }
 
-// dir loads everything under the directory osDir, whose URI is uri. root is
-// the URI of the walked input; g is the glob being matched, if any.
-func (w *walker) dir(osDir, uri, root string, g *pattern, isRoot bool) error {
+// dir loads everything under the directory osDir, whose canonical path is
+// canon and whose slash path as given is uri. root is the slash path of the
+// walked input; g is the glob being matched, if any. Globs and excludes
+// match the paths as given; documents are named by their canonical paths.
+func (w *walker) dir(osDir, canon, uri, root string, g *pattern, isRoot bool) error {
 	entries, err := os.ReadDir(osDir)
 	if err != nil {
 		if isRoot {
 			return fmt.Errorf("cannot read directory %q; check its permissions: %w", uri, err)
 		}
-		w.skipped(uri, SkipUnreadable, err)
+		w.skipped(w.uri(canon), SkipUnreadable, err)
 		if len(entries) == 0 {
 			return nil
 		}
@@ -322,20 +377,21 @@ func (w *walker) dir(osDir, uri, root string, g *pattern, isRoot bool) error {
 		}
 		name := e.Name()
 		childOS := filepath.Join(osDir, name)
+		childCanon := filepath.Join(canon, name)
 		childURI := path.Join(uri, name)
 		typ := e.Type()
 		if typ&fs.ModeSymlink != 0 {
 			fi, err := os.Stat(childOS)
 			if err != nil {
 				if g == nil || glob.Match(g.text, childURI) {
-					w.skipped(childURI, SkipUnreadable, fmt.Errorf("broken symbolic link: %w", err))
+					w.skipped(w.uri(childCanon), SkipUnreadable, fmt.Errorf("broken symbolic link: %w", err))
 				}
 				continue
 			}
 			if fi.IsDir() {
 				// Following links to directories can loop forever.
 				if g == nil || glob.MatchBelow(g.text, childURI) {
-					w.skipped(childURI, SkipIgnored, errors.New("symbolic link to a directory is not followed"))
+					w.skipped(w.uri(childCanon), SkipIgnored, errors.New("symbolic link to a directory is not followed"))
 				}
 				continue
 			}
@@ -346,12 +402,12 @@ func (w *walker) dir(osDir, uri, root string, g *pattern, isRoot bool) error {
 			if g != nil && !glob.MatchBelow(g.text, childURI) {
 				continue
 			}
-			if why := w.ignoreDir(name, childURI, root, g); why != "" {
+			if why := w.ignoreDir(name, childURI, w.uri(childCanon), root, g); why != "" {
 				// Routine, so not reported to skip: .git would show up on every run.
 				w.log.Debug("skipped directory", "path", childURI, "reason", why)
 				continue
 			}
-			if err := w.dir(childOS, childURI, root, g, false); err != nil {
+			if err := w.dir(childOS, childCanon, childURI, root, g, false); err != nil {
 				return err
 			}
 			continue
@@ -363,7 +419,7 @@ func (w *walker) dir(osDir, uri, root string, g *pattern, isRoot bool) error {
 			}
 			w.hits++
 		}
-		if p := w.excluded(childURI, root, name); p != "" {
+		if p := w.excluded(childURI, w.uri(childCanon), root, name); p != "" {
 			w.log.Debug("skipped file", "path", childURI, "reason", "matches exclude pattern", "pattern", p)
 			continue
 		}
@@ -375,10 +431,10 @@ func (w *walker) dir(osDir, uri, root string, g *pattern, isRoot bool) error {
 		}
 		if !typ.IsRegular() {
 			// Reading a FIFO or device found by walking could block forever.
-			w.skipped(childURI, SkipIgnored, fmt.Errorf("not a regular file (%s)", typ))
+			w.skipped(w.uri(childCanon), SkipIgnored, fmt.Errorf("not a regular file (%s)", typ))
 			continue
 		}
-		if err := w.file(childOS, childURI, false); err != nil {
+		if err := w.file(childOS, childURI, w.uri(childCanon), false); err != nil {
 			return err
 		}
 	}
@@ -386,7 +442,7 @@ func (w *walker) dir(osDir, uri, root string, g *pattern, isRoot bool) error {
 }
 
 // ignoreDir says why a directory met while walking is skipped, or "".
-func (w *walker) ignoreDir(name, uri, root string, g *pattern) string {
+func (w *walker) ignoreDir(name, uri, id, root string, g *pattern) string {
 	if g == nil || !g.named[name] {
 		switch {
 		case name == ".git" || name == "node_modules" || name == ".sagasu":
@@ -395,14 +451,16 @@ func (w *walker) ignoreDir(name, uri, root string, g *pattern) string {
 			return "hidden directory (name it as an input to include it)"
 		}
 	}
-	if p := w.excluded(uri, root, name); p != "" {
+	if p := w.excluded(uri, id, root, name); p != "" {
 		return fmt.Sprintf("matches exclude pattern %q", p)
 	}
 	return ""
 }
 
-// excluded returns the first Exclude pattern that matches, or "".
-func (w *walker) excluded(uri, root, name string) string {
+// excluded returns the first Exclude pattern that matches the entry's path
+// as given (uri), its URI (id), its path from the walked input or its
+// name, or "".
+func (w *walker) excluded(uri, id, root, name string) string {
 	rel := ""
 	if root == "." {
 		rel = uri
@@ -410,7 +468,7 @@ func (w *walker) excluded(uri, root, name string) string {
 		rel = r
 	}
 	for _, p := range w.excl {
-		if glob.Match(p, uri) || glob.Match(p, name) || (rel != "" && glob.Match(p, rel)) {
+		if glob.Match(p, uri) || glob.Match(p, id) || glob.Match(p, name) || (rel != "" && glob.Match(p, rel)) {
 			return p
 		}
 	}
@@ -429,9 +487,10 @@ func (w *walker) skipped(uri string, reason SkipReason, err error) {
 	w.skip(Skip{Path: uri, Reason: reason, Err: err})
 }
 
-// file loads one file. An explicit file's read errors are fatal; a walked
-// file's are reported to skip.
-func (w *walker) file(osPath, uri string, explicit bool) error {
+// file loads one file, given as the slash path given and named uri. An
+// explicit file's read errors are fatal; a walked file's are reported to
+// skip.
+func (w *walker) file(osPath, given, uri string, explicit bool) error {
 	if w.seen[uri] {
 		return nil
 	}
@@ -440,7 +499,7 @@ func (w *walker) file(osPath, uri string, explicit bool) error {
 	data, tooLarge, err := w.readFile(osPath)
 	if err != nil {
 		if explicit {
-			return fmt.Errorf("cannot read input %q; check that it is a readable file: %w", uri, err)
+			return fmt.Errorf("cannot read input %q; check that it is a readable file: %w", given, err)
 		}
 		w.skipped(uri, SkipUnreadable, err)
 		return nil
@@ -461,33 +520,44 @@ func (w *walker) file(osPath, uri string, explicit bool) error {
 
 // readFile reads at most w.max bytes of a file; tooLarge reports that there
 // was more. Special files named explicitly (a pipe such as /dev/fd/3) are
-// read the same way.
-func (w *walker) readFile(osPath string) (data []byte, tooLarge bool, err error) {
+// read the same way. A regular file is read into a buffer of its size, so
+// its content is held once, not grown by doubling and then copied.
+func (w *walker) readFile(osPath string) (data string, tooLarge bool, err error) {
 	f, err := os.Open(osPath)
 	if err != nil {
-		return nil, false, err
+		return "", false, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > w.max {
-		return nil, true, nil
+	var size int64
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		if fi.Size() > w.max {
+			return "", true, nil
+		}
+		size = fi.Size()
 	}
-	return readLimit(f, w.max)
+	return readLimit(f, w.max, size)
 }
 
-func readLimit(r io.Reader, max int64) ([]byte, bool, error) {
-	data, err := io.ReadAll(io.LimitReader(r, max+1))
-	if err != nil {
-		return nil, false, err
+// readLimit reads at most max bytes of r; tooLarge reports that there was
+// more. size, when known, is how much r holds: the buffer is made that big
+// at once, and the bytes read become the string without another copy.
+func readLimit(r io.Reader, max, size int64) (data string, tooLarge bool, err error) {
+	var b strings.Builder
+	if size > 0 && size <= max {
+		b.Grow(int(size))
 	}
-	if int64(len(data)) > max {
-		return nil, true, nil
+	if _, err := io.Copy(&b, io.LimitReader(r, max+1)); err != nil {
+		return "", false, err
 	}
-	return data, false, nil
+	if int64(b.Len()) > max {
+		return "", true, nil
+	}
+	return b.String(), false, nil
 }
 
-// decode turns file bytes into text, or reports the file as binary.
-func (w *walker) decode(uri string, data []byte) (string, bool) {
-	text, repaired, err := decodeText(data)
+// decode turns file content into text, or reports the file as binary.
+func (w *walker) decode(uri string, data string) (string, bool) {
+	text, repaired, err := decodeString(data)
 	if err != nil {
 		w.skipped(uri, SkipBinary, err)
 		return "", false
@@ -503,13 +573,13 @@ func (w *walker) decode(uri string, data []byte) (string, bool) {
 // sends EOF.
 func (w *walker) stdin() error {
 	type result struct {
-		data     []byte
+		data     string
 		tooLarge bool
 		err      error
 	}
 	done := make(chan result, 1)
 	go func() {
-		data, tooLarge, err := readLimit(w.in, w.max)
+		data, tooLarge, err := readLimit(w.in, w.max, 0)
 		done <- result{data, tooLarge, err}
 	}()
 	var r result

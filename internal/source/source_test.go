@@ -106,9 +106,14 @@ func TestWalkInputs(t *testing.T) {
 		{"unclean file", []string{"docs/../README.md"}, []string{"README.md"}},
 		{"current directory", []string{"."},
 			[]string{"README.md", "docs/a.md", "docs/guide/intro.md", "docs/guide/notes.txt", "docs/sub/code.py", "docs/sub/main.go", "src/app.ts"}},
-		{"absolute directory stays absolute", []string{root + "/docs/sub"},
-			[]string{abs + "/docs/sub/code.py", abs + "/docs/sub/main.go"}},
-		{"absolute file", []string{filepath.Join(root, "README.md")}, []string{abs + "/README.md"}},
+		{"absolute directory under the root is shown relative", []string{root + "/docs/sub"},
+			[]string{"docs/sub/code.py", "docs/sub/main.go"}},
+		{"absolute file under the root", []string{filepath.Join(root, "README.md")}, []string{"README.md"}},
+		{"a path through the parent", []string{"../" + filepath.Base(root) + "/docs/sub"},
+			[]string{"docs/sub/code.py", "docs/sub/main.go"}},
+		{"a file reached through three spellings is loaded once",
+			[]string{"docs/sub/main.go", abs + "/docs/sub/main.go", "../" + filepath.Base(root) + "/docs/sub/main.go"},
+			[]string{"docs/sub/main.go"}},
 		{"explicit hidden directory", []string{"docs/.hidden"}, []string{"docs/.hidden/secret.md"}},
 		{"explicit node_modules", []string{"docs/node_modules"}, []string{"docs/node_modules/pkg/r.md"}},
 		{"explicit .github", []string{".github"}, []string{".github/workflows/ci.yml"}},
@@ -124,7 +129,7 @@ func TestWalkInputs(t *testing.T) {
 		{"glob naming a hidden dir", []string{"**/.hidden/*.md"}, []string{"docs/.hidden/secret.md"}},
 		{"glob naming node_modules", []string{"docs/node_modules/**"}, []string{"docs/node_modules/pkg/r.md"}},
 		{"glob does not enter hidden dirs", []string{"**/*.yml"}, nil},
-		{"absolute glob", []string{root + "/docs/**/*.txt"}, []string{abs + "/docs/guide/notes.txt"}},
+		{"absolute glob", []string{root + "/docs/**/*.txt"}, []string{"docs/guide/notes.txt"}},
 		{"class glob", []string{"docs/sub/[a-m]*"}, []string{"docs/sub/code.py", "docs/sub/main.go"}},
 	}
 	for _, tt := range tests {
@@ -476,12 +481,13 @@ func TestWalkSymlinks(t *testing.T) {
 		t.Errorf("skips = %v, want %v", got, want)
 	}
 
-	// A symlinked directory named as an input is followed, once.
-	r = walk(t, []string{"linked-d"}, Options{})
+	// A symlinked directory named as an input is followed, once, and its
+	// files keep the identity of the real folder's.
+	r = walk(t, []string{"linked-d", "d"}, Options{})
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	if got, want := r.uris(), []string{"linked-d/a.md", "linked-d/link.md", "linked-d/sub/b.md"}; !reflect.DeepEqual(got, want) {
+	if got, want := r.uris(), []string{"d/a.md", "d/link.md", "d/sub/b.md"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("URIs = %q, want %q", got, want)
 	}
 }
@@ -659,5 +665,34 @@ func TestWalkLiteralPathWithGlobCharacters(t *testing.T) {
 	r = walk(t, []string{"a[0-9].md"}, Options{})
 	if got, want := r.uris(), []string{"a1.md"}; r.err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("URIs = %q, %v; want %q", got, r.err, want)
+	}
+}
+
+// TestReadLimit checks reading a file or stdin whole: the content comes
+// back exactly whether its size is known, unknown or wrong (a file that
+// grew), and more than max bytes is reported as too large, not cut.
+func TestReadLimit(t *testing.T) {
+	content := strings.Repeat("日本語 text\n", 1000)
+	tests := []struct {
+		name      string
+		max, size int64
+		tooLarge  bool
+	}{
+		{"size known", 1 << 20, int64(len(content)), false},
+		{"size unknown", 1 << 20, 0, false},
+		{"file grew", 1 << 20, 100, false},
+		{"exactly max", int64(len(content)), int64(len(content)), false},
+		{"over max", int64(len(content)) - 1, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, tooLarge, err := readLimit(strings.NewReader(content), tt.max, tt.size)
+			if err != nil || tooLarge != tt.tooLarge {
+				t.Fatalf("readLimit = tooLarge %v, %v; want tooLarge %v", tooLarge, err, tt.tooLarge)
+			}
+			if !tt.tooLarge && got != content {
+				t.Fatalf("readLimit returned %d bytes, want the %d of the input", len(got), len(content))
+			}
+		})
 	}
 }

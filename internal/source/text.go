@@ -1,7 +1,6 @@
 package source
 
 import (
-	"bytes"
 	"fmt"
 	"path"
 	"strings"
@@ -19,7 +18,7 @@ import (
 // UTF-8 is replaced with U+FFFD.
 func FromText(text, title string) doc.Document {
 	if !utf8.ValidString(text) {
-		text, _ = repairUTF8([]byte(text))
+		text, _ = repairUTF8(text)
 	}
 	d := textDocument("text:", text, title)
 	if d.Title == "" {
@@ -107,21 +106,28 @@ func addLine(para []string, line string) []string {
 // sniffLen is how much of a file is searched for a NUL byte.
 const sniffLen = 8 << 10
 
-// decodeText turns raw bytes into valid UTF-8 text. A leading UTF-8 byte
-// order mark is dropped, and UTF-16 with a byte order mark is converted.
-// Data with a NUL byte in its first 8 KB, or with more than a quarter of its
-// bytes invalid UTF-8, is binary: decodeText returns an error saying which.
-// Otherwise invalid bytes are replaced with U+FFFD and repaired counts them.
+// decodeText turns raw bytes into valid UTF-8 text, as decodeString does.
 func decodeText(data []byte) (text string, repaired int, err error) {
+	return decodeString(string(data))
+}
+
+// decodeString turns raw bytes, held in a string, into valid UTF-8 text. A
+// leading UTF-8 byte order mark is dropped, and UTF-16 with a byte order
+// mark is converted. Data with a NUL byte in its first 8 KB, or with more
+// than a quarter of its bytes invalid UTF-8, is binary: decodeString returns
+// an error saying which. Otherwise invalid bytes are replaced with U+FFFD and
+// repaired counts them. Valid UTF-8 is returned as it is, a substring of
+// data and never a copy, so a large file is held in memory once.
+func decodeString(data string) (text string, repaired int, err error) {
 	if s, ok := decodeUTF16(data); ok {
-		data = []byte(s)
+		data = s
 	}
-	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
-	if i := bytes.IndexByte(data[:min(len(data), sniffLen)], 0); i >= 0 {
+	data = strings.TrimPrefix(data, "\xEF\xBB\xBF")
+	if i := strings.IndexByte(data[:min(len(data), sniffLen)], 0); i >= 0 {
 		return "", 0, fmt.Errorf("looks binary: NUL byte at offset %d", i)
 	}
-	if utf8.Valid(data) {
-		return string(data), 0, nil
+	if utf8.ValidString(data) {
+		return data, 0, nil
 	}
 	text, repaired = repairUTF8(data)
 	if repaired*4 > len(data) {
@@ -132,17 +138,17 @@ func decodeText(data []byte) (text string, repaired int, err error) {
 
 // repairUTF8 replaces every byte that is not part of a valid UTF-8 sequence
 // with U+FFFD and returns how many it replaced.
-func repairUTF8(data []byte) (string, int) {
+func repairUTF8(data string) (string, int) {
 	var b strings.Builder
 	b.Grow(len(data) + 16)
 	bad := 0
 	for len(data) > 0 {
-		r, size := utf8.DecodeRune(data)
+		r, size := utf8.DecodeRuneInString(data)
 		if r == utf8.RuneError && size == 1 {
 			b.WriteRune(utf8.RuneError)
 			bad++
 		} else {
-			b.Write(data[:size])
+			b.WriteString(data[:size])
 		}
 		data = data[size:]
 	}
@@ -151,7 +157,7 @@ func repairUTF8(data []byte) (string, int) {
 
 // decodeUTF16 converts UTF-16 that starts with a byte order mark, as some
 // Windows editors save text. Other data is left alone.
-func decodeUTF16(data []byte) (string, bool) {
+func decodeUTF16(data string) (string, bool) {
 	if len(data) < 2 || len(data)%2 != 0 {
 		return "", false
 	}
@@ -178,18 +184,19 @@ func decodeUTF16(data []byte) (string, bool) {
 // else the first level-1 heading (ATX "# Title" or setext "Title\n====="),
 // outside fenced and indented code. It returns "" when there is none.
 func markdownTitle(s string) string {
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimSuffix(l, "\r")
-	}
-	title, start := frontMatterTitle(lines)
+	fm, fmBytes := frontMatterLines(s)
+	title, end := frontMatterTitle(fm)
 	if title != "" {
 		return clip(title, maxTitle)
+	}
+	if end == 0 {
+		fmBytes = 0
 	}
 
 	var para []string // the paragraph so far, for setext headings
 	fence := ""       // the open code fence, if any
-	for _, line := range lines[start:] {
+	for line := range strings.Lines(s[fmBytes:]) {
+		line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
 		indent, rest := splitIndent(line)
 		if fence != "" {
 			if indent < 4 && strings.HasPrefix(rest, fence) && strings.Trim(rest, fence[:1]+" \t") == "" {
@@ -266,6 +273,32 @@ func atxText(s string) string {
 		s = strings.TrimSpace(trimmed)
 	}
 	return s
+}
+
+// frontMatterLines returns the lines (without line breaks) of the front
+// matter block that a document may start with, up to and including its
+// closing delimiter, and how many bytes of s they take. A document that does
+// not start with a delimiter line gives none; an unclosed block gives every
+// line. Only these lines are split, not the whole document.
+func frontMatterLines(s string) (lines []string, n int) {
+	delim := ""
+	for line := range strings.Lines(s) {
+		n += len(line)
+		l := strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+		lines = append(lines, l)
+		t := strings.TrimRight(l, " \t\r")
+		if len(lines) == 1 {
+			if t != "---" && t != "+++" {
+				return lines, n
+			}
+			delim = t
+			continue
+		}
+		if t == delim || (delim == "---" && t == "...") {
+			return lines, n
+		}
+	}
+	return lines, n
 }
 
 // frontMatterTitle reads a YAML ("---") or TOML ("+++") front matter block

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
 )
@@ -249,7 +250,9 @@ func FuzzText(f *testing.F) {
 		if err == nil && !utf8.ValidString(text) {
 			t.Fatalf("decodeText(%q) = %q is not valid UTF-8", data, text)
 		}
-		_ = markdownTitle(string(data))
+		if got, want := markdownTitle(string(data)), markdownTitleOfLines(string(data)); got != want {
+			t.Fatalf("markdownTitle(%q) = %q; splitting into lines first gives %q", data, got, want)
+		}
 		_ = looksLikeMarkdown(string(data))
 		d := FromText(string(data), "")
 		if !utf8.ValidString(d.Content) || !utf8.ValidString(d.Title) || d.Title == "" {
@@ -260,4 +263,75 @@ func FuzzText(f *testing.F) {
 			t.Fatalf("file document without a title: %+v", fd)
 		}
 	})
+}
+
+// markdownTitleOfLines is markdownTitle as it was written first, splitting
+// the whole document into lines; markdownTitle now splits only the front
+// matter, and must find the same titles.
+func markdownTitleOfLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimSuffix(l, "\r")
+	}
+	title, start := frontMatterTitle(lines)
+	if title != "" {
+		return clip(title, maxTitle)
+	}
+
+	var para []string // the paragraph so far, for setext headings
+	fence := ""       // the open code fence, if any
+	for _, line := range lines[start:] {
+		indent, rest := splitIndent(line)
+		if fence != "" {
+			if indent < 4 && strings.HasPrefix(rest, fence) && strings.Trim(rest, fence[:1]+" \t") == "" {
+				fence = ""
+			}
+			continue
+		}
+		switch {
+		case rest == "":
+			para = nil
+		case indent >= 4 && para == nil:
+			// indented code
+		case indent >= 4:
+			para = addLine(para, rest) // paragraph continuation
+		case strings.HasPrefix(rest, "```") || strings.HasPrefix(rest, "~~~"):
+			fence = openingFence(rest)
+			para = nil
+		case strings.HasPrefix(rest, "#"):
+			level := len(rest) - len(strings.TrimLeft(rest, "#"))
+			text := rest[level:]
+			if level > 6 || (text != "" && text[0] != ' ' && text[0] != '\t') {
+				para = addLine(para, rest) // "#hashtag" is text
+				continue
+			}
+			if level == 1 {
+				if t := atxText(text); t != "" {
+					return clip(t, maxTitle)
+				}
+			}
+			para = nil
+		case para != nil && strings.Trim(rest, "=") == "":
+			return clip(strings.Join(para, " "), maxTitle)
+		case para != nil && strings.Trim(rest, "- \t") == "":
+			para = nil // a setext level-2 heading
+		default:
+			para = addLine(para, rest)
+		}
+	}
+	return ""
+}
+
+// TestDecodeStringKeepsValidText checks that valid UTF-8 (after a byte order
+// mark) comes back as the very bytes read, not a copy: a large file is then
+// held in memory once.
+func TestDecodeStringKeepsValidText(t *testing.T) {
+	data := "\xEF\xBB\xBF" + strings.Repeat("日本語 and English\n", 100)
+	text, repaired, err := decodeString(data)
+	if err != nil || repaired != 0 || text != data[3:] {
+		t.Fatalf("decodeString = %d bytes, %d repaired, %v", len(text), repaired, err)
+	}
+	if unsafe.StringData(text) != unsafe.StringData(data[3:]) {
+		t.Error("valid UTF-8 was copied")
+	}
 }

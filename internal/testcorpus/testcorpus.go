@@ -78,12 +78,8 @@ func VitePress(t testing.TB, langs ...string) *search.Engine {
 	}
 	var docsIn []doc.Document
 	for _, l := range langs {
-		err := source.Walk(ctx, []string{filepath.Join(docs, l)}, source.Options{}, func(d doc.Document) error {
-			rel, err := filepath.Rel(docs, filepath.FromSlash(d.URI))
-			if err != nil {
-				return err
-			}
-			d.URI = filepath.ToSlash(rel)
+		// With the corpus as the root, URIs are relative to it.
+		err := source.Walk(ctx, []string{filepath.Join(docs, l)}, source.Options{Root: docs}, func(d doc.Document) error {
 			docsIn = append(docsIn, d)
 			return nil
 		}, nil)

@@ -148,7 +148,7 @@ func (t *Toolset) Index(ctx context.Context, in IndexInput, progress func(IndexP
 	}
 	// A symbolic link may lead a walked folder outside the roots.
 	opt.Source.Accept = func(d doc.Document) error {
-		if d.Type == doc.TypeFile && !t.roots.allows(d.URI) {
+		if d.Type == doc.TypeFile && !t.roots.allows(d.URI, opt.Source.Root) {
 			return errOutsideRoots
 		}
 		return nil

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sagasu-dev/sagasu/internal/glob"
+	"github.com/sagasu-dev/sagasu/internal/source"
 )
 
 // roots are the folders sagasu_index may read. An agent names files the
@@ -100,10 +101,11 @@ func (r *roots) input(in string) (string, error) {
 }
 
 // allows reports whether a file met while walking (named by its URI, a
-// slash path) really lies in a root: a symbolic link inside a root may point
+// slash path relative to the index's root base, "" for the working
+// directory) really lies in a root: a symbolic link inside a root may point
 // anywhere.
-func (r *roots) allows(uri string) bool {
-	real, err := filepath.EvalSymlinks(filepath.FromSlash(uri))
+func (r *roots) allows(uri, base string) bool {
+	real, err := filepath.EvalSymlinks(source.URIPath(base, uri))
 	if err != nil {
 		return false
 	}

@@ -1,5 +1,7 @@
 // Package bm25 is the keyword index every store shares: the postings format
-// that drivers persist, and the Okapi BM25 scorer that ranks them. Because all
+// that drivers persist, the BM25F scorer that ranks them (Okapi BM25 with
+// the title, heading path and body of a chunk weighted and length-normalised
+// apart), and the term-proximity bonus that re-ranks the best of them. Because all
 // drivers store the same postings and score them with this code, a query ranks
 // the same chunks with the same scores in every store.
 package bm25
@@ -8,34 +10,56 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"math/bits"
 	"slices"
+	"strings"
 
 	"github.com/sagasu-dev/sagasu/internal/store"
 )
 
-// Parameters of Okapi BM25 (the values Lucene and the BEIR baselines use).
+// Field is one part of a chunk that BM25F weighs and length-normalises on
+// its own.
+type Field int
+
+// The fields of a chunk, in their stored order.
 const (
-	K1 = 1.2
-	B  = 0.75
+	Title   Field = iota // the source's title
+	Heading              // the chunk's heading path, less a first heading equal to the title
+	Body                 // the chunk's text
+	NumFields
 )
 
-// Posting records that a term occurs TF times in chunk ID, whose length in
-// terms is DL. Keeping DL in every posting lets a query score a list without
-// looking anything else up.
+// Posting records how often a term occurs in each field of chunk ID (TF) and
+// that field's length in terms (DL). DL is kept only for the fields the term
+// occurs in (0 elsewhere), which is all BM25F needs to score the posting
+// without looking anything else up.
 type Posting struct {
 	ID uint64
-	TF uint32
-	DL uint32
+	TF [NumFields]uint32
+	DL [NumFields]uint32
 }
 
 // Encode appends ps, which must be sorted by ID, to dst in the stored format:
-// for each posting the uvarint of the ID delta, of TF and of DL.
+// for each posting the uvarint of the ID delta, a byte whose bit f says that
+// field f holds the term, then for each such field the uvarints of its TF and
+// DL. A term found only in the body costs one byte more than plain BM25.
 func Encode(dst []byte, ps []Posting) []byte {
 	var prev uint64
 	for _, p := range ps {
 		dst = binary.AppendUvarint(dst, p.ID-prev)
-		dst = binary.AppendUvarint(dst, uint64(p.TF))
-		dst = binary.AppendUvarint(dst, uint64(p.DL))
+		var mask byte
+		for f := range NumFields {
+			if p.TF[f] > 0 {
+				mask |= 1 << f
+			}
+		}
+		dst = append(dst, mask)
+		for f := range NumFields {
+			if p.TF[f] > 0 {
+				dst = binary.AppendUvarint(dst, uint64(p.TF[f]))
+				dst = binary.AppendUvarint(dst, uint64(p.DL[f]))
+			}
+		}
 		prev = p.ID
 	}
 	return dst
@@ -49,24 +73,70 @@ func Decode(data []byte, fn func(Posting)) error {
 	var id uint64
 	for len(data) > 0 {
 		d, n := binary.Uvarint(data)
-		if n <= 0 {
+		if n <= 0 || n >= len(data) {
 			return ErrCorrupt
 		}
-		data = data[n:]
-		tf, n := binary.Uvarint(data)
-		if n <= 0 {
+		mask := data[n]
+		data = data[n+1:]
+		if mask == 0 || mask>>NumFields != 0 {
 			return ErrCorrupt
 		}
-		data = data[n:]
-		dl, n := binary.Uvarint(data)
-		if n <= 0 {
-			return ErrCorrupt
-		}
-		data = data[n:]
 		id += d
-		fn(Posting{ID: id, TF: uint32(tf), DL: uint32(dl)})
+		p := Posting{ID: id}
+		for f := range NumFields {
+			if mask&(1<<f) == 0 {
+				continue
+			}
+			tf, n := binary.Uvarint(data)
+			if n <= 0 {
+				return ErrCorrupt
+			}
+			data = data[n:]
+			dl, n := binary.Uvarint(data)
+			if n <= 0 {
+				return ErrCorrupt
+			}
+			data = data[n:]
+			p.TF[f], p.DL[f] = uint32(tf), uint32(dl)
+		}
+		fn(p)
 	}
 	return nil
+}
+
+// scan checks encoded postings and returns how many there are and their
+// first and last IDs, without decoding the field statistics.
+func scan(data []byte) (n int, first, last uint64, err error) {
+	var id uint64
+	for len(data) > 0 {
+		d, k := binary.Uvarint(data)
+		if k <= 0 || k >= len(data) {
+			return 0, 0, 0, ErrCorrupt
+		}
+		mask := data[k]
+		data = data[k+1:]
+		if mask == 0 || mask>>NumFields != 0 {
+			return 0, 0, 0, ErrCorrupt
+		}
+		id += d
+		if n == 0 {
+			first = id
+		}
+		n++
+		// Skip two uvarints per field present: each ends at a byte
+		// below 0x80.
+		for v := 2 * bits.OnesCount8(mask); v > 0; v-- {
+			k := 0
+			for k < len(data) && data[k] >= 0x80 {
+				k++
+			}
+			if k == len(data) || k >= binary.MaxVarintLen64 {
+				return 0, 0, 0, ErrCorrupt
+			}
+			data = data[k+1:]
+		}
+	}
+	return n, first, id, nil
 }
 
 // DecodeAll returns the postings in data.
@@ -116,7 +186,7 @@ func Merge(lists ...[]byte) ([]byte, int, error) {
 	if !slices.IsSortedFunc(all, cmpID) {
 		slices.SortFunc(all, cmpID)
 	}
-	return Encode(make([]byte, 0, total*4), all), len(all), nil
+	return Encode(make([]byte, 0, total*5), all), len(all), nil
 }
 
 func cmpID(a, b Posting) int {
@@ -129,65 +199,121 @@ func cmpID(a, b Posting) int {
 	return 0
 }
 
-// Builder collects the postings of a batch of chunks.
+// Builder collects the postings of a batch of chunks. Each term's postings
+// are kept encoded, as they will be stored, so a batch of many chunks costs
+// a few bytes per posting rather than a Posting each.
 type Builder struct {
-	lists map[string][]Posting
-	// Docs and Tokens count the chunks added and their total length.
+	index map[string]int // term -> its list in lists
+	lists []builtList
+	// Docs counts the chunks added, Tokens their total length per field.
 	Docs   int
-	Tokens int64
+	Tokens [NumFields]int64
+}
+
+// builtList is one term's postings being built.
+type builtList struct {
+	data []byte // Encode's format
+	n    int
+	last uint64 // the ID of the last posting
 }
 
 // NewBuilder returns an empty Builder.
 func NewBuilder() *Builder {
-	return &Builder{lists: map[string][]Posting{}}
+	return &Builder{index: map[string]int{}}
 }
 
-// Add records chunk id with its analysed terms. IDs must be added in
-// increasing order.
+// Add records chunk id whose analysed terms are all body text. IDs must be
+// added in increasing order.
 func (b *Builder) Add(id uint64, terms []string) {
-	b.AddCounts(id, Count(terms))
+	var f [NumFields][]string
+	f[Body] = terms
+	b.AddCounts(id, Count(f))
 }
 
-// TermCount is one distinct term of a chunk and how often it occurs.
+// TermCount is one distinct term of a chunk and how often it occurs in each
+// field.
 type TermCount struct {
 	Term string
-	N    uint32
+	N    [NumFields]uint32
 }
 
-// Counts holds a chunk's distinct terms and its length in terms.
+// Counts holds a chunk's distinct terms and the length in terms of each of
+// its fields.
 type Counts struct {
 	Terms []TermCount
-	Len   uint32
+	Len   [NumFields]uint32
 }
 
-// Count tallies terms. It is the part of indexing that can run in parallel
-// before the postings are assembled.
-func Count(terms []string) Counts {
-	tf := make(map[string]uint32, len(terms)/2+1)
-	for _, t := range terms {
-		tf[t]++
+// Total is the chunk's length in terms over all fields.
+func (c Counts) Total() uint32 {
+	var n uint32
+	for _, l := range c.Len {
+		n += l
 	}
-	c := Counts{Terms: make([]TermCount, 0, len(tf)), Len: uint32(len(terms))}
-	for t, n := range tf {
-		c.Terms = append(c.Terms, TermCount{t, n})
+	return n
+}
+
+// Count tallies the terms of each field. It is the part of indexing that can
+// run in parallel before the postings are assembled.
+func Count(fields [NumFields][]string) Counts {
+	idx := map[string]int{}
+	var c Counts
+	for f, terms := range fields {
+		c.Len[f] = uint32(len(terms))
+		for _, t := range terms {
+			i, ok := idx[t]
+			if !ok {
+				i = len(c.Terms)
+				idx[t] = i
+				c.Terms = append(c.Terms, TermCount{Term: t})
+			}
+			c.Terms[i].N[f]++
+		}
 	}
 	return c
 }
 
 // AddCounts records chunk id with its tallied terms. IDs must be added in
-// increasing order.
+// increasing order. Terms are copied the first time they are seen, so the
+// builder never keeps the caller's term text (a whole chunk's, often) alive.
 func (b *Builder) AddCounts(id uint64, c Counts) {
 	for _, tc := range c.Terms {
-		b.lists[tc.Term] = append(b.lists[tc.Term], Posting{ID: id, TF: tc.N, DL: c.Len})
+		i, ok := b.index[tc.Term]
+		if !ok {
+			i = len(b.lists)
+			b.index[strings.Clone(tc.Term)] = i
+			b.lists = append(b.lists, builtList{})
+		}
+		l := &b.lists[i]
+		// One posting in Encode's format: the ID delta, the field mask,
+		// then each present field's TF and DL.
+		l.data = binary.AppendUvarint(l.data, id-l.last)
+		var mask byte
+		for f := range NumFields {
+			if tc.N[f] > 0 {
+				mask |= 1 << f
+			}
+		}
+		l.data = append(l.data, mask)
+		for f := range NumFields {
+			if tc.N[f] > 0 {
+				l.data = binary.AppendUvarint(l.data, uint64(tc.N[f]))
+				l.data = binary.AppendUvarint(l.data, uint64(c.Len[f]))
+			}
+		}
+		l.last = id
+		l.n++
 	}
 	b.Docs++
-	b.Tokens += int64(c.Len)
+	for f := range NumFields {
+		b.Tokens[f] += int64(c.Len[f])
+	}
 }
 
 // Terms returns the builder's terms in sorted order.
 func (b *Builder) Terms() []string {
-	ts := make([]string, 0, len(b.lists))
-	for t := range b.lists {
+	ts := make([]string, 0, len(b.index))
+	for t := range b.index {
 		ts = append(ts, t)
 	}
 	slices.Sort(ts)
@@ -195,12 +321,36 @@ func (b *Builder) Terms() []string {
 }
 
 // Postings returns the postings of term.
-func (b *Builder) Postings(term string) []Posting { return b.lists[term] }
+func (b *Builder) Postings(term string) []Posting {
+	data, _ := b.Encoded(term, 0)
+	ps, _ := DecodeAll(data) // built by AddCounts: never corrupt
+	return ps
+}
 
-// Corpus holds the collection statistics BM25 normalises by.
+// Encoded returns the postings of term in the stored format (Encode's) and
+// how many there are, with base added to every ID. A batch can so be
+// analysed with IDs numbered from 1 before its real IDs are known: only the
+// first ID of a list is stored whole, so only it changes. With base 0 the
+// returned slice is the builder's own and must not be modified.
+func (b *Builder) Encoded(term string, base uint64) ([]byte, int) {
+	i, ok := b.index[term]
+	if !ok {
+		return nil, 0
+	}
+	l := b.lists[i]
+	if base == 0 || l.n == 0 {
+		return l.data, l.n
+	}
+	first, n := binary.Uvarint(l.data)
+	out := make([]byte, 0, len(l.data)+binary.MaxVarintLen64)
+	out = binary.AppendUvarint(out, first+base)
+	return append(out, l.data[n:]...), l.n
+}
+
+// Corpus holds the collection statistics BM25F normalises by.
 type Corpus struct {
-	Docs   int   // chunks in the index
-	Tokens int64 // sum of chunk lengths
+	Docs   int              // chunks in the index
+	Tokens [NumFields]int64 // sum of the chunks' field lengths
 }
 
 // IDF is the BM25 inverse document frequency as Lucene defines it; it is
@@ -215,20 +365,36 @@ type List struct {
 	Data [][]byte
 }
 
-// Score ranks the chunks in lists by BM25 and returns the best k that allow
-// accepts (nil accepts all), best first; ties go to the lower chunk ID so that
-// every store returns the same order.
-func Score(c Corpus, lists []List, k int, allow func(id int64) bool) ([]store.Scored, error) {
+// Score ranks the chunks in lists by BM25F with parameters p and returns the
+// best k that allow accepts (nil accepts all), best first; ties go to the
+// lower chunk ID so that every store returns the same order.
+//
+// Each field f's term frequency is normalised by its own length against
+// the field's average, weighted, and summed into one pseudo-frequency that
+// saturates once (Robertson and Zaragoza's BM25F):
+//
+//	tf' = Σ_f W_f · tf_f / (1 − B_f + B_f · dl_f / avgdl_f)
+//	score = Σ_terms idf · tf' · (K1 + 1) / (K1 + tf')
+func Score(p Params, c Corpus, lists []List, k int, allow func(id int64) bool) ([]store.Scored, error) {
 	if k <= 0 || c.Docs == 0 || len(lists) == 0 {
 		return nil, nil
 	}
-	avgdl := float64(c.Tokens) / float64(c.Docs)
-	if avgdl == 0 {
-		avgdl = 1
+	// Per field: W_f, and the two terms of the length norm, so that a
+	// posting costs a multiply-add per field it occurs in.
+	var w, fixed, perTok [NumFields]float64
+	for f := range NumFields {
+		avg := float64(c.Tokens[f]) / float64(c.Docs)
+		if avg == 0 {
+			avg = 1
+		}
+		w[f] = p.Weight[f]
+		fixed[f] = 1 - p.B[f]
+		perTok[f] = p.B[f] / avg
 	}
+	k1 := p.K1
 	// Two passes over each list: the first finds the ID range and document
 	// frequency, the second accumulates scores straight from the encoded
-	// bytes, so no posting is ever materialised.
+	// bytes. Both decode inline: no posting is ever materialised.
 	type term struct {
 		data [][]byte
 		df   int
@@ -238,12 +404,14 @@ func Score(c Corpus, lists []List, k int, allow func(id int64) bool) ([]store.Sc
 	for _, l := range lists {
 		t := term{data: l.Data}
 		for _, d := range l.Data {
-			if err := Decode(d, func(p Posting) {
-				t.df++
-				minID = min(minID, p.ID)
-				maxID = max(maxID, p.ID)
-			}); err != nil {
+			n, first, last, err := scan(d)
+			if err != nil {
 				return nil, err
+			}
+			if n > 0 {
+				t.df += n
+				minID = min(minID, first)
+				maxID = max(maxID, last)
 			}
 		}
 		if t.df > 0 {
@@ -261,16 +429,34 @@ func Score(c Corpus, lists []List, k int, allow func(id int64) bool) ([]store.Sc
 	var touched []uint32
 	for _, t := range terms {
 		idf := IDF(c.Docs, t.df)
-		for _, d := range t.data {
-			_ = Decode(d, func(p Posting) {
-				tf := float64(p.TF)
-				norm := K1 * (1 - B + B*float64(p.DL)/avgdl)
-				i := p.ID - minID
+		for _, data := range t.data {
+			// scan has validated data: the reads below cannot fail.
+			var id uint64
+			for len(data) > 0 {
+				d, n := binary.Uvarint(data)
+				mask := data[n]
+				data = data[n+1:]
+				id += d
+				var tf float64
+				for f := range NumFields {
+					if mask&(1<<f) == 0 {
+						continue
+					}
+					ftf, n := binary.Uvarint(data)
+					data = data[n:]
+					dl, n := binary.Uvarint(data)
+					data = data[n:]
+					tf += w[f] * float64(ftf) / (fixed[f] + perTok[f]*float64(dl))
+				}
+				if tf <= 0 {
+					continue
+				}
+				i := id - minID
 				if acc[i] == 0 {
 					touched = append(touched, uint32(i))
 				}
-				acc[i] += float32(idf * tf * (K1 + 1) / (tf + norm))
-			})
+				acc[i] += float32(idf * tf * (k1 + 1) / (k1 + tf))
+			}
 		}
 	}
 	top := store.NewTopK(k)

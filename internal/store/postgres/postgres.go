@@ -25,6 +25,7 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/analyze"
 	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/store/bm25"
 )
 
 // Options configure Open. Settings that belong with the location (schema,
@@ -141,10 +142,12 @@ func redact(dsn string) string {
 
 // Store is a PostgreSQL-backed store.Store.
 type Store struct {
-	pool   *pool
-	cfg    *pgx.ConnConfig
-	set    Settings
-	an     *analyze.Analyzer
+	pool *pool
+	cfg  *pgx.ConnConfig
+	set  Settings
+	an   *analyze.Analyzer
+	// params are the keyword scoring parameters pinned in the index.
+	params bm25.Params
 	where  string // "schema S of database D at host:port", for messages
 	vecOID uint32 // OID of pgvector's vector type
 

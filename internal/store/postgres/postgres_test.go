@@ -17,6 +17,8 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/migrate"
 	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/store/bm25"
+	"github.com/sagasu-dev/sagasu/internal/store/internal/sqlrows"
 	"github.com/sagasu-dev/sagasu/internal/store/postgres/pgtest"
 	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
 	"github.com/sagasu-dev/sagasu/internal/store/storetest"
@@ -62,14 +64,83 @@ func TestUpgradeFromSchema1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	storetest.Upgrade(t, old, func(t *testing.T) store.Store {
+	old.Close()
+	s, err := Open(ctx, dsn, Options{})
+	if err != nil {
+		t.Fatalf("open an index of schema 1: %v", err)
+	}
+	defer s.Close()
+	var v int
+	if err := s.row(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&v); err != nil || v != SchemaVersion {
+		t.Errorf("schema after upgrade = %d, %v; want %d", v, err, SchemaVersion)
+	}
+	if err := s.Replace(ctx, []store.SourceData{storetest.Source("a.md", "file", "A", "upgraded words")}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.KeywordSearch(ctx, storetest.Terms("upgraded"), 5, store.Filter{}); err != nil || len(res) != 1 {
+		t.Errorf("search of an index upgraded from schema 1 = %v, %v", res, err)
+	}
+}
+
+// TestUpgradeRebuildsKeywordIndex opens an index whose keyword index is in
+// the format before BM25F (schema 2, written here as that sagasu wrote it)
+// and checks the upgrade rebuilt it to rank as a new index does.
+func TestUpgradeRebuildsKeywordIndex(t *testing.T) {
+	ctx := context.Background()
+	dsn := freshDSN(t)
+	old, err := Open(ctx, dsn, Options{Create: true, schema: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	li := storetest.Legacy()
+	err = old.tx(ctx, func(tx pgx.Tx) error {
+		id := int64(0)
+		for _, sd := range li.Sources {
+			src := sd.Source
+			if _, err := tx.Exec(ctx, `INSERT INTO sources(id, uri, type, format, title, hash, size, chunks, indexed_at) VALUES($1,$2,$3,$4,$5,$6,$7,$8,1)`,
+				src.ID, src.URI, string(src.Type), string(src.Format), src.Title, src.ContentHash, int64(len(sd.Content)), len(sd.Chunks)); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO contents(source_id, content) VALUES($1,$2)`, src.ID, sd.Content); err != nil {
+				return err
+			}
+			for j, c := range sd.Chunks {
+				id++
+				if _, err := tx.Exec(ctx, `INSERT INTO chunks(id, source_id, idx, text, heading, start_line, end_line, start_byte, end_byte, tokens, terms, chash, tsv)
+					VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,'h',array_to_tsvector($12::text[]))`,
+					id, src.ID, j, c.Text, sqlrows.HeadingJSON(c.Heading), c.StartLine, c.EndLine, c.StartByte, c.EndByte, c.Tokens, li.Lengths[id-1], li.Terms[id-1]); err != nil {
+					return err
+				}
+				if _, err := tx.Exec(ctx, `INSERT INTO chunk_segs(id, seg) VALUES($1, 1)`, id); err != nil {
+					return err
+				}
+			}
+		}
+		if _, err := tx.Exec(ctx, `SELECT setval('chunk_ids', $1)`, id); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `SELECT setval('segment_ids', 1)`); err != nil {
+			return err
+		}
+		for term, data := range li.Postings {
+			if _, err := tx.Exec(ctx, `INSERT INTO postings(term, seg, n, data) VALUES($1, 1, $2, $3)`, term, li.Counts[term], data); err != nil {
+				return err
+			}
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO segments(seg, docs, tokens) VALUES(1, $1, $2)`, li.Docs, li.Tokens)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("write an index of schema 2: %v", err)
+	}
+	old.Close()
+	storetest.UpgradeRebuilt(t, func(t *testing.T) store.Store {
 		s, err := Open(ctx, dsn, Options{})
 		if err != nil {
-			t.Fatalf("open an index of schema 1: %v", err)
+			t.Fatalf("open an index of schema 2: %v", err)
 		}
-		var v int
-		if err := s.row(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&v); err != nil || v != SchemaVersion {
-			t.Errorf("schema after upgrade = %d, %v; want %d", v, err, SchemaVersion)
+		if p, err := s.Meta(ctx, bm25.MetaKey); err != nil || p != bm25.DefaultParams().String() {
+			t.Errorf("scoring pinned by the upgrade = %q, %v; want %q", p, err, bm25.DefaultParams().String())
 		}
 		return s
 	})

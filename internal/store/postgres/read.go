@@ -24,8 +24,8 @@ func (s *Store) KeywordSearch(ctx context.Context, terms []string, k int, f stor
 	var corpus bm25.Corpus
 	var ls bm25.ListSet
 	b := &pgx.Batch{}
-	b.Queue(`SELECT COALESCE(SUM(docs), 0), COALESCE(SUM(tokens), 0)::bigint FROM segments`).QueryRow(func(r pgx.Row) error {
-		return r.Scan(&corpus.Docs, &corpus.Tokens)
+	b.Queue(`SELECT COALESCE(SUM(docs), 0), COALESCE(SUM(ttokens), 0)::bigint, COALESCE(SUM(htokens), 0)::bigint, COALESCE(SUM(tokens), 0)::bigint FROM segments`).QueryRow(func(r pgx.Row) error {
+		return r.Scan(&corpus.Docs, &corpus.Tokens[bm25.Title], &corpus.Tokens[bm25.Heading], &corpus.Tokens[bm25.Body])
 	})
 	b.Queue(`SELECT term, data FROM postings WHERE term = ANY($1)`, terms).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
@@ -45,7 +45,7 @@ func (s *Store) KeywordSearch(ctx context.Context, terms []string, k int, f stor
 	if err != nil {
 		return nil, err
 	}
-	return bm25.Score(corpus, ls.Lists(terms), k, allow)
+	return bm25.Score(s.params, corpus, ls.Lists(terms), k, allow)
 }
 
 // allowFunc turns a filter into a chunk predicate (nil when it allows all).

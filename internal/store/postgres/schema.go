@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/store/bm25"
 )
 
 // migrations bring an index from version i to i+1, each in one transaction
@@ -80,6 +81,15 @@ var migrations = []string{
 		type text NOT NULL,
 		data text NOT NULL,
 		PRIMARY KEY(run_id, seq));`,
+	// 3: BM25F. Postings keep term frequencies and lengths per field
+	// (title, heading path, body); chunks keep each field's length (terms
+	// is now the body's) and segments each field's tokens (tokens is now
+	// the body's). The keyword index of an older schema is rebuilt from the
+	// stored chunks by rebuildKeyword, in the same transaction.
+	`ALTER TABLE segments ADD COLUMN ttokens bigint NOT NULL DEFAULT 0, ADD COLUMN htokens bigint NOT NULL DEFAULT 0;
+	ALTER TABLE chunks ADD COLUMN tterms integer NOT NULL DEFAULT 0, ADD COLUMN hterms integer NOT NULL DEFAULT 0;
+	DELETE FROM postings;
+	DELETE FROM segments;`,
 }
 
 // SchemaVersion is the schema version this build writes.
@@ -155,6 +165,16 @@ func (s *Store) bootstrap(ctx context.Context, create bool, target int) (string,
 			if _, err := tx.Exec(ctx, migrations[v]); err != nil {
 				return err
 			}
+			if v == 2 {
+				if err := s.rebuildKeyword(ctx, tx); err != nil {
+					return err
+				}
+				// The scoring parameters are pinned with the postings
+				// they apply to.
+				if _, err := tx.Exec(ctx, `INSERT INTO meta(key, value) VALUES($1, $2) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, bm25.MetaKey, bm25.DefaultParams().String()); err != nil {
+					return err
+				}
+			}
 			if v == 0 {
 				if _, err := tx.Exec(ctx, `INSERT INTO meta(key, value) VALUES($1, $2)`, metaAnalyzer, s.an.Signature()); err != nil {
 					return err
@@ -175,6 +195,18 @@ func (s *Store) bootstrap(ctx context.Context, create bool, target int) (string,
 	if pinned != s.an.Signature() {
 		return "", fmt.Errorf("open index in %s: its keyword index was built by analyzer version %q and this sagasu uses %q: drop the schema (DROP SCHEMA %s CASCADE) and index again",
 			s.where, pinned, s.an.Signature(), quoteIdent(s.set.Schema))
+	}
+	var scoring string
+	err = conn.QueryRow(ctx, `SELECT value FROM meta WHERE key = $1`, bm25.MetaKey).Scan(&scoring)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return "", s.wrap(fmt.Errorf("open index in %s: %w", s.where, err))
+	}
+	if scoring == "" && target < SchemaVersion {
+		// A test's index of an older schema, which scores nothing.
+		scoring = bm25.DefaultParams().String()
+	}
+	if s.params, err = bm25.ParseParams(scoring); err != nil {
+		return "", fmt.Errorf("open index in %s: %w: a newer sagasu wrote it: upgrade sagasu, or drop the schema and index again", s.where, err)
 	}
 	if err := conn.QueryRow(ctx, `SELECT to_regtype(quote_ident($1) || '.vector')::oid`, extSchema).Scan(&s.vecOID); err != nil {
 		return "", s.wrap(fmt.Errorf("open index in %s: find the vector type: %w", s.where, err))

@@ -79,12 +79,19 @@ func (t segTx) Remove(ctx context.Context, keys []segment.Key) error {
 func (t segTx) Shrink(ctx context.Context, by []segment.Shrink) error {
 	segs := make([]int64, len(by))
 	docs := make([]int32, len(by))
-	tokens := make([]int64, len(by))
-	for i, sh := range by {
-		segs[i], docs[i], tokens[i] = sh.Seg, int32(sh.Docs), sh.Tokens
+	var tokens [bm25.NumFields][]int64
+	for f := range tokens {
+		tokens[f] = make([]int64, len(by))
 	}
-	if _, err := t.tx.Exec(ctx, `UPDATE segments s SET docs = s.docs - u.docs, tokens = s.tokens - u.tokens
-		FROM unnest($1::bigint[], $2::integer[], $3::bigint[]) AS u(seg, docs, tokens) WHERE s.seg = u.seg`, segs, docs, tokens); err != nil {
+	for i, sh := range by {
+		segs[i], docs[i] = sh.Seg, int32(sh.Docs)
+		for f := range tokens {
+			tokens[f][i] = sh.Tokens[f]
+		}
+	}
+	if _, err := t.tx.Exec(ctx, `UPDATE segments s SET docs = s.docs - u.docs, ttokens = s.ttokens - u.ttokens, htokens = s.htokens - u.htokens, tokens = s.tokens - u.tokens
+		FROM unnest($1::bigint[], $2::integer[], $3::bigint[], $4::bigint[], $5::bigint[]) AS u(seg, docs, ttokens, htokens, tokens) WHERE s.seg = u.seg`,
+		segs, docs, tokens[bm25.Title], tokens[bm25.Heading], tokens[bm25.Body]); err != nil {
 		return err
 	}
 	_, err := t.tx.Exec(ctx, `DELETE FROM segments WHERE docs <= 0`)
@@ -178,8 +185,8 @@ func (t segTx) FinishMerge(ctx context.Context, segs []int64, into int64) error 
 	if _, err := t.tx.Exec(ctx, `DELETE FROM postings WHERE seg = ANY($1)`, segs); err != nil {
 		return err
 	}
-	if _, err := t.tx.Exec(ctx, `INSERT INTO segments(seg, docs, tokens)
-		SELECT $1, COALESCE(SUM(docs), 0), COALESCE(SUM(tokens), 0) FROM segments WHERE seg = ANY($2)`, into, segs); err != nil {
+	if _, err := t.tx.Exec(ctx, `INSERT INTO segments(seg, docs, ttokens, htokens, tokens)
+		SELECT $1, COALESCE(SUM(docs), 0), COALESCE(SUM(ttokens), 0), COALESCE(SUM(htokens), 0), COALESCE(SUM(tokens), 0) FROM segments WHERE seg = ANY($2)`, into, segs); err != nil {
 		return err
 	}
 	if _, err := t.tx.Exec(ctx, `DELETE FROM segments WHERE seg = ANY($1)`, segs); err != nil {
@@ -203,7 +210,8 @@ func writeSegment(ctx context.Context, tx pgx.Tx, seg int64, b *bm25.Builder) er
 	if err != nil {
 		return fmt.Errorf("write postings: %w", err)
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO segments(seg, docs, tokens) VALUES($1, $2, $3)`, seg, b.Docs, b.Tokens)
+	_, err = tx.Exec(ctx, `INSERT INTO segments(seg, docs, ttokens, htokens, tokens) VALUES($1, $2, $3, $4, $5)`,
+		seg, b.Docs, b.Tokens[bm25.Title], b.Tokens[bm25.Heading], b.Tokens[bm25.Body])
 	return err
 }
 

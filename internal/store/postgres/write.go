@@ -170,13 +170,13 @@ func (s *Store) insert(ctx context.Context, tx pgx.Tx, batch []store.SourceData,
 		b.AddCounts(uint64(ids[k]), rows[p.i][p.j].Counts)
 	}
 	_, err = tx.CopyFrom(ctx, pgx.Identifier{"chunks"},
-		[]string{"id", "source_id", "idx", "text", "heading", "start_line", "end_line", "start_byte", "end_byte", "tokens", "terms", "chash", "tsv"},
+		[]string{"id", "source_id", "idx", "text", "heading", "start_line", "end_line", "start_byte", "end_byte", "tokens", "terms", "tterms", "hterms", "chash", "tsv"},
 		pgx.CopyFromSlice(len(flat), func(k int) ([]any, error) {
 			p := flat[k]
 			c, r := batch[p.i].Chunks[p.j], rows[p.i][p.j]
 			return []any{ids[k], batch[p.i].Source.ID, int32(p.j), c.Text, sqlrows.HeadingJSON(c.Heading),
 				int32(c.StartLine), int32(c.EndLine), int32(c.StartByte), int32(c.EndByte), int32(c.Tokens),
-				int32(r.Counts.Len), r.Hash, tsvector(r.Counts.Terms)}, nil
+				int32(r.Counts.Len[bm25.Body]), int32(r.Counts.Len[bm25.Title]), int32(r.Counts.Len[bm25.Heading]), r.Hash, tsvector(r.Counts.Terms)}, nil
 		}))
 	if err != nil {
 		return fmt.Errorf("insert chunks: %w", err)
@@ -232,19 +232,21 @@ func (s *Store) deleteTx(ctx context.Context, tx pgx.Tx, ids []string) (int, err
 	}
 	var gone []segment.Chunk
 	var chunkIDs []int64
-	rows, err := tx.Query(ctx, `SELECT c.id, cs.seg, c.terms, tsvector_to_array(c.tsv)
+	rows, err := tx.Query(ctx, `SELECT c.id, cs.seg, c.tterms, c.hterms, c.terms, tsvector_to_array(c.tsv)
 		FROM chunks c JOIN chunk_segs cs ON cs.id = c.id WHERE c.source_id = ANY($1)`, ids)
 	if err != nil {
 		return 0, err
 	}
 	for rows.Next() {
 		var c segment.Chunk
-		var n int32
-		if err := rows.Scan(&c.ID, &c.Seg, &n, &c.Terms); err != nil {
+		var n [bm25.NumFields]int32
+		if err := rows.Scan(&c.ID, &c.Seg, &n[bm25.Title], &n[bm25.Heading], &n[bm25.Body], &c.Terms); err != nil {
 			rows.Close()
 			return 0, err
 		}
-		c.Len = int64(n)
+		for f, l := range n {
+			c.Lens[f] = int64(l)
+		}
 		gone = append(gone, c)
 		chunkIDs = append(chunkIDs, c.ID)
 	}

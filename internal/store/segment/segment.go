@@ -30,16 +30,16 @@ type Key struct {
 // Chunk is a chunk being deleted, as it was indexed.
 type Chunk struct {
 	ID    int64
-	Seg   int64    // its segment; 0 when the store learns it from its postings rows
-	Len   int64    // its length in terms, as stored
-	Terms []string // the terms it was indexed under
+	Seg   int64                 // its segment; 0 when the store learns it from its postings rows
+	Lens  [bm25.NumFields]int64 // its fields' lengths in terms, as indexed
+	Terms []string              // the terms it was indexed under
 }
 
 // Shrink is what a delete takes away from one segment.
 type Shrink struct {
 	Seg    int64
 	Docs   int
-	Tokens int64
+	Tokens [bm25.NumFields]int64 // per field
 }
 
 // Tx is what segment maintenance needs from a store inside one write
@@ -148,7 +148,9 @@ func Delete(ctx context.Context, tx Tx, gone []Chunk) error {
 			shrink[seg] = sh
 		}
 		sh.Docs++
-		sh.Tokens += c.Len
+		for f, n := range c.Lens {
+			sh.Tokens[f] += n
+		}
 	}
 	by := make([]Shrink, 0, len(shrink))
 	for _, sh := range shrink {

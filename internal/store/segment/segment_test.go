@@ -19,6 +19,13 @@ type memTx struct {
 	writes int // WriteMerged calls
 }
 
+// bodyLen is the field lengths of a chunk whose n terms are all body text.
+func bodyLen(n int64) [bm25.NumFields]int64 {
+	var l [bm25.NumFields]int64
+	l[bm25.Body] = n
+	return l
+}
+
 func newMem() *memTx { return &memTx{rows: map[Key]Row{}, segs: map[int64]*Shrink{}} }
 
 // add writes one batch of chunks (id → terms) as a new segment.
@@ -69,7 +76,9 @@ func (m *memTx) Shrink(_ context.Context, by []Shrink) error {
 	for _, sh := range by {
 		if s := m.segs[sh.Seg]; s != nil {
 			s.Docs -= sh.Docs
-			s.Tokens -= sh.Tokens
+			for f := range s.Tokens {
+				s.Tokens[f] -= sh.Tokens[f]
+			}
 			if s.Docs <= 0 {
 				delete(m.segs, sh.Seg)
 			}
@@ -116,7 +125,9 @@ func (m *memTx) FinishMerge(_ context.Context, segs []int64, into int64) error {
 	}
 	for _, s := range segs {
 		sum.Docs += m.segs[s].Docs
-		sum.Tokens += m.segs[s].Tokens
+		for f := range sum.Tokens {
+			sum.Tokens[f] += m.segs[s].Tokens[f]
+		}
 		delete(m.segs, s)
 	}
 	m.segs[into] = sum
@@ -151,7 +162,9 @@ func (m *memTx) postings(t *testing.T) map[string][]bm25.Posting {
 func (m *memTx) totals() (docs int, tokens int64) {
 	for _, s := range m.segs {
 		docs += s.Docs
-		tokens += s.Tokens
+		for _, n := range s.Tokens {
+			tokens += n
+		}
 	}
 	return docs, tokens
 }
@@ -209,9 +222,9 @@ func TestDeleteCountsOutEveryChunk(t *testing.T) {
 	// A chunk without terms counts in its segment as well.
 	m.segs[segs[2]].Docs++
 	gone := []Chunk{
-		{ID: 1, Len: 3, Terms: slices.Compact(slices.Sorted(slices.Values(bs[0][1])))}, // segment learnt from its rows
-		{ID: 5, Seg: segs[1], Len: 3, Terms: slices.Compact(slices.Sorted(slices.Values(bs[1][5])))},
-		{ID: 99, Seg: segs[2], Len: 0}, // no terms: only its recorded segment knows it
+		{ID: 1, Lens: bodyLen(3), Terms: slices.Compact(slices.Sorted(slices.Values(bs[0][1])))}, // segment learnt from its rows
+		{ID: 5, Seg: segs[1], Lens: bodyLen(3), Terms: slices.Compact(slices.Sorted(slices.Values(bs[1][5])))},
+		{ID: 99, Seg: segs[2], Lens: bodyLen(0)}, // no terms: only its recorded segment knows it
 	}
 	if err := Delete(ctx, m, gone); err != nil {
 		t.Fatal(err)
@@ -228,8 +241,8 @@ func TestDeleteCountsOutEveryChunk(t *testing.T) {
 	}
 	want := map[int64]int{segs[0]: 2, segs[1]: 2, segs[2]: 3}
 	for seg, docs := range want {
-		if m.segs[seg].Docs != docs || m.segs[seg].Tokens != int64(3*docs) {
-			t.Errorf("segment %d counts %d chunks, %d tokens; want %d, %d", seg, m.segs[seg].Docs, m.segs[seg].Tokens, docs, 3*docs)
+		if m.segs[seg].Docs != docs || m.segs[seg].Tokens != bodyLen(int64(3*docs)) {
+			t.Errorf("segment %d counts %d chunks, %d tokens; want %d, %d", seg, m.segs[seg].Docs, m.segs[seg].Tokens[bm25.Body], docs, 3*docs)
 		}
 	}
 }

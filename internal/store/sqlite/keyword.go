@@ -15,7 +15,7 @@ func (s *Store) KeywordSearch(ctx context.Context, terms []string, k int, f stor
 		return nil, nil
 	}
 	var corpus bm25.Corpus
-	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(docs),0), COALESCE(SUM(tokens),0) FROM segments`).Scan(&corpus.Docs, &corpus.Tokens); err != nil {
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(docs),0), COALESCE(SUM(ttokens),0), COALESCE(SUM(htokens),0), COALESCE(SUM(tokens),0) FROM segments`).Scan(&corpus.Docs, &corpus.Tokens[bm25.Title], &corpus.Tokens[bm25.Heading], &corpus.Tokens[bm25.Body]); err != nil {
 		return nil, fmt.Errorf("keyword search: %w", err)
 	}
 	args := make([]any, len(terms))
@@ -44,7 +44,7 @@ func (s *Store) KeywordSearch(ctx context.Context, terms []string, k int, f stor
 	if err != nil {
 		return nil, err
 	}
-	return bm25.Score(corpus, ls.Lists(terms), k, allow)
+	return bm25.Score(s.params, corpus, ls.Lists(terms), k, allow)
 }
 
 // allowFunc turns a filter into a chunk predicate (nil when it allows all).

@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/store/bm25"
 )
 
 // migrations bring a database from user_version i to i+1. Never edit a
@@ -72,6 +73,16 @@ var migrations = []string{
 		type TEXT NOT NULL,
 		data TEXT NOT NULL,
 		PRIMARY KEY(run_id, seq)) WITHOUT ROWID;`,
+	// 4: BM25F. Postings keep term frequencies and lengths per field
+	// (title, heading path, body); segments count each field's tokens:
+	// tokens is now the body's. The keyword index of an older schema is
+	// rebuilt from the stored chunks by rebuildKeyword, in the same
+	// transaction.
+	`ALTER TABLE segments ADD COLUMN ttokens INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE segments ADD COLUMN htokens INTEGER NOT NULL DEFAULT 0;
+	DELETE FROM postings;
+	DELETE FROM segments;
+	DELETE FROM termless_chunks;`,
 }
 
 // SchemaVersion is the schema version this build writes.
@@ -128,6 +139,16 @@ func (s *Store) migrate(ctx context.Context, target int) error {
 			if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
 				return err
 			}
+			if v == 3 {
+				if err := s.rebuildKeyword(ctx, tx); err != nil {
+					return err
+				}
+				// The scoring parameters are pinned with the postings
+				// they apply to.
+				if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)`, bm25.MetaKey, bm25.DefaultParams().String()); err != nil {
+					return err
+				}
+			}
 			if v == 0 {
 				if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d`, applicationID)); err != nil {
 					return err
@@ -149,6 +170,17 @@ func (s *Store) migrate(ctx context.Context, target int) error {
 	}
 	if pinned != s.an.Signature() {
 		return fmt.Errorf("open index %q: its keyword index was built by analyzer version %q and this sagasu uses %q: delete the file and index again", s.path, pinned, s.an.Signature())
+	}
+	scoring, err := s.Meta(ctx, bm25.MetaKey)
+	if err != nil {
+		return fmt.Errorf("open index %q: %w", s.path, err)
+	}
+	if scoring == "" && target < SchemaVersion {
+		// A test's index of an older schema, which scores nothing.
+		scoring = bm25.DefaultParams().String()
+	}
+	if s.params, err = bm25.ParseParams(scoring); err != nil {
+		return fmt.Errorf("open index %q: %w: a newer sagasu wrote it: upgrade sagasu, or delete the index and run `sagasu index` again", s.path, err)
 	}
 	return nil
 }

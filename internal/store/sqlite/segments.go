@@ -90,7 +90,8 @@ func (t segTx) Remove(ctx context.Context, keys []segment.Key) error {
 // Shrink implements segment.Tx.
 func (t segTx) Shrink(ctx context.Context, by []segment.Shrink) error {
 	for _, sh := range by {
-		if _, err := t.tx.ExecContext(ctx, `UPDATE segments SET docs = docs - ?, tokens = tokens - ? WHERE seg = ?`, sh.Docs, sh.Tokens, sh.Seg); err != nil {
+		if _, err := t.tx.ExecContext(ctx, `UPDATE segments SET docs = docs - ?, ttokens = ttokens - ?, htokens = htokens - ?, tokens = tokens - ? WHERE seg = ?`,
+			sh.Docs, sh.Tokens[bm25.Title], sh.Tokens[bm25.Heading], sh.Tokens[bm25.Body], sh.Seg); err != nil {
 			return err
 		}
 	}
@@ -168,8 +169,8 @@ func (t segTx) WriteMerged(ctx context.Context, segs []int64, rows []segment.Row
 func (t segTx) FinishMerge(ctx context.Context, segs []int64, into int64) error {
 	ph, args := placeholders(len(segs)), int64Args(segs)
 	var docs int
-	var tokens int64
-	if err := t.tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(docs),0), COALESCE(SUM(tokens),0) FROM segments WHERE seg IN (`+ph+`)`, args...).Scan(&docs, &tokens); err != nil {
+	var tokens [bm25.NumFields]int64
+	if err := t.tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(docs),0), COALESCE(SUM(ttokens),0), COALESCE(SUM(htokens),0), COALESCE(SUM(tokens),0) FROM segments WHERE seg IN (`+ph+`)`, args...).Scan(&docs, &tokens[bm25.Title], &tokens[bm25.Heading], &tokens[bm25.Body]); err != nil {
 		return err
 	}
 	if _, err := t.tx.ExecContext(ctx, `DELETE FROM segments WHERE seg IN (`+ph+`)`, args...); err != nil {
@@ -178,26 +179,27 @@ func (t segTx) FinishMerge(ctx context.Context, segs []int64, into int64) error 
 	if _, err := t.tx.ExecContext(ctx, `UPDATE termless_chunks SET seg = ? WHERE seg IN (`+ph+`)`, append([]any{into}, args...)...); err != nil {
 		return err
 	}
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO segments(seg, docs, tokens) VALUES(?,?,?)`, into, docs, tokens)
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO segments(seg, docs, ttokens, htokens, tokens) VALUES(?,?,?,?,?)`, into, docs, tokens[bm25.Title], tokens[bm25.Heading], tokens[bm25.Body])
 	return err
 }
 
-// writeSegment stores the postings built for one batch as a new segment.
-func writeSegment(ctx context.Context, tx *sql.Tx, seg int64, b *bm25.Builder) error {
+// writeSegment stores the postings built for one batch as a new segment;
+// base is added to every chunk ID in them (bm25.Builder.Encoded).
+func writeSegment(ctx context.Context, tx *sql.Tx, seg int64, b *bm25.Builder, base uint64) error {
 	if b.Docs == 0 {
 		return nil
 	}
 	ins := newInserter(ctx, tx, `INSERT INTO postings(term, seg, n, data)`, 4)
 	for _, t := range b.Terms() {
-		ps := b.Postings(t)
-		if err := ins.add(t, seg, len(ps), bm25.Encode(nil, ps)); err != nil {
+		data, n := b.Encoded(t, base)
+		if err := ins.add(t, seg, n, data); err != nil {
 			return fmt.Errorf("write postings: %w", err)
 		}
 	}
 	if err := ins.flush(); err != nil {
 		return fmt.Errorf("write postings: %w", err)
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO segments(seg, docs, tokens) VALUES(?,?,?)`, seg, b.Docs, b.Tokens)
+	_, err := tx.ExecContext(ctx, `INSERT INTO segments(seg, docs, ttokens, htokens, tokens) VALUES(?,?,?,?,?)`, seg, b.Docs, b.Tokens[bm25.Title], b.Tokens[bm25.Heading], b.Tokens[bm25.Body])
 	return err
 }
 

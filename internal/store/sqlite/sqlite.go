@@ -19,6 +19,7 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/analyze"
 	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/store/bm25"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
@@ -48,6 +49,8 @@ type Store struct {
 	db   *sql.DB
 	path string
 	an   *analyze.Analyzer
+	// params are the keyword scoring parameters pinned in the index.
+	params bm25.Params
 
 	cacheVectors bool
 	vcache       vecCache

@@ -16,6 +16,8 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/store/bm25"
+	"github.com/sagasu-dev/sagasu/internal/store/internal/sqlrows"
 	"github.com/sagasu-dev/sagasu/internal/store/storetest"
 )
 
@@ -165,17 +167,69 @@ func TestUpgradeFromSchema1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	storetest.Upgrade(t, old, func(t *testing.T) store.Store {
+	old.Close()
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatalf("open an index of schema 1: %v", err)
+	}
+	defer s.Close()
+	var v int
+	if err := s.db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil || v != SchemaVersion {
+		t.Errorf("schema after upgrade = %d, %v; want %d", v, err, SchemaVersion)
+	}
+	if err := s.Replace(ctx, []store.SourceData{storetest.Source("a.md", "file", "A", "upgraded words")}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.KeywordSearch(ctx, storetest.Terms("upgraded"), 5, store.Filter{}); err != nil || len(res) != 1 {
+		t.Errorf("search of an index upgraded from schema 1 = %v, %v", res, err)
+	}
+}
+
+// TestUpgradeRebuildsKeywordIndex opens an index whose keyword index is in
+// the format before BM25F (schema 3, written here as that sagasu wrote it)
+// and checks the upgrade rebuilt it to rank as a new index does.
+func TestUpgradeRebuildsKeywordIndex(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	old, err := Open(ctx, path, Options{Create: true, schema: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	li := storetest.Legacy()
+	id := 0
+	for _, sd := range li.Sources {
+		src := sd.Source
+		mustExec(t, old, `INSERT INTO sources(id, uri, type, format, title, hash, size, chunks, indexed_at) VALUES(?,?,?,?,?,?,?,?,?)`,
+			src.ID, src.URI, string(src.Type), string(src.Format), src.Title, src.ContentHash, len(sd.Content), len(sd.Chunks), 1)
+		mustExec(t, old, `INSERT INTO contents(source_id, content) VALUES(?,?)`, src.ID, sd.Content)
+		for j, c := range sd.Chunks {
+			id++
+			mustExec(t, old, `INSERT INTO chunks(id, source_id, idx, text, heading, start_line, end_line, start_byte, end_byte, tokens, terms, chash) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)`,
+				id, src.ID, j, c.Text, sqlrows.HeadingJSON(c.Heading), c.StartLine, c.EndLine, c.StartByte, c.EndByte, c.Tokens, li.Lengths[id-1], "h")
+		}
+	}
+	for term, data := range li.Postings {
+		mustExec(t, old, `INSERT INTO postings(term, seg, n, data) VALUES(?,1,?,?)`, term, li.Counts[term], data)
+	}
+	mustExec(t, old, `INSERT INTO segments(seg, docs, tokens) VALUES(1,?,?)`, li.Docs, li.Tokens)
+	old.Close()
+	storetest.UpgradeRebuilt(t, func(t *testing.T) store.Store {
 		s, err := Open(ctx, path, Options{})
 		if err != nil {
-			t.Fatalf("open an index of schema 1: %v", err)
+			t.Fatalf("open an index of schema 3: %v", err)
 		}
-		var v int
-		if err := s.db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil || v != SchemaVersion {
-			t.Errorf("schema after upgrade = %d, %v; want %d", v, err, SchemaVersion)
+		if p, err := s.Meta(ctx, bm25.MetaKey); err != nil || p != bm25.DefaultParams().String() {
+			t.Errorf("scoring pinned by the upgrade = %q, %v; want %q", p, err, bm25.DefaultParams().String())
 		}
 		return s
 	})
+}
+
+func mustExec(t *testing.T, s *Store, q string, args ...any) {
+	t.Helper()
+	if _, err := s.db.Exec(q, args...); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
 }
 
 func TestReopenKeepsData(t *testing.T) {
@@ -300,5 +354,57 @@ func TestAppendSurvivesKill(t *testing.T) {
 	evs, err := s.Events(ctx, "killed", 0)
 	if err != nil || len(evs) != 1 || evs[0].Seq != 1 || string(evs[0].Data) != `{"n":1}` {
 		t.Errorf("after the writer was killed, Events = %+v, %v; want the appended event", evs, err)
+	}
+}
+
+// An index scores with the parameters pinned in it, not with this build's
+// defaults, and refuses parameters it cannot read.
+func TestKeywordScoringUsesPinnedParameters(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	s, err := Open(ctx, path, Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Replace(ctx, []store.SourceData{
+		storetest.Source("a.md", "file", "Theme", "one word here"),
+		storetest.Source("b.md", "file", "Other", "theme and theme again"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := func(s *Store) string {
+		t.Helper()
+		res, err := s.KeywordSearch(ctx, storetest.Terms("theme"), 1, store.Filter{})
+		if err != nil || len(res) != 1 {
+			t.Fatalf("KeywordSearch = %v, %v", res, err)
+		}
+		hits, err := s.Hits(ctx, []int64{res[0].ChunkID})
+		if err != nil || len(hits) != 1 {
+			t.Fatalf("Hits = %v, %v", hits, err)
+		}
+		return hits[0].Source.URI
+	}
+	if got := top(s); got != "a.md" {
+		t.Errorf("with the default weights the title match should win, got %s", got)
+	}
+	flat := "bm25f/1 k1=1.2 w=1,1,1 b=0,0,0 prox=0 hprox=0 top=20"
+	if err := s.SetMeta(ctx, bm25.MetaKey, flat); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := top(s); got != "b.md" {
+		t.Errorf("with pinned equal weights two body mentions should beat one title mention, got %s", got)
+	}
+	if err := s.SetMeta(ctx, bm25.MetaKey, "bm25f/9 k1=2"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := Open(ctx, path, Options{}); err == nil || !strings.Contains(err.Error(), "keyword scoring") || !strings.Contains(err.Error(), "upgrade sagasu") {
+		t.Errorf("Open with unreadable scoring parameters = %v, want an error naming them and what to do", err)
 	}
 }

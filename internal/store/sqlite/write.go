@@ -10,7 +10,6 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/store"
-	"github.com/sagasu-dev/sagasu/internal/store/bm25"
 	"github.com/sagasu-dev/sagasu/internal/store/internal/sqlrows"
 	"github.com/sagasu-dev/sagasu/internal/store/segment"
 )
@@ -28,7 +27,10 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 			return fmt.Errorf("replace %q: %d vectors for %d chunks", sd.Source.URI, len(sd.Vectors), len(sd.Chunks))
 		}
 	}
-	rows := segment.Analyse(s.an, batch)
+	// Analysed before the write lock is taken, with the postings already
+	// built, so that one large source costs its encoded postings, not the
+	// terms of all its chunks.
+	prep := segment.Prepare(s.an, batch)
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		ids := make([]string, 0, len(batch))
 		for _, sd := range batch {
@@ -41,7 +43,6 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 		if err != nil {
 			return err
 		}
-		b := bm25.NewBuilder()
 		now := time.Now().Unix()
 		// Chunk IDs are assigned here, inside the write transaction, so the
 		// chunks can go in with multi-row statements: AUTOINCREMENT's
@@ -50,6 +51,7 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 		if err := tx.QueryRowContext(ctx, `SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'chunks'), 0)`).Scan(&nextID); err != nil {
 			return err
 		}
+		firstID := nextID
 		insSrc := newInserter(ctx, tx, `INSERT INTO sources(id, uri, type, format, title, hash, size, chunks, indexed_at)`, 9)
 		insContent := newInserter(ctx, tx, `INSERT INTO contents(source_id, content)`, 2)
 		insChunk := newInserter(ctx, tx, `INSERT INTO chunks(id, source_id, idx, text, heading, start_line, end_line, start_byte, end_byte, tokens, terms, chash)`, 12)
@@ -63,16 +65,15 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 			if err := insContent.add(src.ID, sd.Content); err != nil {
 				return fmt.Errorf("insert content of %q: %w", src.URI, err)
 			}
-			for j, r := range rows[i] {
+			for j, r := range prep.Chunks[i] {
 				c := sd.Chunks[j]
 				nextID++
 				id := nextID
 				if err := insChunk.add(id, src.ID, j, c.Text, sqlrows.HeadingJSON(c.Heading), c.StartLine, c.EndLine,
-					c.StartByte, c.EndByte, c.Tokens, r.Counts.Len, r.Hash); err != nil {
+					c.StartByte, c.EndByte, c.Tokens, r.Len, r.Hash); err != nil {
 					return fmt.Errorf("insert chunk %d of %q: %w", j, src.URI, err)
 				}
-				b.AddCounts(uint64(id), r.Counts)
-				if r.Counts.Len == 0 {
+				if r.Len == 0 {
 					if err := insTermless.add(id, seg); err != nil {
 						return fmt.Errorf("insert chunk %d of %q: %w", j, src.URI, err)
 					}
@@ -94,7 +95,8 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 				return err
 			}
 		}
-		return writeSegment(ctx, tx, seg, b)
+		// The postings were numbered from 1: chunk k of the batch is firstID+k.
+		return writeSegment(ctx, tx, seg, prep.Postings, uint64(firstID))
 	})
 	if err != nil {
 		return err
@@ -137,20 +139,20 @@ func (s *Store) deleteTx(ctx context.Context, tx *sql.Tx, ids []string) (int, er
 		if !ok {
 			continue
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT id, text, heading, terms FROM chunks WHERE source_id = ?`, id)
+		rows, err := tx.QueryContext(ctx, `SELECT id, text, heading FROM chunks WHERE source_id = ?`, id)
 		if err != nil {
 			return 0, err
 		}
 		for rows.Next() {
 			var c doc.Chunk
 			var heading string
-			var n int64
-			if err := rows.Scan(&c.ID, &c.Text, &heading, &n); err != nil {
+			if err := rows.Scan(&c.ID, &c.Text, &heading); err != nil {
 				rows.Close()
 				return 0, err
 			}
 			_ = json.Unmarshal([]byte(heading), &c.Heading)
-			g := segment.Chunk{ID: c.ID, Len: n, Terms: segment.Terms(s.an, title, c)}
+			g := segment.Chunk{ID: c.ID}
+			g.Terms, g.Lens = segment.Indexed(s.an, title, c)
 			if len(g.Terms) == 0 {
 				termless = append(termless, len(gone))
 			}

@@ -2,14 +2,19 @@ package storetest
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/sagasu-dev/sagasu/internal/analyze"
+	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/store"
 )
 
@@ -322,6 +327,100 @@ func Upgrade(t *testing.T, old store.Store, reopen func(t *testing.T) store.Stor
 	if got := uris(t, s, kwSearch(t, s, "loyal companions", 1, store.Filter{})); len(got) != 1 || got[0] != "docs/dogs.md" {
 		t.Errorf("after upgrade, a new source is found as %v", got)
 	}
+	mustCreateRun(t, s, store.Run{ID: "after-upgrade", Kind: store.RunChat})
+	if evs, err := s.AppendEvents(ctx, "after-upgrade", []store.Event{{Type: "user"}}); err != nil || len(evs) != 1 || evs[0].Seq != 1 {
+		t.Errorf("AppendEvents on an upgraded index = %+v, %v", evs, err)
+	}
+}
+
+// LegacyIndex is an index as sagasu wrote it before BM25F (SQLite schema 3,
+// PostgreSQL schema 2): each chunk's terms are those of its context text,
+// and each postings row is, per chunk, the uvarints of the ID delta, the
+// term frequency and the chunk's length. Chunk IDs are 1, 2, … in the
+// order of Sources and their chunks; all postings are in segment 1.
+type LegacyIndex struct {
+	Sources  []store.SourceData
+	Postings map[string][]byte // term → encoded postings
+	Counts   map[string]int    // term → postings in the row
+	Lengths  []int             // each chunk's length in terms, by ID−1
+	Terms    [][]string        // each chunk's distinct terms, sorted, by ID−1
+	Docs     int
+	Tokens   int64
+}
+
+// Legacy builds the LegacyIndex of the corpus that UpgradeRebuilt expects.
+func Legacy() LegacyIndex {
+	an := analyze.New(analyze.Options{})
+	li := LegacyIndex{Sources: slices.Delete(corpus(), 1, 2), Postings: map[string][]byte{}, Counts: map[string]int{}}
+	last := map[string]uint64{}
+	id := uint64(0)
+	for _, sd := range li.Sources {
+		for _, ch := range sd.Chunks {
+			id++
+			terms := an.Terms(doc.ContextText(sd.Source.Title, ch))
+			tf := map[string]int{}
+			for _, t := range terms {
+				tf[t]++
+			}
+			distinct := slices.Sorted(maps.Keys(tf))
+			for _, t := range distinct {
+				b := li.Postings[t]
+				b = binary.AppendUvarint(b, id-last[t])
+				b = binary.AppendUvarint(b, uint64(tf[t]))
+				b = binary.AppendUvarint(b, uint64(len(terms)))
+				li.Postings[t] = b
+				li.Counts[t]++
+				last[t] = id
+			}
+			li.Lengths = append(li.Lengths, len(terms))
+			li.Terms = append(li.Terms, distinct)
+			li.Docs++
+			li.Tokens += int64(len(terms))
+		}
+	}
+	return li
+}
+
+// UpgradeRebuilt checks an index of the pre-BM25F format (written by the
+// driver's test from Legacy) after reopen upgraded it: its keyword index is
+// rebuilt, so it ranks exactly as reference BM25F does over the same
+// chunks, keeps its sources and statistics, and takes writes and runs.
+func UpgradeRebuilt(t *testing.T, reopen func(t *testing.T) store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	li := Legacy()
+	s := reopen(t)
+	defer s.Close()
+	for _, q := range []string{"cat revenue", "cat", "routing dynamic", "設定"} {
+		want := referenceScores(li.Sources, q)
+		got := kwSearch(t, s, q, 100, store.Filter{})
+		if len(got) != len(want) {
+			t.Errorf("after upgrade %q: %d hits, reference BM25F has %d", q, len(got), len(want))
+			continue
+		}
+		for i := range got {
+			if math.Abs(got[i].Score-want[i]) > 1e-4 {
+				t.Errorf("after upgrade %q hit %d: score %.6f, reference %.6f", q, i, got[i].Score, want[i])
+			}
+		}
+	}
+	st, err := s.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Sources != len(li.Sources) || st.Chunks != li.Docs {
+		t.Errorf("after upgrade stats = %+v, want %d sources and %d chunks", st, len(li.Sources), li.Docs)
+	}
+	// The upgraded index takes writes, deletes and runs.
+	mustReplace(t, s, corpus()[1])
+	if got := uris(t, s, kwSearch(t, s, "loyal companions", 1, store.Filter{})); len(got) != 1 || got[0] != "docs/dogs.md" {
+		t.Errorf("after upgrade, a new source is found as %v", got)
+	}
+	if _, err := s.Delete(ctx, []string{li.Sources[0].Source.ID}); err != nil {
+		t.Fatal(err)
+	}
+	rest := append(slices.Clone(li.Sources[1:]), corpus()[1])
+	matchReference(t, s, rest, "cat revenue", "after upgrade and a delete")
 	mustCreateRun(t, s, store.Run{ID: "after-upgrade", Kind: store.RunChat})
 	if evs, err := s.AppendEvents(ctx, "after-upgrade", []store.Event{{Type: "user"}}); err != nil || len(evs) != 1 || evs[0].Seq != 1 {
 		t.Errorf("AppendEvents on an upgraded index = %+v, %v", evs, err)

@@ -16,6 +16,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/analyze"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/store/bm25"
 )
 
 // Opener returns a new, empty store; the suite closes it.
@@ -46,7 +47,7 @@ func RunWith(t *testing.T, open Opener, opt Options) {
 		{"Lock", testLock},
 		{"NotFound", testNotFound},
 	}
-	for _, tc := range slices.Concat(tests, vectorTests, runTests) {
+	for _, tc := range slices.Concat(tests, vectorTests, runTests, renameTests) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := opt.wrap(open(t))
 			defer s.Close()
@@ -389,42 +390,67 @@ func testDeleteNoTerms(t *testing.T, s store.Store) {
 	matchReference(t, s, rest, "cat mice", "after deleting chunks without terms")
 }
 
-// referenceScores computes BM25 scores of the chunks in c for q, best first,
-// with a direct, unoptimised implementation of the formula.
+// referenceScores computes BM25F scores of the chunks in c for q, best
+// first, with a direct, unoptimised implementation of the formula and the
+// default parameters that a new index pins: each chunk has three fields —
+// the source title, the heading path (less a first heading equal to the
+// title) and the text — each length-normalised by its own average and
+// weighted, and their sum saturates once.
 func referenceScores(c []store.SourceData, q string) []float64 {
 	an := analyze.New(analyze.Options{})
-	var docs [][]string
+	p := bm25.DefaultParams()
+	type chunk struct {
+		fields [bm25.NumFields][]string
+		all    []string
+	}
+	var docs []chunk
+	var total [bm25.NumFields]int
 	for _, sd := range c {
 		for _, ch := range sd.Chunks {
-			docs = append(docs, an.Terms(doc.ContextText(sd.Source.Title, ch)))
+			h := ch.Heading
+			if len(h) > 0 && h[0] == sd.Source.Title {
+				h = h[1:]
+			}
+			var d chunk
+			d.fields[bm25.Title] = an.Terms(sd.Source.Title)
+			d.fields[bm25.Heading] = an.Terms(strings.Join(h, "\n"))
+			d.fields[bm25.Body] = an.Terms(ch.Text)
+			for f, terms := range d.fields {
+				total[f] += len(terms)
+				d.all = append(d.all, terms...)
+			}
+			docs = append(docs, d)
 		}
 	}
-	total := 0
-	for _, d := range docs {
-		total += len(d)
-	}
-	avg := float64(total) / float64(len(docs))
 	var scores []float64
 	for _, d := range docs {
 		s := 0.0
 		for _, term := range an.QueryTerms(q) {
-			df, tf := 0, 0
+			df := 0
 			for _, other := range docs {
-				if slices.Contains(other, term) {
+				if slices.Contains(other.all, term) {
 					df++
 				}
 			}
-			for _, w := range d {
-				if w == term {
-					tf++
+			tf := 0.0
+			for f, terms := range d.fields {
+				n := 0
+				for _, w := range terms {
+					if w == term {
+						n++
+					}
 				}
+				if n == 0 {
+					continue
+				}
+				avg := float64(total[f]) / float64(len(docs))
+				tf += p.Weight[f] * float64(n) / (1 - p.B[f] + p.B[f]*float64(len(terms))/avg)
 			}
 			if tf == 0 {
 				continue
 			}
 			idf := math.Log(1 + (float64(len(docs))-float64(df)+0.5)/(float64(df)+0.5))
-			const k1, b = 1.2, 0.75 // the documented parameters, not the implementation's constants
-			s += idf * float64(tf) * (k1 + 1) / (float64(tf) + k1*(1-b+b*float64(len(d))/avg))
+			s += idf * tf * (p.K1 + 1) / (p.K1 + tf)
 		}
 		if s > 0 {
 			scores = append(scores, s)
