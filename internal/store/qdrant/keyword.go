@@ -2,7 +2,7 @@ package qdrant
 
 import (
 	"context"
-	"math"
+	"slices"
 	"sync"
 
 	"github.com/qdrant/go-client/qdrant"
@@ -104,8 +104,7 @@ func (s *Store) KeywordSearch(ctx context.Context, terms []string, k int, f stor
 	}
 	if exact {
 		limit = uint64(k*s.set.Oversample + 10)
-		req.WithPayload = qdrant.NewWithPayloadInclude("len", "avg")
-		req.WithVectors = qdrant.NewWithVectorsInclude(sparseName)
+		req.WithPayload = qdrant.NewWithPayloadInclude("terms", "tfs", "lens")
 	}
 	var (
 		pts          []*qdrant.ScoredPoint
@@ -139,42 +138,56 @@ func (s *Store) KeywordSearch(ctx context.Context, terms []string, k int, f stor
 	if stErr != nil {
 		return nil, stErr
 	}
-	return rescore(pts, uniq, df, st, k), nil
+	return rescore(pts, uniq, df, st, s.params, k), nil
 }
 
-// rescore scores candidates by exact BM25 (bm25.Score's formula and float32
-// accumulation) from their stored weights, which give back each term's
-// frequency, and the current statistics.
-func rescore(pts []*qdrant.ScoredPoint, uniq []string, df map[string]int, st corpusStats, k int) []store.Scored {
+// rescore scores candidates by exact BM25F with parameters p: bm25.Score's
+// formula, term order and float32 accumulation, from the per-field term
+// frequencies and lengths in their payloads and the current statistics.
+func rescore(pts []*qdrant.ScoredPoint, uniq []string, df map[string]int, st corpusStats, p bm25.Params, k int) []store.Scored {
+	if st.Docs == 0 {
+		return nil
+	}
 	avg := st.avgdl()
+	idf := make([]float64, len(uniq))
+	for i, t := range uniq {
+		if df[t] > 0 {
+			idf[i] = bm25.IDF(st.Docs, df[t])
+		}
+	}
 	top := store.NewTopK(k)
-	for _, p := range pts {
-		pl := p.GetPayload()
-		dl, wavg := float64(pint(pl, "len")), pflt(pl, "avg")
-		if wavg == 0 {
-			wavg = 1
+	for _, pt := range pts {
+		pl := pt.GetPayload()
+		terms := pstrs(pl, "terms")
+		tfs := pints(pl, "tfs")
+		if len(tfs) != int(bm25.NumFields)*len(terms) {
+			continue // not written by this schema: never matched
 		}
-		sidx, sval := sparseOf(p.GetVectors(), sparseName)
-		w := make(map[uint32]float32, len(sidx))
-		for i, d := range sidx {
-			w[d] = sval[i]
+		var dl [bm25.NumFields]uint32
+		for f, n := range fieldInts(pl, "lens") {
+			dl[f] = uint32(n)
 		}
-		norm := bm25.K1 * (1 - bm25.B + bm25.B*dl/avg)
 		var acc float32
-		for _, t := range uniq {
-			v, ok := w[termDim(t)]
-			if !ok || df[t] == 0 {
+		for i, t := range uniq {
+			if idf[i] == 0 {
 				continue
 			}
-			tf := math.Round(tfOf(float64(v), dl, wavg))
-			if tf <= 0 {
+			j, ok := slices.BinarySearch(terms, t)
+			if !ok {
 				continue
 			}
-			idf := bm25.IDF(st.Docs, df[t])
-			acc += float32(idf * tf * (bm25.K1 + 1) / (tf + norm))
+			var tf [bm25.NumFields]uint32
+			for f := range bm25.NumFields {
+				tf[f] = uint32(tfs[int(bm25.NumFields)*j+int(f)])
+			}
+			x := pseudoTF(p, tf, dl, avg)
+			if x <= 0 {
+				continue
+			}
+			acc += float32(idf[i] * x * (p.K1 + 1) / (p.K1 + x))
 		}
 		if acc > 0 {
-			top.Offer(store.Scored{ChunkID: idOf(p.GetId()), Score: float64(acc)})
+			top.Offer(store.Scored{ChunkID: idOf(pt.GetId()), Score: float64(acc)})
 		}
 	}
 	return top.Best()

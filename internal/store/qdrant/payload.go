@@ -5,6 +5,8 @@ import (
 	"hash/fnv"
 
 	"github.com/qdrant/go-client/qdrant"
+
+	"github.com/sagasu-dev/sagasu/internal/store/bm25"
 )
 
 // Payload helpers: the driver builds and reads payloads field by field
@@ -24,6 +26,14 @@ func vstrs(ss []string) *qdrant.Value {
 	return qdrant.NewValueFromList(vs...)
 }
 
+func vints(ns []int64) *qdrant.Value {
+	vs := make([]*qdrant.Value, len(ns))
+	for i, n := range ns {
+		vs[i] = vint(n)
+	}
+	return qdrant.NewValueFromList(vs...)
+}
+
 func pstr(p map[string]*qdrant.Value, k string) string { return p[k].GetStringValue() }
 func pint(p map[string]*qdrant.Value, k string) int64  { return p[k].GetIntegerValue() }
 func pflt(p map[string]*qdrant.Value, k string) float64 {
@@ -32,6 +42,22 @@ func pflt(p map[string]*qdrant.Value, k string) float64 {
 		return float64(v.GetIntegerValue())
 	}
 	return v.GetDoubleValue()
+}
+
+func pints(p map[string]*qdrant.Value, k string) []int64 {
+	vals := p[k].GetListValue().GetValues()
+	out := make([]int64, len(vals))
+	for i, v := range vals {
+		out[i] = v.GetIntegerValue()
+	}
+	return out
+}
+
+// fieldInts reads a per-field list of lengths (missing fields are 0).
+func fieldInts(p map[string]*qdrant.Value, k string) [bm25.NumFields]int64 {
+	var out [bm25.NumFields]int64
+	copy(out[:], pints(p, k))
+	return out
 }
 
 func pstrs(p map[string]*qdrant.Value, k string) []string {

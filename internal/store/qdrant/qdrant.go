@@ -13,14 +13,18 @@
 //	                  created by InitVectors with the embedder's dimension
 //	<prefix>_runs, <prefix>_events   the run log
 //
-// Keyword search is Qdrant's own BM25 path: each term is hashed to a sparse
-// dimension whose value is the term's BM25 weight tf·(k1+1)/(tf+k1·(1−b+b·dl/avgdl))
-// with the average length at write time, and Qdrant multiplies it by its IDF,
-// which is Lucene's. Qdrant cannot renormalise stored weights when the
-// average length changes, so by default (DSN keyword=exact) the driver asks
-// Qdrant for more candidates than wanted and rescores them with the exact
-// BM25 of the current collection statistics; keyword=qdrant returns Qdrant's
-// scores as they are. See docs/qdrant.md.
+// Keyword search is Qdrant's own sparse-vector path scored as BM25F: each
+// term is hashed to a sparse dimension whose value is the term's BM25F
+// weight x·(k1+1)/(k1+x), x = Σ_f W_f·tf_f/(1−B_f+B_f·dl_f/avgdl_f) over the
+// fields title, heading path and body, with the average field lengths at
+// write time and the parameters pinned in the index (bm25.Params); Qdrant
+// multiplies it by its IDF, which is Lucene's. Qdrant cannot renormalise
+// stored weights when the averages change, so by default (DSN
+// keyword=exact) the driver asks Qdrant for more candidates than wanted and
+// rescores them with exactly bm25.Score's BM25F over the current collection
+// statistics, from the per-field term frequencies and lengths each chunk
+// keeps in its payload; keyword=qdrant returns Qdrant's scores as they are.
+// See docs/qdrant.md.
 package qdrant
 
 import (
@@ -43,10 +47,14 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/analyze"
 	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/store/bm25"
 )
 
 // SchemaVersion is the layout of the collections this driver writes.
-const SchemaVersion = 1
+// Version 2 weighs terms by BM25F (per-field frequencies and lengths in the
+// chunk payload, bm25.Params pinned in the meta collection); version 1
+// indexes, plain BM25, are refused with a request to index again.
+const SchemaVersion = 2
 
 // marker is the collection-metadata key (and value) that marks a collection
 // as part of a sagasu index.
@@ -165,6 +173,9 @@ type Store struct {
 	set     Settings
 	an      *analyze.Analyzer
 	version string // the server's version
+	// params are the keyword scoring parameters pinned in the index
+	// (bm25.MetaKey), read once at Open.
+	params bm25.Params
 
 	// wmu serialises this process's writes (Replace, Delete, SetVectors,
 	// vector setup, run appends).
@@ -331,12 +342,36 @@ func (s *Store) bootstrap(ctx context.Context, create bool) error {
 	}
 	switch pinned {
 	case "":
-		return s.SetMeta(ctx, metaAnalyzer, s.an.Signature())
+		if err := s.SetMeta(ctx, metaAnalyzer, s.an.Signature()); err != nil {
+			return err
+		}
 	case s.an.Signature():
-		return nil
+	default:
+		return fmt.Errorf("%s, prefix %q: its keyword index was built by analyzer version %q and this sagasu uses %q: delete the collections %s_* and index again",
+			s.where(), s.set.Prefix, pinned, s.an.Signature(), s.set.Prefix)
 	}
-	return fmt.Errorf("%s, prefix %q: its keyword index was built by analyzer version %q and this sagasu uses %q: delete the collections %s_* and index again",
-		s.where(), s.set.Prefix, pinned, s.an.Signature(), s.set.Prefix)
+	return s.pinParams(ctx)
+}
+
+// pinParams reads the keyword scoring parameters pinned in the index,
+// pinning bm25.DefaultParams in an index that has none yet (a new one: an
+// index of schema 1, which had none, is refused by checkMarker).
+func (s *Store) pinParams(ctx context.Context) error {
+	scoring, err := s.Meta(ctx, bm25.MetaKey)
+	if err != nil {
+		return err
+	}
+	if scoring == "" {
+		scoring = bm25.DefaultParams().String()
+		if err := s.SetMeta(ctx, bm25.MetaKey, scoring); err != nil {
+			return err
+		}
+	}
+	if s.params, err = bm25.ParseParams(scoring); err != nil {
+		return fmt.Errorf("%s, prefix %q: %w: a newer sagasu wrote the index: upgrade sagasu, or delete the collections %s_* and index again",
+			s.where(), s.set.Prefix, err, s.set.Prefix)
+	}
+	return nil
 }
 
 // metaAnalyzer pins the analyzer that built the keyword index.
@@ -352,6 +387,10 @@ func (s *Store) checkMarker(ctx context.Context, name string) error {
 	if md[markerKey].GetStringValue() != markerValue {
 		return fmt.Errorf("%s: collection %q exists but was not made by sagasu; choose another collection prefix in --db (qdrant://host:port/<prefix>): %w",
 			s.where(), name, store.ErrForeign)
+	}
+	if v := md[schemaKey].GetIntegerValue(); v < SchemaVersion {
+		return fmt.Errorf("%s: collection %q has sagasu schema %d, whose keyword index predates field-weighted scoring (BM25F); delete the collections %s_* and run `sagasu index` again",
+			s.where(), name, v, s.set.Prefix)
 	}
 	if v := md[schemaKey].GetIntegerValue(); v > SchemaVersion {
 		return fmt.Errorf("%s: collection %q has sagasu schema %d, this sagasu knows up to %d: upgrade sagasu: %w",

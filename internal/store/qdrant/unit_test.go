@@ -16,7 +16,9 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/analyze"
 	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/store/bm25"
+	"github.com/sagasu-dev/sagasu/internal/store/segment"
 	"github.com/sagasu-dev/sagasu/internal/store/storetest"
 )
 
@@ -69,18 +71,34 @@ func TestUUIDOf(t *testing.T) {
 	}
 }
 
-// TestWeightGivesBackTF: exact ranking reads each term's frequency back
-// from the float32 weight Qdrant stores, for any length and average.
-func TestWeightGivesBackTF(t *testing.T) {
-	for _, dl := range []float64{1, 7, 60, 900} {
-		for _, avg := range []float64{2.5, 48.7, 700} {
-			for tf := 1.0; tf <= min(dl, 300); tf++ {
-				w := float32(weight(tf, dl, avg))
-				if got := math.Round(tfOf(float64(w), dl, avg)); got != tf {
-					t.Fatalf("tf %v, dl %v, avg %v: weight %v gives back tf %v", tf, dl, avg, w, got)
-				}
-			}
+// TestWeightIsBM25F: a term found only in the body weighs what classic
+// BM25 gives it; the same occurrence in the title weighs more, by the
+// title's field weight before saturation; the field lengths normalise each
+// field on its own.
+func TestWeightIsBM25F(t *testing.T) {
+	p := bm25.DefaultParams()
+	avg := [bm25.NumFields]float64{3, 5, 48.7}
+	dl := [bm25.NumFields]uint32{4, 2, 60}
+	for _, tf := range []uint32{1, 2, 7} {
+		got := weight(p, [bm25.NumFields]uint32{bm25.Body: tf}, dl, avg)
+		x := float64(tf)
+		b := p.B[bm25.Body]
+		want := x * (p.K1 + 1) / (x + p.K1*(1-b+b*float64(dl[bm25.Body])/avg[bm25.Body]))
+		if math.Abs(got-want) > 1e-12 {
+			t.Errorf("body tf %d: weight %v, classic BM25 %v", tf, got, want)
 		}
+		title := weight(p, [bm25.NumFields]uint32{bm25.Title: tf}, dl, avg)
+		if title <= got {
+			t.Errorf("tf %d: in the title %v, in the body %v: the title should weigh more", tf, title, got)
+		}
+	}
+	longer := dl
+	longer[bm25.Title] = 40
+	if a, b := weight(p, [bm25.NumFields]uint32{bm25.Title: 1}, dl, avg), weight(p, [bm25.NumFields]uint32{bm25.Title: 1}, longer, avg); b >= a {
+		t.Errorf("a longer title should dilute a title term: %v for 4 terms, %v for 40", a, b)
+	}
+	if a, b := weight(p, [bm25.NumFields]uint32{bm25.Body: 1}, dl, avg), weight(p, [bm25.NumFields]uint32{bm25.Body: 1}, longer, avg); a != b {
+		t.Errorf("the title's length changed a body term's weight: %v and %v", a, b)
 	}
 }
 
@@ -96,15 +114,20 @@ func TestSparseWeightsMergeSharedDimensions(t *testing.T) {
 		}
 		seen[d] = term
 	}
-	c := bm25.Count([]string{a, b, b, "cat"})
-	idx, val := sparseWeights(c, 4)
+	p := bm25.DefaultParams()
+	avg := [bm25.NumFields]float64{1, 1, 4}
+	c := bm25.Count([bm25.NumFields][]string{bm25.Body: {a, b, b, "cat"}})
+	idx, val := sparseWeights(c, p, avg)
 	if len(idx) != 2 || idx[0] >= idx[1] {
 		t.Fatalf("dimensions %v: want 2, sorted, for 3 terms of which 2 share one", idx)
 	}
+	one := func(n uint32) float64 {
+		return weight(p, [bm25.NumFields]uint32{bm25.Body: n}, c.Len, avg)
+	}
 	for i, d := range idx {
-		want := weight(1, 4, 4)
+		want := one(1)
 		if d == termDim(a) {
-			want = weight(1, 4, 4) + weight(2, 4, 4)
+			want = one(1) + one(2)
 		}
 		if math.Abs(float64(val[i])-want) > 1e-6 {
 			t.Errorf("dimension %d weight %v, want %v", d, val[i], want)
@@ -112,53 +135,69 @@ func TestSparseWeightsMergeSharedDimensions(t *testing.T) {
 	}
 }
 
-// TestRescoreIsBM25: candidates written under an old average length are
-// rescored to exactly what bm25.Score (the SQL stores' scorer) gives.
-func TestRescoreIsBM25(t *testing.T) {
+// TestRescoreIsBM25F: candidates written under old average field lengths
+// are rescored to exactly what bm25.Score (the SQL stores' scorer) gives
+// with the same parameters, the defaults and others.
+func TestRescoreIsBM25F(t *testing.T) {
 	an := analyze.New(analyze.Options{})
-	var docs []bm25.Counts
-	for _, sd := range storetest.EmbeddedCorpus(t) {
-		for _, c := range sd.Chunks {
-			docs = append(docs, bm25.Count(an.Terms(doc.ContextText(sd.Source.Title, c))))
-		}
-	}
+	batch := storetest.EmbeddedCorpus(t)
+	analysed := segment.Analyse(an, batch)
 	b := bm25.NewBuilder()
 	var st corpusStats
-	for i, c := range docs {
-		b.AddCounts(uint64(i+1), c)
-		st.Docs++
-		st.Tokens += int64(c.Len)
+	id := int64(0)
+	type written struct {
+		sd store.SourceData
+		c  doc.Chunk
+		a  segment.Analysed
+		id int64
 	}
-	staleAvg := st.avgdl() * 0.6 // as if written when chunks were shorter on average
-	var pts []*qdrant.ScoredPoint
-	for i, c := range docs {
-		idx, val := sparseWeights(c, staleAvg)
-		pts = append(pts, &qdrant.ScoredPoint{
-			Id:      numID(int64(i + 1)),
-			Payload: map[string]*qdrant.Value{"len": vint(int64(c.Len)), "avg": vflt(staleAvg)},
-			Vectors: &qdrant.VectorsOutput{VectorsOptions: &qdrant.VectorsOutput_Vectors{Vectors: &qdrant.NamedVectorsOutput{
-				Vectors: map[string]*qdrant.VectorOutput{sparseName: {Vector: &qdrant.VectorOutput_Sparse{Sparse: &qdrant.SparseVector{Indices: idx, Values: val}}}},
-			}}},
-		})
-	}
-	for _, q := range []string{"cat", "a cat and a dog", "revenue growth subscriptions", "設定"} {
-		terms := queryTerms(an.QueryTerms(q))
-		df := map[string]int{}
-		var lists []bm25.List
-		for _, term := range terms {
-			ps := b.Postings(term)
-			df[term] = len(ps)
-			if len(ps) > 0 {
-				lists = append(lists, bm25.List{Term: term, Data: [][]byte{bm25.Encode(nil, ps)}})
+	var chunks []written
+	for i, sd := range batch {
+		for j, c := range sd.Chunks {
+			id++
+			a := analysed[i][j]
+			b.AddCounts(uint64(id), a.Counts)
+			st.Docs++
+			for f, n := range a.Counts.Len {
+				st.Tokens[f] += int64(n)
 			}
+			chunks = append(chunks, written{sd, c, a, id})
 		}
-		want, err := bm25.Score(bm25.Corpus{Docs: st.Docs, Tokens: st.Tokens}, lists, 5, nil)
-		if err != nil {
-			t.Fatal(err)
+	}
+	stale := st.avgdl()
+	for f := range stale {
+		stale[f] *= 0.6 // as if written when chunks were shorter on average
+	}
+	other := bm25.DefaultParams()
+	other.K1, other.Weight, other.B = 0.9, [bm25.NumFields]float64{2, 3, 1}, [bm25.NumFields]float64{0.3, 1, 0.6}
+	for _, p := range []bm25.Params{bm25.DefaultParams(), other} {
+		var pts []*qdrant.ScoredPoint
+		for _, w := range chunks {
+			pt := chunkPoint(w.sd, w.c, w.a, w.id, "g", p, stale)
+			pts = append(pts, &qdrant.ScoredPoint{Id: pt.Id, Payload: pt.Payload})
 		}
-		got := rescore(pts, terms, df, st, 5)
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("%q: rescored %v, bm25.Score %v", q, got, want)
+		for _, q := range []string{"cat", "a cat and a dog", "revenue growth subscriptions", "設定", "cats routing"} {
+			terms := queryTerms(an.QueryTerms(q))
+			df := map[string]int{}
+			var lists []bm25.List
+			for _, term := range terms {
+				data, n := b.Encoded(term, 0)
+				df[term] = n
+				if n > 0 {
+					lists = append(lists, bm25.List{Term: term, Data: [][]byte{data}})
+				}
+			}
+			want, err := bm25.Score(p, bm25.Corpus{Docs: st.Docs, Tokens: st.Tokens}, lists, 5, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := rescore(pts, terms, df, st, p, 5)
+			if len(want) == 0 && q != "a cat and a dog" {
+				t.Errorf("%q: the reference finds nothing; the test corpus should match it", q)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s %q: rescored %v, bm25.Score %v", p, q, got, want)
+			}
 		}
 	}
 }

@@ -45,14 +45,31 @@ var (
 // corpusStats are the collection statistics of the committed sources.
 type corpusStats struct {
 	Sources, Docs int
-	Tokens, Bytes int64
+	Tokens        [bm25.NumFields]int64 // sum of the chunks' field lengths
+	Bytes         int64
 }
 
-func (c corpusStats) avgdl() float64 {
-	if c.Docs == 0 || c.Tokens == 0 {
-		return 1
+// avgdl is each field's average length, as bm25.Score computes it (1 for
+// a field no chunk has terms in).
+func (c corpusStats) avgdl() [bm25.NumFields]float64 {
+	var avg [bm25.NumFields]float64
+	for f := range bm25.NumFields {
+		avg[f] = 1
+		if c.Docs > 0 && c.Tokens[f] > 0 {
+			avg[f] = float64(c.Tokens[f]) / float64(c.Docs)
+		}
 	}
-	return float64(c.Tokens) / float64(c.Docs)
+	return avg
+}
+
+// add adds (sign 1) or takes away (sign −1) a source record's share.
+func (c *corpusStats) add(p map[string]*qdrant.Value, sign int) {
+	c.Sources += sign
+	c.Docs += sign * int(pint(p, "chunks"))
+	for f, n := range fieldInts(p, "tokens") {
+		c.Tokens[f] += int64(sign) * n
+	}
+	c.Bytes += int64(sign) * pint(p, "size")
 }
 
 func (s *Store) readStats(ctx context.Context) (corpusStats, error) {
@@ -64,7 +81,7 @@ func (s *Store) readStats(ctx context.Context) (corpusStats, error) {
 		return corpusStats{}, nil
 	}
 	p := pts[0].GetPayload()
-	return corpusStats{Sources: int(pint(p, "sources")), Docs: int(pint(p, "docs")), Tokens: pint(p, "tokens"), Bytes: pint(p, "bytes")}, nil
+	return corpusStats{Sources: int(pint(p, "sources")), Docs: int(pint(p, "docs")), Tokens: fieldInts(p, "tokens"), Bytes: pint(p, "bytes")}, nil
 }
 
 func (s *Store) writeStats(ctx context.Context, c corpusStats) error {
@@ -72,7 +89,7 @@ func (s *Store) writeStats(ctx context.Context, c corpusStats) error {
 		Id: statsID, Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{}),
 		Payload: map[string]*qdrant.Value{
 			"kind": vstr("stats"), "sources": vint(int64(c.Sources)), "docs": vint(int64(c.Docs)),
-			"tokens": vint(c.Tokens), "bytes": vint(c.Bytes),
+			"tokens": vints(c.Tokens[:]), "bytes": vint(c.Bytes),
 		},
 	}})
 }
@@ -81,11 +98,7 @@ func (s *Store) writeStats(ctx context.Context, c corpusStats) error {
 func (s *Store) recount(ctx context.Context) (corpusStats, error) {
 	var c corpusStats
 	err := s.scroll(ctx, s.coll(roleSources), nil, qdrant.NewWithPayloadInclude("chunks", "tokens", "size"), nil, func(p *qdrant.RetrievedPoint) error {
-		pl := p.GetPayload()
-		c.Sources++
-		c.Docs += int(pint(pl, "chunks"))
-		c.Tokens += pint(pl, "tokens")
-		c.Bytes += pint(pl, "size")
+		c.add(p.GetPayload(), 1)
 		return nil
 	})
 	return c, err
@@ -128,6 +141,10 @@ func (s *Store) recover(ctx context.Context) error {
 	p := pts[0].GetPayload()
 	ids := pstrs(p, "ids")
 	switch pstr(p, "op") {
+	case "rename":
+		if err := s.recoverRename(ctx, ids); err != nil {
+			return err
+		}
 	case "delete":
 		if err := s.removeSources(ctx, ids); err != nil {
 			return err
@@ -290,19 +307,20 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 		return err
 	}
 	for _, p := range old {
-		st.Sources--
-		st.Docs -= int(pint(p, "chunks"))
-		st.Tokens -= pint(p, "tokens")
-		st.Bytes -= pint(p, "size")
+		st.add(p, -1)
 	}
-	tokens := make([]int64, len(batch))
+	tokens := make([][bm25.NumFields]int64, len(batch))
 	for i, sd := range batch {
 		for _, a := range analysed[i] {
-			tokens[i] += int64(a.Counts.Len)
+			for f, n := range a.Counts.Len {
+				tokens[i][f] += int64(n)
+			}
 		}
 		st.Sources++
 		st.Docs += len(sd.Chunks)
-		st.Tokens += tokens[i]
+		for f, n := range tokens[i] {
+			st.Tokens[f] += n
+		}
 		st.Bytes += int64(len(sd.Content))
 	}
 	avg := st.avgdl()
@@ -321,7 +339,7 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 	for i, sd := range batch {
 		for j, c := range sd.Chunks {
 			a := analysed[i][j]
-			chunks = append(chunks, chunkPoint(sd, c, a, chunkIDs[i][j], gen, avg))
+			chunks = append(chunks, chunkPoint(sd, c, a, chunkIDs[i][j], gen, s.params, avg))
 			if sd.Vectors != nil && !store.IsZeroVector(sd.Vectors[j]) {
 				vecs = append(vecs, &qdrant.PointStruct{
 					Id:      numID(chunkIDs[i][j]),
@@ -351,7 +369,7 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 			Payload: map[string]*qdrant.Value{
 				"id": vstr(src.ID), "uri": vstr(src.URI), "type": vstr(string(src.Type)), "format": vstr(string(src.Format)),
 				"title": vstr(src.Title), "hash": vstr(src.ContentHash), "size": vint(int64(len(sd.Content))),
-				"chunks": vint(int64(len(sd.Chunks))), "indexed": vint(now), "gen": vstr(gen), "tokens": vint(tokens[i]),
+				"chunks": vint(int64(len(sd.Chunks))), "indexed": vint(now), "gen": vstr(gen), "tokens": vints(tokens[i][:]),
 				"content": vstr(sd.Content),
 			},
 		}
@@ -375,13 +393,25 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 	return s.clearJournal(ctx)
 }
 
-// chunkPoint is a chunk as stored: its record as payload and its terms as
-// a sparse vector of BM25 term weights (a.Counts, normalised by avg).
-func chunkPoint(sd store.SourceData, c doc.Chunk, a segment.Analysed, id int64, gen string, avg float64) *qdrant.PointStruct {
-	idx, val := sparseWeights(a.Counts, avg)
+// chunkPoint is a chunk as stored: its record as payload, its terms as a
+// sparse vector of BM25F term weights (a.Counts with parameters p, each
+// field normalised by avg), and in the payload what exact scoring needs:
+// its distinct terms ("terms", sorted), the frequency of each in each field
+// ("tfs", three numbers per term: title, heading, body) and its fields'
+// lengths ("lens").
+func chunkPoint(sd store.SourceData, c doc.Chunk, a segment.Analysed, id int64, gen string, p bm25.Params, avg [bm25.NumFields]float64) *qdrant.PointStruct {
+	idx, val := sparseWeights(a.Counts, p, avg)
 	terms := make([]string, len(a.Counts.Terms))
+	tfs := make([]int64, 0, int(bm25.NumFields)*len(a.Counts.Terms))
 	for i, t := range a.Counts.Terms {
 		terms[i] = t.Term
+		for _, n := range t.N {
+			tfs = append(tfs, int64(n))
+		}
+	}
+	var lens [bm25.NumFields]int64
+	for f, n := range a.Counts.Len {
+		lens[f] = int64(n)
 	}
 	return &qdrant.PointStruct{
 		Id:      numID(id),
@@ -390,32 +420,42 @@ func chunkPoint(sd store.SourceData, c doc.Chunk, a segment.Analysed, id int64, 
 			"sid": vstr(sd.Source.ID), "uri": vstr(sd.Source.URI), "type": vstr(string(sd.Source.Type)), "gen": vstr(gen),
 			"idx": vint(int64(c.Index)), "text": vstr(c.Text), "heading": vstrs(c.Heading),
 			"sl": vint(int64(c.StartLine)), "el": vint(int64(c.EndLine)), "sb": vint(int64(c.StartByte)), "eb": vint(int64(c.EndByte)),
-			"tok": vint(int64(c.Tokens)), "hash": vstr(a.Hash), "len": vint(int64(a.Counts.Len)), "avg": vflt(avg),
-			"terms": vstrs(terms),
+			"tok": vint(int64(c.Tokens)), "hash": vstr(a.Hash),
+			"terms": vstrs(terms), "tfs": vints(tfs), "lens": vints(lens[:]),
 		},
 	}
 }
 
-// weight is a term's BM25 weight without IDF: what Qdrant multiplies by its IDF.
-func weight(tf, dl, avg float64) float64 {
-	return tf * (bm25.K1 + 1) / (tf + bm25.K1*(1-bm25.B+bm25.B*dl/avg))
+// pseudoTF is BM25F's pseudo-frequency of a term occurring tf[f] times in
+// field f of lengths dl, against the average field lengths avg, computed
+// in the order and precision of bm25.Score:
+// Σ_f W_f · tf_f / (1 − B_f + B_f · dl_f / avg_f).
+func pseudoTF(p bm25.Params, tf, dl [bm25.NumFields]uint32, avg [bm25.NumFields]float64) float64 {
+	var sum float64
+	for f := range bm25.NumFields {
+		if tf[f] == 0 {
+			continue
+		}
+		sum += p.Weight[f] * float64(tf[f]) / ((1 - p.B[f]) + p.B[f]/avg[f]*float64(dl[f]))
+	}
+	return sum
 }
 
-// tfOf inverts weight: the term frequency a stored weight w was made from.
-func tfOf(w, dl, avg float64) float64 {
-	norm := bm25.K1 * (1 - bm25.B + bm25.B*dl/avg)
-	if w >= bm25.K1+1 {
-		return 0
-	}
-	return w * norm / (bm25.K1 + 1 - w)
+// weight is a term's BM25F weight without IDF, what Qdrant multiplies by
+// its IDF: the pseudo-frequency saturated with K1.
+func weight(p bm25.Params, tf, dl [bm25.NumFields]uint32, avg [bm25.NumFields]float64) float64 {
+	x := pseudoTF(p, tf, dl, avg)
+	return x * (p.K1 + 1) / (p.K1 + x)
 }
 
 // sparseWeights turns term counts into a sparse vector: sorted dimensions,
 // with the weights of terms that share a dimension added up.
-func sparseWeights(c bm25.Counts, avg float64) ([]uint32, []float32) {
+func sparseWeights(c bm25.Counts, p bm25.Params, avg [bm25.NumFields]float64) ([]uint32, []float32) {
 	byDim := make(map[uint32]float64, len(c.Terms))
 	for _, t := range c.Terms {
-		byDim[termDim(t.Term)] += weight(float64(t.N), float64(c.Len), avg)
+		if w := weight(p, t.N, c.Len, avg); w > 0 {
+			byDim[termDim(t.Term)] += w
+		}
 	}
 	idx := make([]uint32, 0, len(byDim))
 	for d := range byDim {
@@ -524,10 +564,7 @@ func (s *Store) Delete(ctx context.Context, ids []string) (int, error) {
 	found := make([]string, 0, len(old))
 	for id, p := range old {
 		found = append(found, id)
-		st.Sources--
-		st.Docs -= int(pint(p, "chunks"))
-		st.Tokens -= pint(p, "tokens")
-		st.Bytes -= pint(p, "size")
+		st.add(p, -1)
 	}
 	slices.Sort(found)
 	if err := s.writeJournal(ctx, "delete", "", found); err != nil {
