@@ -335,10 +335,26 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 	if err := s.writeJournal(ctx, "replace", gen, ids); err != nil {
 		return err
 	}
+	// Points are built and written pageSize chunks at a time, and each
+	// chunk's term counts dropped once its point is built, so a large batch
+	// never holds all its points, nor its counts beside them.
 	var chunks, vecs []*qdrant.PointStruct
+	flush := func() error {
+		if err := s.upsert(ctx, s.coll(roleChunks), chunks); err != nil {
+			return err
+		}
+		if len(vecs) > 0 {
+			if err := s.upsert(ctx, s.coll(roleVectors), vecs); err != nil {
+				return err
+			}
+		}
+		chunks, vecs = chunks[:0], vecs[:0]
+		return nil
+	}
 	for i, sd := range batch {
 		for j, c := range sd.Chunks {
 			a := analysed[i][j]
+			analysed[i][j].Counts = bm25.Counts{}
 			chunks = append(chunks, chunkPoint(sd, c, a, chunkIDs[i][j], gen, s.params, avg))
 			if sd.Vectors != nil && !store.IsZeroVector(sd.Vectors[j]) {
 				vecs = append(vecs, &qdrant.PointStruct{
@@ -347,15 +363,15 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 					Payload: map[string]*qdrant.Value{"sid": vstr(sd.Source.ID), "type": vstr(string(sd.Source.Type)), "uri": vstr(sd.Source.URI), "gen": vstr(gen), "hash": vstr(a.Hash)},
 				})
 			}
+			if len(chunks) == pageSize {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
 		}
 	}
-	if err := s.upsert(ctx, s.coll(roleChunks), chunks); err != nil {
+	if err := flush(); err != nil {
 		return err
-	}
-	if len(vecs) > 0 {
-		if err := s.upsert(ctx, s.coll(roleVectors), vecs); err != nil {
-			return err
-		}
 	}
 	if s.crashAt == "chunks" {
 		return errCrash
