@@ -301,6 +301,56 @@ func TestCrashRecovery(t *testing.T) {
 	}
 }
 
+// TestRenameCrashRecovery: a rename that stopped after writing the new
+// source record (its commit) is finished by the next write: the index is
+// then as a clean rename leaves it, vectors found under the new ID.
+func TestRenameCrashRecovery(t *testing.T) {
+	ctx := context.Background()
+	const to = "/home/user/docs/cats.md"
+	from := doc.SourceID("docs/cats.md")
+	setup := func(dsn string) *Store {
+		s := openStore(t, dsn)
+		if err := s.InitVectors(ctx, storetest.VectorDim); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Replace(ctx, storetest.EmbeddedCorpus(t)[:3]); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	ref := setup(freshDSN(t, ""))
+	defer ref.Close()
+	if _, err := ref.RenameSource(ctx, from, to); err != nil {
+		t.Fatal(err)
+	}
+	clean := state(t, ref)
+
+	dsn := freshDSN(t, "")
+	s := setup(dsn)
+	s.crashAt = "renamed"
+	if _, err := s.RenameSource(ctx, from, to); !errors.Is(err, errCrash) {
+		t.Fatalf("RenameSource = %v, want the simulated crash", err)
+	}
+	s.Close()
+	s2 := openStore(t, dsn)
+	defer s2.Close()
+	if _, err := s2.Delete(ctx, []string{"no-such-source"}); err != nil { // any write recovers
+		t.Fatal(err)
+	}
+	if got := state(t, s2); got != clean {
+		t.Errorf("after a crash in a rename and recovery:\n%s\nwant:\n%s", got, clean)
+	}
+	if _, err := s2.Source(ctx, from); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the old record survived recovery: %v", err)
+	}
+	q := make([]float32, storetest.VectorDim)
+	q[0] = 1
+	res, err := s2.VectorSearch(ctx, q, 10, store.Filter{SourceIDs: []string{doc.SourceID(to)}})
+	if err != nil || len(res) == 0 {
+		t.Errorf("vector search under the new ID after recovery = %v, %v", res, err)
+	}
+}
+
 // TestLockAcrossStores: two processes' stores on one index; a lock left by
 // a crashed writer expires.
 func TestLockAcrossStores(t *testing.T) {
