@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/migrate"
 	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/store/bm25"
 	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
 	"github.com/sagasu-dev/sagasu/internal/store/storetest"
 )
@@ -484,5 +486,74 @@ func TestAPIKey(t *testing.T) {
 	defer c.Close()
 	for _, r := range []string{roleMeta, roleSources, roleChunks, roleRuns, roleEvents} {
 		_ = c.DeleteCollection(context.Background(), s.coll(r))
+	}
+}
+
+// TestRefusesSchema1: an index of the plain-BM25 layout is refused with
+// what to do, and left alone.
+func TestRefusesSchema1(t *testing.T) {
+	ctx := context.Background()
+	dsn := freshDSN(t, "")
+	set, _ := ParseDSN(dsn)
+	c := rawClient(t, set.Host, set.Port)
+	name := set.Prefix + "_" + roleMeta
+	if err := c.CreateCollection(ctx, &qdrant.CreateCollection{
+		CollectionName: name,
+		Metadata:       map[string]*qdrant.Value{markerKey: qdrant.NewValueString(markerValue), schemaKey: qdrant.NewValueInt(1)},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(ctx, dsn, Options{Create: true, APIKey: os.Getenv("QDRANT_API_KEY")})
+	if err == nil || !strings.Contains(err.Error(), "schema 1") || !strings.Contains(err.Error(), "sagasu index") {
+		t.Fatalf("Open on a schema 1 index = %v; want a refusal that says to index again", err)
+	}
+	t.Logf("the user reads: %v", err)
+	if names, err := c.ListCollections(ctx); err != nil || slices.Contains(names, set.Prefix+"_"+roleChunks) {
+		t.Errorf("collections after the refusal: %v, %v; nothing may be created", names, err)
+	}
+}
+
+// TestScoringParamsPinned: a new index pins bm25.DefaultParams; an index
+// whose pinned parameters differ scores with those, in a later process
+// too; parameters this sagasu cannot read are refused.
+func TestScoringParamsPinned(t *testing.T) {
+	ctx := context.Background()
+	dsn := freshDSN(t, "")
+	s := openStore(t, dsn)
+	if v, err := s.Meta(ctx, bm25.MetaKey); err != nil || v != bm25.DefaultParams().String() {
+		t.Fatalf("pinned scoring of a new index = %q, %v", v, err)
+	}
+	other := bm25.DefaultParams()
+	other.K1, other.Weight = 2, [bm25.NumFields]float64{1, 1, 1}
+	if err := s.SetMeta(ctx, bm25.MetaKey, other.String()); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = openStore(t, dsn)
+	if err := s.InitVectors(ctx, storetest.VectorDim); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Replace(ctx, storetest.EmbeddedCorpus(t)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.KeywordSearch(ctx, storetest.Terms("cat"), 3, store.Filter{})
+	if err != nil || len(got) == 0 {
+		t.Fatalf("keyword search = %v, %v", got, err)
+	}
+	// The same chunks scored with the defaults rank or score differently.
+	if s.params != other {
+		t.Errorf("the store scores with %v, %v is pinned", s.params, other)
+	}
+	s.params = bm25.DefaultParams()
+	dgot, err := s.KeywordSearch(ctx, storetest.Terms("cat"), 3, store.Filter{})
+	if err != nil || fmt.Sprint(dgot) == fmt.Sprint(got) {
+		t.Errorf("scores with pinned %v equal those with the defaults: %v, %v", other, got, err)
+	}
+	if err := s.SetMeta(ctx, bm25.MetaKey, "bm25f/9 k1=1"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := Open(ctx, dsn, Options{APIKey: os.Getenv("QDRANT_API_KEY")}); err == nil || !strings.Contains(err.Error(), "upgrade sagasu") {
+		t.Errorf("Open with unreadable scoring parameters = %v; want a refusal that says to upgrade", err)
 	}
 }
