@@ -14,9 +14,6 @@ import (
 
 func vstr(s string) *qdrant.Value { return qdrant.NewValueString(s) }
 func vint(n int64) *qdrant.Value  { return qdrant.NewValueInt(n) }
-func vflt(f float64) *qdrant.Value {
-	return qdrant.NewValueDouble(f)
-}
 
 func vstrs(ss []string) *qdrant.Value {
 	vs := make([]*qdrant.Value, len(ss))
@@ -36,13 +33,6 @@ func vints(ns []int64) *qdrant.Value {
 
 func pstr(p map[string]*qdrant.Value, k string) string { return p[k].GetStringValue() }
 func pint(p map[string]*qdrant.Value, k string) int64  { return p[k].GetIntegerValue() }
-func pflt(p map[string]*qdrant.Value, k string) float64 {
-	v := p[k]
-	if _, ok := v.GetKind().(*qdrant.Value_IntegerValue); ok {
-		return float64(v.GetIntegerValue())
-	}
-	return v.GetDoubleValue()
-}
 
 func pints(p map[string]*qdrant.Value, k string) []int64 {
 	vals := p[k].GetListValue().GetValues()
@@ -86,16 +76,6 @@ func termDim(term string) uint32 {
 func numID(id int64) *qdrant.PointId { return qdrant.NewIDNum(uint64(id)) }
 
 func idOf(p *qdrant.PointId) int64 { return int64(p.GetNum()) }
-
-// sparseOf reads a sparse vector from a point's named vectors.
-func sparseOf(v *qdrant.VectorsOutput, name string) (idx []uint32, val []float32) {
-	out := v.GetVectors().GetVectors()[name]
-	if sp := out.GetSparse(); sp != nil {
-		return sp.GetIndices(), sp.GetValues()
-	}
-	//lint:ignore SA1019 servers before 1.12 fill only the deprecated fields
-	return out.GetIndices().GetData(), out.GetData()
-}
 
 // denseOf reads a dense vector from a point's named vectors.
 func denseOf(v *qdrant.VectorsOutput, name string) []float32 {
