@@ -72,7 +72,7 @@ func queryTerms(terms []string) []string {
 	return uniq
 }
 
-// KeywordSearch ranks chunks by BM25 over terms: Qdrant's sparse search
+// KeywordSearch ranks chunks by BM25F over terms: Qdrant's sparse search
 // with the IDF modifier finds the candidates; in exact mode (the default)
 // they are rescored with the current collection statistics.
 func (s *Store) KeywordSearch(ctx context.Context, terms []string, k int, f store.Filter) ([]store.Scored, error) {

@@ -66,7 +66,7 @@ const (
 
 // Keyword ranking modes (DSN "keyword").
 const (
-	// KeywordExact rescores Qdrant's candidates with exact BM25.
+	// KeywordExact rescores Qdrant's candidates with exact BM25F (bm25.Score).
 	KeywordExact = "exact"
 	// KeywordQdrant returns Qdrant's sparse-vector scores unchanged.
 	KeywordQdrant = "qdrant"
