@@ -12,13 +12,15 @@ import (
 type Options struct {
 	// RankOnlyKeyword stops comparing keyword scores with the reference
 	// BM25 (KeywordMatchesReferenceBM25, Delete, DeleteChunksWithoutTerms,
-	// KeywordAfterManyBatches). Every other keyword check still applies:
-	// the same number of hits as the reference, hits sorted by score, the
-	// expected chunk first, filters, Japanese, k, stopword and empty
+	// KeywordAfterManyBatches, RenameSource) and, in ReplaceIsIdempotent,
+	// compares the sources hit instead of the scores. Every other keyword
+	// check still applies: the same number of hits as the reference, hits
+	// sorted by score, the expected chunk first, filters, Japanese, k, stopword and empty
 	// queries. It is for a store that ranks with a search engine's own
 	// BM25, which normalises document length by the average length at the
-	// time each chunk was written rather than the current one (the Qdrant
-	// driver's keyword=qdrant mode).
+	// time each chunk was written rather than the current one, and whose
+	// IDF may count replaced points not yet purged (the Qdrant driver's
+	// keyword=qdrant mode).
 	RankOnlyKeyword bool
 }
 
