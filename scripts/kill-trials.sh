@@ -2,10 +2,12 @@
 # kill-trials.sh: kill -9 `sagasu index` at random moments and check that the
 # index survives every time.
 #
-#   scripts/kill-trials.sh [TRIALS] [FILES]     # defaults: 20 trials, 1500 files
+#   scripts/kill-trials.sh [TRIALS] [FILES] [MAXDELAY]   # defaults: 20, 1500, 8 s
 #
-# Each trial starts `sagasu index` on the same SQLite index (so later trials
-# resume what earlier ones left), kills it with SIGKILL after a random delay,
+# Each trial starts `sagasu index` on the same SQLite index (odd trials
+# resume what earlier ones left, even ones rewrite everything with --force,
+# so kills land both in first writes and in replacements of stored sources),
+# kills it with SIGKILL after a random delay of up to MAXDELAY seconds,
 # then checks the database: `PRAGMA integrity_check` must say ok, `sagasu
 # info` and `sagasu query` must work, and no source may be stored twice.
 # After the last trial one uninterrupted run must finish the job: every file
@@ -15,6 +17,7 @@ set -euo pipefail
 
 TRIALS=${1:-20}
 FILES=${2:-1500}
+MAXDELAY=${3:-8}
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
@@ -52,8 +55,10 @@ check() { # check TRIAL: prints "ok" or what is wrong
 }
 
 for ((t = 1; t <= TRIALS; t++)); do
-	delay=$(awk -v s="$RANDOM" 'BEGIN { srand(s); printf "%.2f", 0.2 + rand() * 2.8 }')
-	(cd "$WORK" && exec "$BIN" --db "$DB" index corpus >/dev/null 2>&1) &
+	delay=$(awk -v s="$RANDOM" -v m="$MAXDELAY" 'BEGIN { srand(s); printf "%.2f", 0.2 + rand() * (m - 0.2) }')
+	force=()
+	((t % 2 == 0)) && force=(--force)
+	(cd "$WORK" && exec "$BIN" --db "$DB" index "${force[@]}" corpus >/dev/null 2>&1) &
 	pid=$!
 	sleep "$delay"
 	if kill -9 "$pid" 2>/dev/null; then how="killed after ${delay}s"; else how="finished before ${delay}s"; fi
@@ -61,7 +66,7 @@ for ((t = 1; t <= TRIALS; t++)); do
 	n=$(sqlite3 "$DB" 'SELECT count(*) FROM sources;' 2>/dev/null || echo "?")
 	res=$(check)
 	[[ $res == ok || $res == "no database yet" ]] || { failed=$((failed + 1)); [[ $res == *integrity_check* ]] && corrupt=$((corrupt + 1)); }
-	printf 'trial %2d: %-22s sources %5s  %s\n' "$t" "$how" "$n" "$res"
+	printf 'trial %2d: %-8s %-22s sources %5s  %s\n' "$t" "${force[*]:-resume}" "$how" "$n" "$res"
 done
 
 (cd "$WORK" && "$BIN" --db "$DB" index corpus >/dev/null 2>"$WORK/err") || { echo "final run failed: $(cat "$WORK/err")"; failed=$((failed + 1)); }

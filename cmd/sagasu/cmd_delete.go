@@ -48,7 +48,7 @@ whose URI matches --glob, with their chunks. --glob matches URIs as stored
 			if err != nil {
 				return err
 			}
-			n, uris := res.Deleted, res.URIs
+			n, uris := res.Deleted, res.URIs()
 			if a.Config.JSON {
 				return writeJSON(g.stdout, map[string]any{"deleted": n, "uris": uris})
 			}

@@ -19,7 +19,7 @@ func newMCPCmd(g *globals) *cobra.Command {
 	var (
 		httpAddr, token, encoding string
 		roots, origins            []string
-		maxTokens                 int
+		maxTokens, maxCalls       int
 		margin                    float64
 		af                        agentFlags
 	)
@@ -30,7 +30,7 @@ func newMCPCmd(g *globals) *cobra.Command {
 MCP client) over the Model Context Protocol. Without --http it speaks on
 standard input and output, as clients that start it expect; logs go to stderr.
 
-Tools: sagasu_index, sagasu_query, sagasu_search (goal-aware; modes summary,
+Tools: sagasu_index, sagasu_delete, sagasu_query, sagasu_search (goal-aware; modes summary,
 detailed, full), sagasu_get, sagasu_list, sagasu_evaluate, sagasu_refine_query,
 sagasu_plan_execute_stage, sagasu_read_cache, and sagasu_ask (a cited answer
 from the ReAct + Reflection agent: with the configured --llm, else offline). Resources: sagasu://source/{id}
@@ -87,7 +87,7 @@ loopback ones are refused unless allowed with --allow-origin.`,
 			ask := func(ctx context.Context, q string, o mcpserver.AskOptions) (*react.Result, error) {
 				return rt.Asker(app.AskOptions{Offline: o.Offline, MaxTurns: o.MaxTurns}).Ask(ctx, q, nil)
 			}
-			srv, err := mcpserver.New(mcpserver.Options{Tools: rt.Tools, Counter: counter, Limits: limits, Logger: a.Log, Version: version, Ask: ask})
+			srv, err := mcpserver.New(mcpserver.Options{Tools: rt.Tools, Counter: counter, Limits: limits, Logger: a.Log, Version: version, Ask: ask, MaxConcurrentCalls: maxCalls})
 			if err != nil {
 				return usageError{err}
 			}
@@ -109,6 +109,7 @@ loopback ones are refused unless allowed with --allow-origin.`,
 	f.StringArrayVar(&origins, "allow-origin", nil, "browser origin allowed to call the HTTP server besides loopback ones (repeatable)")
 	f.StringArrayVar(&roots, "root", nil, "folder sagasu_index may read (repeatable; default the working directory)")
 	f.IntVar(&maxTokens, "max-output-tokens", budget.DefaultCap, "most tokens any tool result may take")
+	f.IntVar(&maxCalls, "max-concurrent-calls", 0, "tool calls run at once; the rest wait their turn (default: one per processor)")
 	f.StringVar(&encoding, "tokenizer", budget.Cl100k, "tokenizer that measures results: cl100k_base or o200k_base")
 	f.Float64Var(&margin, "token-margin", budget.DefaultMargin, "safety margin added to every count for other vendors' tokenizers (0.2 = 20%)")
 	f.Int("chunk-size", 0, "sagasu_index default: maximum tokens per chunk (default 512)")

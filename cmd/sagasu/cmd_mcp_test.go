@@ -199,7 +199,7 @@ func TestMCPWithRealClients(t *testing.T) {
 					OutputSchema map[string]any `json:"outputSchema"`
 				} `json:"tools"`
 			}
-			if err := json.Unmarshal(list, &tl); err != nil || len(tl.Tools) != 10 {
+			if err := json.Unmarshal(list, &tl); err != nil || len(tl.Tools) != 11 {
 				t.Fatalf("inspector tools/list via %v: %v, %d tools\n%s", target, err, len(tl.Tools), list)
 			}
 			call := inspect(t, inspector, dir, append(append([]string{}, target...), "--method", "tools/call", "--tool-name", "sagasu_search",
@@ -212,6 +212,32 @@ func TestMCPWithRealClients(t *testing.T) {
 			}
 			if err := json.Unmarshal(call, &res); err != nil || res.IsError || len(res.SC.Results) != 3 {
 				t.Fatalf("inspector tools/call via %v: %v\n%s", target, err, call)
+			}
+			// Bad arguments: the answer names the argument, what was given
+			// and what is allowed.
+			for _, bad := range []struct {
+				args []string
+				want string
+			}{
+				{[]string{"--tool-name", "sagasu_search", "--tool-arg", "goal=g", "--tool-arg", "query=q", "--tool-arg", `options={"k":-1}`},
+					"options.k: got -1; give a whole number from 1 to 10"},
+				{[]string{"--tool-name", "sagasu_query", "--tool-arg", "query=q", "--tool-arg", "k=0.5"},
+					"k: got 0.5; give a whole number from 1 to 50"},
+				{[]string{"--tool-name", "sagasu_list", "--tool-arg", "kind=file"},
+					"kind: unknown argument; sagasu_list takes type, glob, limit, cursor"},
+				{[]string{"--tool-name", "sagasu_index", "--tool-arg", "file=/nonexistent/secret.md"},
+					`file: path "/nonexistent/secret.md" is not inside the allowed roots`},
+			} {
+				out := inspect(t, inspector, dir, append(append(append([]string{}, target...), "--method", "tools/call"), bad.args...))
+				var res struct {
+					IsError bool `json:"isError"`
+					Content []struct {
+						Text string `json:"text"`
+					} `json:"content"`
+				}
+				if err := json.Unmarshal(out, &res); err != nil || !res.IsError || len(res.Content) == 0 || !strings.HasPrefix(res.Content[0].Text, bad.want) {
+					t.Errorf("inspector %v: %v\n%s\nwant an error starting %q", bad.args, err, out, bad.want)
+				}
 			}
 		}
 	})

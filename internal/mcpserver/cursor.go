@@ -66,11 +66,12 @@ func (c *cursors) issue(st cursorState) string {
 	return payload + "." + c.sign(payload)
 }
 
-// Cursor errors; each tells the agent what to do.
+// Cursor errors; each names the cursor argument and tells the agent what
+// to do.
 var (
-	errCursorInvalid = errors.New("invalid cursor: it was altered, or it comes from another sagasu server (cursors last as long as the server that issued them); repeat the call without a cursor")
-	errCursorOther   = errors.New("this cursor belongs to a different request: pass the same arguments as the call that returned it, adding only the cursor")
-	errCursorStale   = errors.New("stale cursor: the index changed since this cursor was issued; repeat the call without a cursor to start again")
+	errCursorInvalid = errors.New("cursor: invalid cursor: it was altered, or it comes from another sagasu server (cursors last as long as the server that issued them); repeat the call without a cursor")
+	errCursorOther   = errors.New("cursor: this cursor belongs to a different request: pass the same arguments as the call that returned it, adding only the cursor")
+	errCursorStale   = errors.New("cursor: stale cursor: the index changed since this cursor was issued; repeat the call without a cursor to start again")
 )
 
 // open verifies a cursor for tool and the arguments hash args.
@@ -88,13 +89,13 @@ func (c *cursors) open(tok, tool, args string) (cursorState, error) {
 		return cursorState{}, errCursorInvalid
 	}
 	if st.Tool != tool {
-		return cursorState{}, fmt.Errorf("this cursor was issued by %s, not %s: pass it to %s with the same arguments", st.Tool, tool, st.Tool)
+		return cursorState{}, fmt.Errorf("cursor: this cursor was issued by %s, not %s: pass it to %s with the same arguments", st.Tool, tool, st.Tool)
 	}
 	if st.Args != args {
 		return cursorState{}, errCursorOther
 	}
 	if age := c.now().Sub(time.Unix(st.Issued, 0)); age > c.ttl {
-		return cursorState{}, fmt.Errorf("expired cursor: it was issued %s ago and cursors last %s; repeat the call without a cursor", age.Round(time.Second), c.ttl)
+		return cursorState{}, fmt.Errorf("cursor: expired cursor: it was issued %s ago and cursors last %s; repeat the call without a cursor", age.Round(time.Second), c.ttl)
 	}
 	return st, nil
 }

@@ -21,6 +21,7 @@ func (s *Server) addGetTool() {
 		Annotations: ro("Read a source"),
 	}, func(in *jsonschema.Schema) {
 		notEmpty(prop(in, "source"))
+		between(prop(in, "maxTokens"), 500, float64(s.limits.Cap))
 	}, s.get)
 	addTool(s, &mcp.Tool{
 		Name:        ToolList,
@@ -28,7 +29,7 @@ func (s *Server) addGetTool() {
 		Annotations: ro("List sources"),
 	}, func(in *jsonschema.Schema) {
 		between(prop(in, "limit"), 1, tools.MaxListLimit)
-		oneOf(prop(in, "type"), string(doc.TypeFile), string(doc.TypeText), string(doc.TypeURL))
+		oneOf(prop(in, "type"), string(doc.TypeFile), string(doc.TypeText), string(doc.TypeURL), string(doc.TypeGitHub), string(doc.TypeGist))
 	}, s.list)
 }
 
@@ -36,7 +37,7 @@ func (s *Server) get(ctx context.Context, req *mcp.CallToolRequest, in tools.Get
 	limit := s.limits.Cap
 	if in.MaxTokens != 0 {
 		if in.MaxTokens < 500 || in.MaxTokens > s.limits.Cap {
-			return nil, tools.GetOutput{}, fmt.Errorf("maxTokens %d is out of range: use 500 to %d", in.MaxTokens, s.limits.Cap)
+			return nil, tools.GetOutput{}, fmt.Errorf("maxTokens: got %d; give a whole number from 500 to %d", in.MaxTokens, s.limits.Cap)
 		}
 		limit = in.MaxTokens
 	}

@@ -25,7 +25,7 @@ import (
 
 // fixture is a server over a fresh index, with a connected client.
 type fixture struct {
-	t       *testing.T
+	t       testing.TB
 	dir     string
 	store   store.Store
 	srv     *Server
@@ -35,7 +35,7 @@ type fixture struct {
 	progress chan *mcp.ProgressNotificationParams
 }
 
-func newFixture(t *testing.T, opt Options) *fixture {
+func newFixture(t testing.TB, opt Options) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -211,7 +211,7 @@ func TestToolsListedWithSchemas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{ToolIndex, ToolQuery, ToolSearch, ToolGet, ToolList, ToolEvaluate, ToolRefine, ToolExecuteStage, ToolReadCache}
+	want := []string{ToolIndex, ToolDelete, ToolQuery, ToolSearch, ToolGet, ToolList, ToolEvaluate, ToolRefine, ToolExecuteStage, ToolReadCache}
 	got := map[string]*mcp.Tool{}
 	for _, tl := range res.Tools {
 		got[tl.Name] = tl
@@ -232,6 +232,18 @@ func TestToolsListedWithSchemas(t *testing.T) {
 	}
 	if len(res.Tools) != len(want) {
 		t.Errorf("%d tools listed, want %d", len(res.Tools), len(want))
+	}
+	// Only sagasu_delete destroys; every tool says whether it does.
+	for _, tl := range res.Tools {
+		a := tl.Annotations
+		if a == nil || a.Title == "" {
+			t.Errorf("tool %s has no annotations", tl.Name)
+			continue
+		}
+		destroys := a.DestructiveHint != nil && *a.DestructiveHint && !a.ReadOnlyHint
+		if destroys != (tl.Name == ToolDelete) {
+			t.Errorf("tool %s: destructive hint %v", tl.Name, destroys)
+		}
 	}
 }
 
@@ -313,7 +325,7 @@ func TestBadInputKeepsServing(t *testing.T) {
 		t.Errorf("unknown tool: error %v, want a protocol error naming it", err)
 	}
 	f.fails(ToolSearch, map[string]any{"query": "x"}, "goal")
-	f.fails(ToolSearch, map[string]any{"goal": "g", "query": "x", "options": map[string]any{"k": 11}}, "maximum")
+	f.fails(ToolSearch, map[string]any{"goal": "g", "query": "x", "options": map[string]any{"k": 11}}, "options.k: got 11; give a whole number from 1 to 10")
 	f.fails(ToolSearch, map[string]any{"goal": "g", "query": "x", "options": map[string]any{"k": "five"}}, "options")
 	f.fails(ToolSearch, map[string]any{"goal": "g", "query": "x", "options": map[string]any{"mode": "verbose"}}, "mode")
 	f.fails(ToolQuery, map[string]any{"query": "x", "k": 0.5}, "k")
@@ -325,7 +337,7 @@ func TestBadInputKeepsServing(t *testing.T) {
 	f.fails(ToolExecuteStage, map[string]any{"planId": "plan-nothere"}, "not in the agent cache")
 	f.fails(ToolReadCache, map[string]any{"id": "../../etc/passwd"}, "not a record ID")
 	f.fails(ToolIndex, map[string]any{}, "nothing to index")
-	f.fails(ToolIndex, map[string]any{"file": "/etc/passwd"}, "outside the allowed roots")
+	f.fails(ToolIndex, map[string]any{"file": "/etc/passwd"}, "not inside the allowed roots")
 	f.fails(ToolIndex, map[string]any{"files": []string{"../*"}}, "climbs out")
 	f.fails(ToolIndex, map[string]any{"file": "-"}, "standard input")
 	// Still serving.

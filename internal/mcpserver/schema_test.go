@@ -56,6 +56,7 @@ func TestSchemasDerivedFromTools(t *testing.T) {
 	}
 	want := map[string][2][]string{
 		ToolIndex:        {derived[tools.IndexInput](t), derived[tools.IndexOutput](t)},
+		ToolDelete:       {derived[tools.DeleteInput](t), derived[tools.DeleteOutput](t)},
 		ToolQuery:        {derived[tools.QueryInput](t), derived[tools.QueryOutput](t)},
 		ToolSearch:       {derived[tools.SearchInput](t), derived[tools.SearchOutput](t)},
 		ToolGet:          {derived[tools.GetInput](t), derived[tools.GetOutput](t)},
@@ -81,7 +82,7 @@ func TestSchemasDerivedFromTools(t *testing.T) {
 			t.Errorf("%s output properties\n got %v\nwant %v", tl.Name, got, w[1])
 		}
 		for _, p := range properties(t, tl.InputSchema) {
-			if p == "offset" || p == "maxK" || p == "mmr" || p == "unbounded" {
+			if p == "offset" || p == "maxK" || p == "mmr" || p == "unbounded" || p == "insideRoots" {
 				t.Errorf("%s input schema shows %q, which only a face sets", tl.Name, p)
 			}
 		}

@@ -59,6 +59,9 @@ type Options struct {
 	Now func() time.Time
 	// Ask answers questions for sagasu_ask; nil leaves the tool out.
 	Ask Asker
+	// MaxConcurrentCalls is how many quick tool calls run at once; the rest
+	// wait in arrival order. 0 means one per processor (GOMAXPROCS).
+	MaxConcurrentCalls int
 }
 
 // Server is sagasu's MCP server. One Server may serve many sessions at once
@@ -73,6 +76,11 @@ type Server struct {
 	limits  budget.Limits
 	cursors *cursors
 	log     *slog.Logger
+	// schemas are the tools' input schemas, by name, that checkCalls
+	// checks arguments against.
+	schemas map[string]*jsonschema.Schema
+	// queue admits quick tool calls in turn (queueCalls).
+	queue *queue
 
 	// onIndexProgress, when set (by tests), runs after each progress
 	// notification of sagasu_index.
@@ -94,7 +102,7 @@ const (
 
 // New builds a server with every tool and resource registered.
 func New(opt Options) (*Server, error) {
-	s := &Server{opt: opt, tools: opt.Tools, counter: opt.Counter, limits: opt.Limits, log: opt.Logger}
+	s := &Server{opt: opt, tools: opt.Tools, counter: opt.Counter, limits: opt.Limits, log: opt.Logger, schemas: map[string]*jsonschema.Schema{}, queue: newQueue(opt.MaxConcurrentCalls)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -138,7 +146,7 @@ func New(opt Options) (*Server, error) {
 	})
 	s.addTools()
 	s.addResources()
-	s.mcp.AddReceivingMiddleware(s.guard)
+	s.mcp.AddReceivingMiddleware(s.guard, s.checkCalls, s.queueCalls)
 	return s, nil
 }
 
@@ -216,6 +224,7 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, tweak func(in *jsonschema.Sche
 		tweak(in)
 	}
 	t.InputSchema = in
+	s.schemas[t.Name] = in
 	mcp.AddTool(s.mcp, t, h)
 }
 
@@ -260,8 +269,16 @@ func rw(title string, idempotent bool) *mcp.ToolAnnotations {
 	return &mcp.ToolAnnotations{Title: title, IdempotentHint: idempotent, DestructiveHint: &f, OpenWorldHint: &f}
 }
 
+// destructive marks a tool that removes what it names: calling it again
+// with the same arguments removes nothing more.
+func destructive(title string) *mcp.ToolAnnotations {
+	t, f := true, false
+	return &mcp.ToolAnnotations{Title: title, IdempotentHint: true, DestructiveHint: &t, OpenWorldHint: &f}
+}
+
 func (s *Server) addTools() {
 	s.addIndexTool()
+	s.addDeleteTool()
 	s.addQueryTool()
 	s.addSearchTool()
 	s.addGetTool()

@@ -71,7 +71,7 @@ func (t *Toolset) ReadCache(_ context.Context, in ReadCacheInput) (CacheResult, 
 		limit = 10
 	}
 	if limit < 1 || limit > 100 {
-		return CacheResult{}, fmt.Errorf("limit %d is out of range: use 1 to 100", limit)
+		return CacheResult{}, badArg("limit", limit, "a whole number from 1 to 100")
 	}
 	var recs []agentcache.Record
 	withData := in.IncludeData

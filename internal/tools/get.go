@@ -166,14 +166,14 @@ func (t *Toolset) List(ctx context.Context, in ListInput) (ListResult, error) {
 		limit = 50
 	}
 	if in.Unbounded && limit < 0 || !in.Unbounded && (limit < 1 || limit > MaxListLimit) {
-		return ListResult{}, fmt.Errorf("limit %d is out of range: use 1 to %d", limit, MaxListLimit)
+		return ListResult{}, badArg("limit", limit, fmt.Sprintf("a whole number from 1 to %d", MaxListLimit))
 	}
 	if in.Offset < 0 {
-		return ListResult{}, fmt.Errorf("offset %d: give 0 or more", in.Offset)
+		return ListResult{}, badArg("offset", in.Offset, "0 or more")
 	}
 	if in.Glob != "" {
 		if err := glob.Valid(in.Glob); err != nil {
-			return ListResult{}, fmt.Errorf("glob: %w", err)
+			return ListResult{}, fmt.Errorf("glob: %w; give a pattern such as docs/**/*.md", err)
 		}
 	}
 	if _, err := Filter(nonEmptyList(in.Type), "", nil); err != nil {

@@ -94,7 +94,7 @@ func (r IndexResult) Output(items int) IndexOutput {
 // it goes (at most every 200 ms, and after every batch).
 func (t *Toolset) Index(ctx context.Context, in IndexInput, progress func(IndexProgress)) (IndexResult, error) {
 	var inputs []string
-	for _, p := range append(nonEmptyList(in.File), in.Files...) {
+	for i, p := range append(nonEmptyList(in.File), in.Files...) {
 		if isRemote(p) {
 			// Fetched through the SSRF guard, not read from disk.
 			inputs = append(inputs, p)
@@ -102,7 +102,11 @@ func (t *Toolset) Index(ctx context.Context, in IndexInput, progress func(IndexP
 		}
 		w, err := t.roots.input(p)
 		if err != nil {
-			return IndexResult{}, err
+			arg := "file"
+			if in.File == "" || i > 0 {
+				arg = fmt.Sprintf("files[%d]", i-len(nonEmptyList(in.File)))
+			}
+			return IndexResult{}, fmt.Errorf("%s: %w", arg, err)
 		}
 		inputs = append(inputs, w)
 	}
@@ -121,7 +125,10 @@ func (t *Toolset) Index(ctx context.Context, in IndexInput, progress func(IndexP
 		opt.Chunk.Overlap = in.ChunkOverlap
 	}
 	if opt.Chunk.MaxTokens < 16 || opt.Chunk.Overlap < 0 || 2*opt.Chunk.Overlap >= opt.Chunk.MaxTokens {
-		return IndexResult{}, fmt.Errorf("chunkSize %d and chunkOverlap %d: the size must be at least 16 and the overlap below half of it", opt.Chunk.MaxTokens, opt.Chunk.Overlap)
+		if opt.Chunk.MaxTokens < 16 {
+			return IndexResult{}, badArg("chunkSize", opt.Chunk.MaxTokens, "a whole number from 16 to 8192")
+		}
+		return IndexResult{}, badArg("chunkOverlap", opt.Chunk.Overlap, fmt.Sprintf("a whole number from 0 to %d, below half of chunkSize %d", (opt.Chunk.MaxTokens-1)/2, opt.Chunk.MaxTokens))
 	}
 	opt.Force = in.Force
 	opt.Source.Exclude = append(slices.Clone(opt.Source.Exclude), in.Exclude...)

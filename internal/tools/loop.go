@@ -345,7 +345,7 @@ func (t *Toolset) PlanStage(ctx context.Context, in StageInput) (StageResult, er
 		k = search.DefaultK
 	}
 	if k < 1 || k > 20 {
-		return StageResult{}, fmt.Errorf("queryOptions.k = %d is out of range: use 1 to 20", k)
+		return StageResult{}, badArg("queryOptions.k", k, "a whole number from 1 to 20")
 	}
 	mode, notes := t.retrieval(qo.Hybrid)
 	res, err := t.steps.ExecuteStage(ctx, plan, in.StageIndex, loop.QueryOptions{K: k, Mode: mode})

@@ -62,10 +62,10 @@ func (t *Toolset) Query(ctx context.Context, in QueryInput) (QueryResult, error)
 		maxK = MaxQueryK
 	}
 	if k < 1 || k > maxK {
-		return QueryResult{}, fmt.Errorf("k = %d is out of range: use 1 to %d", k, maxK)
+		return QueryResult{}, badArg("k", k, fmt.Sprintf("a whole number from 1 to %d", maxK))
 	}
 	if in.MMR < 0 || in.MMR > 1 {
-		return QueryResult{}, fmt.Errorf("mmr %v: use a relevance weight between 0 (off) and 1", in.MMR)
+		return QueryResult{}, badArg("mmr", in.MMR, "a relevance weight from 0 (off) to 1")
 	}
 	f, err := Filter(in.Types, in.Glob, in.SourceIDs)
 	if err != nil {

@@ -137,7 +137,7 @@ type Ranking struct {
 // rank runs a search for one page of k results from offset.
 func (t *Toolset) rank(ctx context.Context, req search.Request, offset, k int) (Ranking, error) {
 	if offset < 0 {
-		return Ranking{}, fmt.Errorf("offset %d: give 0 or more", offset)
+		return Ranking{}, badArg("offset", offset, "0 or more")
 	}
 	if offset+k > search.MaxK || offset > 0 && offset+k+1 > search.MaxK {
 		return Ranking{}, fmt.Errorf("the ranking ends at %d results: there is no page after offset %d", search.MaxK, offset)

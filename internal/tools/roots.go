@@ -84,20 +84,52 @@ func (r *roots) input(in string) (string, error) {
 		}
 		check = filepath.FromSlash(glob.Base(filepath.ToSlash(abs)))
 	}
-	real, err := filepath.EvalSymlinks(check)
+	// Whether the path is inside the roots is decided before whether it
+	// exists, and a path outside them gets one answer either way: the
+	// answer must not tell what exists outside the roots.
+	real, err := resolve(check)
+	if !r.within(real) {
+		return "", r.outside(in)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("%q does not exist (relative paths start from %s); check the path", in, r.dirs[0])
+		return "", fmt.Errorf("path %q does not exist (relative paths start from %s); check the path", in, r.dirs[0])
 	}
 	if err != nil {
-		return "", fmt.Errorf("%q cannot be read: %w", in, err)
-	}
-	if !r.within(real) {
-		return "", fmt.Errorf("%q is outside the allowed roots (%s): sagasu_index reads only files under them; start the server with --root to allow another folder", in, r)
+		return "", fmt.Errorf("path %q cannot be read: %w", in, err)
 	}
 	if rel, err := filepath.Rel(r.cwd, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return rel, nil
 	}
 	return abs, nil
+}
+
+// outside is the answer for a path outside the roots, whether or not it
+// exists.
+func (r *roots) outside(in string) error {
+	return fmt.Errorf("path %q is not inside the allowed roots (%s): the server reads and changes only files under them; start it with --root to allow another folder", in, r)
+}
+
+// resolve resolves the symbolic links of the absolute path p as far as it
+// exists and appends the rest: where p lies, or would lie once created. The
+// error says why p itself could not be resolved (fs.ErrNotExist when it
+// does not exist).
+func resolve(p string) (string, error) {
+	real, err := filepath.EvalSymlinks(p)
+	if err == nil {
+		return real, nil
+	}
+	var rest []string
+	for dir := p; ; {
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return p, err
+		}
+		rest = append([]string{filepath.Base(dir)}, rest...)
+		dir = parent
+		if r, perr := filepath.EvalSymlinks(dir); perr == nil {
+			return filepath.Join(append([]string{r}, rest...)...), err
+		}
+	}
 }
 
 // allows reports whether a file met while walking (named by its URI, a

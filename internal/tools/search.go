@@ -163,13 +163,13 @@ func (in SearchInput) Settings() (SearchSettings, error) {
 		st.Mode = ModeSummary
 	}
 	if st.Mode != ModeSummary && st.Mode != ModeDetailed && st.Mode != ModeFull {
-		return st, fmt.Errorf("mode %q: use summary, detailed or full", st.Mode)
+		return st, badArg("options.mode", st.Mode, "summary, detailed or full")
 	}
 	if st.K == 0 {
 		st.K = 5
 	}
 	if st.K < 1 || st.K > MaxSearchK {
-		return st, fmt.Errorf("k = %d is out of range: use 1 to %d (page with nextCursor for more)", st.K, MaxSearchK)
+		return st, badArg("options.k", st.K, fmt.Sprintf("a whole number from 1 to %d (page with nextCursor for more)", MaxSearchK))
 	}
 	if strings.TrimSpace(in.Goal) == "" {
 		return st, loop.ErrEmptyGoal

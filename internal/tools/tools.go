@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/sagasu-dev/sagasu/internal/agentcache"
 	"github.com/sagasu-dev/sagasu/internal/doc"
@@ -100,6 +101,9 @@ func (t *Toolset) Engine() *search.Engine { return t.engine }
 // Store returns the index the tools read and write.
 func (t *Toolset) Store() store.Store { return t.store }
 
+// Roots returns the allowed roots, absolute with symbolic links resolved.
+func (t *Toolset) Roots() []string { return slices.Clone(t.roots.dirs) }
+
 // Cache returns the agent cache, nil when none is kept.
 func (t *Toolset) Cache() *agentcache.Cache { return t.opt.Cache }
 
@@ -112,7 +116,7 @@ func Filter(types []string, pathGlob string, ids []string) (store.Filter, error)
 	f := store.Filter{PathGlob: pathGlob, SourceIDs: ids}
 	if pathGlob != "" {
 		if err := glob.Valid(pathGlob); err != nil {
-			return f, fmt.Errorf("glob: %w", err)
+			return f, fmt.Errorf("glob: %w; give a pattern such as docs/**/*.md", err)
 		}
 	}
 	for _, t := range types {
@@ -120,7 +124,7 @@ func Filter(types []string, pathGlob string, ids []string) (store.Filter, error)
 		case doc.TypeFile, doc.TypeText, doc.TypeURL, doc.TypeGitHub, doc.TypeGist:
 			f.Types = append(f.Types, doc.SourceType(t))
 		default:
-			return f, fmt.Errorf("type %q: use file, text, url, github or gist", t)
+			return f, badArg("types", t, "file, text, url, github or gist")
 		}
 	}
 	return f, nil
@@ -138,6 +142,16 @@ func (t *Toolset) retrieval(hybrid *bool) (search.Mode, []string) {
 		return search.ModeHybrid, nil
 	}
 	return search.ModeKeyword, []string{"hybrid search needs an index with embeddings and this one has none: keyword search was used"}
+}
+
+// badArg is the error of an argument a tool cannot take: it names the
+// argument, what was given and what is allowed
+// ("k: got 0; give a whole number from 1 to 50").
+func badArg(name string, got any, allowed string) error {
+	if s, ok := got.(string); ok {
+		return fmt.Errorf("%s: got %q; give %s", name, s, allowed)
+	}
+	return fmt.Errorf("%s: got %v; give %s", name, got, allowed)
 }
 
 // hashOf hashes values as JSON (a plan's ID when it has none).

@@ -69,13 +69,80 @@ func newToolset(t *testing.T) (*Toolset, string) {
 
 func TestIndexStaysInsideRoots(t *testing.T) {
 	ts, dir := newToolset(t)
+	root := filepath.Join(dir, "docs")
 	outside := filepath.Join(dir, "secret.md")
 	if err := os.WriteFile(outside, []byte("# Secret\n\ntop secret\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := ts.Index(context.Background(), IndexInput{File: outside}, nil)
-	if err == nil || !strings.Contains(err.Error(), "outside the allowed roots") {
-		t.Fatalf("indexing a file outside the roots: %v", err)
+	if err := os.Symlink(dir, filepath.Join(root, "up")); err != nil {
+		t.Fatal(err)
+	}
+	outsideMsg := func(p string) string {
+		return `path "` + p + `" is not inside the allowed roots (` + ts.roots.String() + `)`
+	}
+	for _, tc := range []struct {
+		name, file, want string
+	}{
+		{"existing file outside", outside, outsideMsg(outside)},
+		{"missing file outside", filepath.Join(dir, "nothere.md"), outsideMsg(filepath.Join(dir, "nothere.md"))},
+		{"missing folder outside", "/nonexistent/zz/a.md", outsideMsg("/nonexistent/zz/a.md")},
+		{"relative climb to an existing file", "../secret.md", outsideMsg("../secret.md")},
+		{"relative climb to a missing file", "../nothere.md", outsideMsg("../nothere.md")},
+		{"through a link out, existing", "up/secret.md", outsideMsg("up/secret.md")},
+		{"through a link out, missing", "up/nothere.md", outsideMsg("up/nothere.md")},
+		{"missing file inside", "nothere.md", `path "nothere.md" does not exist`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ts.Index(context.Background(), IndexInput{File: tc.file}, nil)
+			if err == nil || !strings.HasPrefix(err.Error(), "file: "+tc.want) {
+				t.Fatalf("index %q: %v\nwant the answer to start %q", tc.file, err, "file: "+tc.want)
+			}
+		})
+	}
+	// The two answers outside the roots are the same text but for the path.
+	_, errA := ts.Index(context.Background(), IndexInput{Files: []string{"x", outside}}, nil)
+	_, errB := ts.Index(context.Background(), IndexInput{Files: []string{"x", filepath.Join(dir, "nothere.md")}}, nil)
+	if errA == nil || errB == nil || strings.Replace(errA.Error(), "secret.md", "nothere.md", 1) != errB.Error() {
+		t.Errorf("outside the roots, existing and missing paths are answered differently:\n%v\n%v", errA, errB)
+	}
+}
+
+func TestDeleteStaysInsideRootsAndDryRuns(t *testing.T) {
+	ts, dir := newToolset(t)
+	ctx := context.Background()
+	// A source indexed from outside the roots (as `sagasu index` may).
+	outside := filepath.Join(dir, "secret.md")
+	if err := os.WriteFile(outside, []byte("# Secret\n\ntop secret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ix := index.New(ts.store, index.Options{Chunk: chunk.Options{MaxTokens: 512}})
+	if _, err := ix.Run(ctx, []string{outside}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := ts.stats(ctx)
+
+	_, err := ts.Delete(ctx, DeleteInput{Sources: []string{"secret.md"}, InsideRoots: true})
+	if err == nil || !strings.Contains(err.Error(), "is not inside the allowed roots") {
+		t.Errorf("deleting a source outside the roots: %v", err)
+	}
+	_, err = ts.Delete(ctx, DeleteInput{Glob: "**/*.md", InsideRoots: true})
+	if err == nil || !strings.Contains(err.Error(), "nothing was deleted") {
+		t.Errorf("a glob that reaches outside the roots: %v", err)
+	}
+	dry, err := ts.Delete(ctx, DeleteInput{Glob: "**/docs/*.md", DryRun: true, InsideRoots: true})
+	if err != nil || !dry.DryRun || dry.Deleted != 0 || len(dry.Sources) != len(docs) {
+		t.Fatalf("dry run: %+v, %v; want the %d docs listed, none deleted", dry, err, len(docs))
+	}
+	if after, _ := ts.stats(ctx); after != before {
+		t.Fatalf("a refused delete or a dry run changed the index: %+v, then %+v", before, after)
+	}
+	res, err := ts.Delete(ctx, DeleteInput{Sources: []string{"routing.md"}, Glob: "**/docs/*.md", InsideRoots: true})
+	if err != nil || res.Deleted != len(docs) || res.Index.Sources != before.Sources-len(docs) {
+		t.Fatalf("delete: %+v, %v; want %d deleted once each", res, err, len(docs))
+	}
+	// Without the roots (the CLI), the outside source can go.
+	if res, err := ts.Delete(ctx, DeleteInput{Sources: []string{"secret.md"}}); err != nil || res.Deleted != 1 {
+		t.Fatalf("CLI delete: %+v, %v", res, err)
 	}
 }
 

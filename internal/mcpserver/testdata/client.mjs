@@ -79,7 +79,7 @@ async function check() {
   const ajv = new Ajv({ strict: false, allErrors: true });
   const validators = {};
   for (const t of tools) validators[t.name] = ajv.compile(t.outputSchema);
-  ok("tools/list lists 10 tools", tools.length === 10, tools.map((t) => t.name).join(","));
+  ok("tools/list lists 11 tools", tools.length === 11, tools.map((t) => t.name).join(","));
 
   async function call(name, args, options) {
     const res = await client.callTool({ name, arguments: args }, undefined, options);
@@ -132,6 +132,10 @@ async function check() {
   await good("sagasu_read_cache", { limit: 5, summary: true });
   const ix = await good("sagasu_index", { text: "# Extra note\n\nThe sidebar can collapse.", title: "extra" });
   ok("sagasu_index adds the text", ix.added + ix.unchanged === 1);
+  const dr = await good("sagasu_delete", { glob: "text:*", dryRun: true });
+  ok("sagasu_delete dryRun lists and keeps", dr.dryRun === true && dr.deleted === 0 && dr.sources.some((x) => x.title === "extra"), JSON.stringify(dr));
+  const del = await good("sagasu_delete", { glob: "text:*" });
+  ok("sagasu_delete deletes", del.deleted === dr.sources.length && del.index.sources === dr.index.sources - del.deleted, JSON.stringify(del));
 
   // A resource behind a result's resource_link.
   const res = await client.callTool({ name: "sagasu_query", arguments: { query: "sidebar", k: 1 } });
@@ -148,7 +152,9 @@ async function check() {
   await bad("sagasu_search", { goal: "g", query: "x", options: { k: "ten" } }, "k");
   await bad("sagasu_search", { goal: "g", query: "x", options: { k: 11 } }, "k");
   await bad("sagasu_search", { goal, query: "sidebar", options: { k: 2, mode: "detailed" }, cursor: s1.nextCursor.slice(0, -3) + "AAA" }, "invalid cursor");
-  await bad("sagasu_index", { file: "/etc/passwd" }, "outside the allowed roots");
+  await bad("sagasu_index", { file: "/etc/passwd" }, "not inside the allowed roots");
+  await bad("sagasu_search", { goal: "g", query: "x", options: { k: -1 } }, "options.k: got -1; give a whole number from 1 to 10");
+  await bad("sagasu_delete", { glob: "[" }, "glob: ");
 
   // Cancel an index run at its first progress notification.
   if (opt.corpus) {

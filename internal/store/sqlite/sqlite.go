@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -85,6 +86,11 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open index %q: %w", path, err)
 	}
+	// database/sql keeps 2 idle connections by default: with more
+	// concurrent readers (an MCP server with many clients) every extra
+	// query opened a fresh SQLite connection, re-read the schema with a cold
+	// page cache and closed it again. Keep one per core and a few more.
+	db.SetMaxIdleConns(max(4, 2*runtime.GOMAXPROCS(0)))
 	an := opt.Analyzer
 	if an == nil {
 		an = analyze.New(analyze.Options{})
