@@ -19,11 +19,11 @@ func newMigrateCmd(g *globals) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "migrate --from DB --to DB",
-		Short: "Copy an index between stores (SQLite file, PostgreSQL), embeddings included",
+		Short: "Copy an index between stores (SQLite file, PostgreSQL, Qdrant), embeddings included",
 		Long: `Migrate copies an index from one store to another: sources with their original
 content, chunks, embeddings and the pinned embedder. DB is a SQLite file or
-a postgres:// DSN (see docs/postgres.md), so it moves an index from a laptop to a
-shared PostgreSQL and back.
+a postgres:// DSN (see docs/postgres.md) or a qdrant://host:6334/prefix (see
+docs/qdrant.md), so it moves an index from a laptop to a shared server and back.
 
 It can be stopped and run again: sources already in the destination with the
 same content hash are skipped. At the end it checks that both stores hold as
@@ -32,7 +32,8 @@ their results must be identical (the same source, chunk and score for every
 hit; chunk IDs themselves differ between stores). Sources that only the
 destination has are kept and reported, or removed with --prune.`,
 		Example: `  sagasu migrate --from .sagasu/sagasu.db --to 'postgres://sagasu@db.internal/sagasu'
-  sagasu migrate --from 'postgres://sagasu@db.internal/sagasu?schema=team' --to backup.db`,
+  sagasu migrate --from 'postgres://sagasu@db.internal/sagasu?schema=team' --to backup.db
+  QDRANT_API_KEY=... sagasu migrate --from .sagasu/sagasu.db --to qdrant://qdrant.internal:6334/team`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a, err := g.load(cmd)
@@ -40,7 +41,7 @@ destination has are kept and reported, or removed with --prune.`,
 				return err
 			}
 			if from == "" || to == "" {
-				return usagef("migrate needs --from and --to: each a SQLite file or a postgres:// DSN")
+				return usagef("migrate needs --from and --to: each a SQLite file, a postgres:// DSN or a qdrant:// location")
 			}
 			if from == to {
 				return usagef("--from and --to name the same index")
@@ -113,7 +114,7 @@ destination has are kept and reported, or removed with --prune.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&from, "from", "", "index to copy: a SQLite file or a postgres:// DSN")
+	f.StringVar(&from, "from", "", "index to copy: a SQLite file, a postgres:// DSN or a qdrant:// location")
 	f.StringVar(&to, "to", "", "index to copy into (created when missing)")
 	f.BoolVar(&prune, "prune", false, "remove sources that only the destination has")
 	f.IntVar(&verify, "verify", 50, "sample queries to compare on both stores after the copy (0: none)")

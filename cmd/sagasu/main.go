@@ -111,14 +111,14 @@ query, run staged plans — from the command line or over MCP.
   sagasu mcp                             # serve it all to an MCP client
 
 The index lives in ./.sagasu/sagasu.db unless --db says otherwise (a file, or a
-postgres:// DSN). Settings come from sagasu.yaml, SAGASU_* environment
+postgres:// DSN, or a qdrant://host:6334/prefix). Settings come from sagasu.yaml, SAGASU_* environment
 variables and flags (flags win).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	pf := root.PersistentFlags()
-	pf.String("db", app.Defaults().DB, "index: a SQLite file, or a postgres:// DSN")
+	pf.String("db", app.Defaults().DB, "index: a SQLite file, a postgres:// DSN or qdrant://host:6334/prefix")
 	pf.Bool("json", false, "print machine-readable JSON")
 	pf.String("log-level", app.Defaults().LogLevel, "log level: debug, info, warn, error")
 	pf.StringVar(&g.configPath, "config", "", "config file (default ./sagasu.yaml when present)")

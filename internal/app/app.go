@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/source"
 	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/store/postgres"
+	"github.com/sagasu-dev/sagasu/internal/store/qdrant"
 	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
@@ -58,7 +60,9 @@ func (a *App) OpenStore(ctx context.Context, create bool) (store.Store, error) {
 }
 
 // OpenStore opens the index at location: a postgres:// or postgresql://
-// DSN for PostgreSQL with pgvector, else a SQLite file path (sqlite:// optional).
+// DSN for PostgreSQL with pgvector, a qdrant://host:port/prefix for a
+// Qdrant server (API key from QDRANT_API_KEY), else a SQLite file path
+// (sqlite:// optional).
 func OpenStore(ctx context.Context, location string, create bool) (store.Store, error) {
 	return OpenStoreWith(ctx, location, StoreOptions{Create: create})
 }
@@ -76,6 +80,9 @@ type StoreOptions struct {
 func OpenStoreWith(ctx context.Context, location string, opt StoreOptions) (store.Store, error) {
 	if strings.HasPrefix(location, "postgres://") || strings.HasPrefix(location, "postgresql://") {
 		return postgres.Open(ctx, location, postgres.Options{Create: opt.Create, Analyzer: analyze.New(analyze.Options{})})
+	}
+	if strings.HasPrefix(location, "qdrant://") {
+		return qdrant.Open(ctx, location, qdrant.Options{Create: opt.Create, Analyzer: analyze.New(analyze.Options{}), APIKey: os.Getenv("QDRANT_API_KEY")})
 	}
 	location = strings.TrimPrefix(location, "sqlite://")
 	return sqlite.Open(ctx, location, sqlite.Options{Create: opt.Create, Analyzer: analyze.New(analyze.Options{}), CacheVectors: opt.LongLived})

@@ -25,7 +25,7 @@ import (
 // underscores) and, when a flag sets it, the flag's name (flag tag).
 // Defaults gives the values; the rest is derived.
 type Config struct {
-	DB       string `koanf:"db" flag:"db"`               // index location: a SQLite file, or a postgres:// DSN
+	DB       string `koanf:"db" flag:"db"`               // index location: a SQLite file, a postgres:// DSN or a qdrant:// location
 	JSON     bool   `koanf:"json" flag:"json"`           // machine-readable output
 	LogLevel string `koanf:"log_level" flag:"log-level"` // debug, info, warn, error
 	// CacheDir is the agent cache folder. Empty: cache/agent beside a

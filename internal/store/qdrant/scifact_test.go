@@ -1,0 +1,68 @@
+package qdrant
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/sagasu-dev/sagasu/internal/eval"
+	"github.com/sagasu-dev/sagasu/internal/index"
+	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
+)
+
+// TestSciFactKeyword indexes BEIR SciFact (SAGASU_TEST_SCIFACT names its
+// folder) into Qdrant and into SQLite the same way, and compares keyword
+// retrieval: exact ranking must score as SQLite does; Qdrant's own scores
+// (keyword=qdrant) are measured beside them. batchBytes small makes many
+// writes, so the average length moves after early chunks were weighted.
+func TestSciFactKeyword(t *testing.T) {
+	dir := os.Getenv("SAGASU_TEST_SCIFACT")
+	if dir == "" {
+		t.Skip("SAGASU_TEST_SCIFACT is not set: set it to a BEIR SciFact folder (and " + Env + ") to compare keyword retrieval on Qdrant with SQLite")
+	}
+	testServer(t)
+	ctx := context.Background()
+	ds, err := eval.LoadBEIR(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(s store.Store) eval.Result {
+		t.Helper()
+		res, err := eval.Run(ctx, search.New(s), ds, search.ModeKeyword)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	lite, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "scifact.db"), sqlite.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lite.Close()
+	if _, err := eval.IndexDataset(ctx, index.New(lite, index.Options{}), ds); err != nil {
+		t.Fatal(err)
+	}
+	base := run(lite)
+	t.Logf("SQLite              nDCG@10 %.4f recall@100 %.4f p50 %.2f ms p99 %.2f ms", base.NDCGAt10, base.RecallAt100, base.Latency.P50, base.Latency.P99)
+	for _, batch := range []int{0, 64 << 10} {
+		dsn := freshDSN(t, "")
+		q := openStore(t, dsn)
+		if _, err := eval.IndexDataset(ctx, index.New(q, index.Options{BatchBytes: batch}), ds); err != nil {
+			t.Fatal(err)
+		}
+		exact := run(q)
+		raw := openStore(t, dsn+"?keyword=qdrant")
+		qd := run(raw)
+		t.Logf("Qdrant batch %6d exact  nDCG@10 %.4f recall@100 %.4f p50 %.2f ms p99 %.2f ms", batch, exact.NDCGAt10, exact.RecallAt100, exact.Latency.P50, exact.Latency.P99)
+		t.Logf("Qdrant batch %6d qdrant nDCG@10 %.4f recall@100 %.4f p50 %.2f ms p99 %.2f ms", batch, qd.NDCGAt10, qd.RecallAt100, qd.Latency.P50, qd.Latency.P99)
+		if math.Abs(exact.NDCGAt10-base.NDCGAt10) > 1e-9 || math.Abs(exact.RecallAt100-base.RecallAt100) > 1e-9 {
+			t.Errorf("exact keyword ranking on Qdrant: nDCG@10 %.6f recall@100 %.6f; SQLite %.6f %.6f", exact.NDCGAt10, exact.RecallAt100, base.NDCGAt10, base.RecallAt100)
+		}
+		raw.Close()
+		q.Close()
+	}
+}
