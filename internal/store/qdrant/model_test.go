@@ -1,12 +1,14 @@
 package qdrant
 
 // model is an in-process model of the part of Qdrant's gRPC API the driver
-// uses, written from Qdrant's own source (conditional upsert in
-// lib/shard/src/update.rs, the IDF in lib/segment/src/data_types/
-// query_context.rs). It exercises the driver's logic — journal, IDs,
-// filters, exact rescoring, runs — through the whole conformance suite on
-// machines without a Qdrant server. It proves nothing about the real
-// server: TestConformance against SAGASU_TEST_QDRANT does.
+// uses, following the server's documented behaviour (a conditional upsert
+// applies only when the stored point matches its filter; the sparse IDF
+// modifier uses the Lucene formula over the points of the collection). It
+// exercises the driver's logic (journal, IDs, filters, exact rescoring,
+// runs) through the whole conformance suite on machines without a Qdrant
+// server, and is what `go test` uses when SAGASU_TEST_QDRANT is unset. It
+// proves nothing about the real server: TestConformance against
+// SAGASU_TEST_QDRANT does.
 
 import (
 	"cmp"

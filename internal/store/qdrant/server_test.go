@@ -30,17 +30,16 @@ import (
 // model of model_test.go instead, which checks only the driver's logic.
 const Env = "SAGASU_TEST_QDRANT"
 
-// testServer returns the test server's host and gRPC port, or skips. It
-// skips under CI=true too: CI has no Qdrant server.
+// testServer returns the test server's host and gRPC port: the server
+// SAGASU_TEST_QDRANT names, or the in-process model when it is unset.
 func testServer(t *testing.T) (string, int) {
 	t.Helper()
 	v := os.Getenv(Env)
 	if v == "" {
-		msg := Env + " is not set: start a Qdrant server and run `" + Env + "=http://127.0.0.1:6334 go test ./internal/store/qdrant` (its gRPC port) to test against it"
-		if os.Getenv("CI") == "true" {
-			msg += " (CI has no Qdrant server, so these tests are skipped there)"
-		}
-		t.Skip(msg)
+		// No server (CI has none): the driver's logic still runs through
+		// the whole suite, on the in-process model.
+		t.Logf("%s is not set: running on the in-process model of Qdrant's API; start a Qdrant server and run `%s=http://127.0.0.1:6334 go test ./internal/store/qdrant` (its gRPC port) to test the real server", Env, Env)
+		v = "model"
 	}
 	if v == "model" {
 		// The in-process model (model_test.go): checks the driver's logic
