@@ -154,11 +154,13 @@ type GoalScore struct {
 }
 
 // KnownWorseThanSingle says by how many aspects at most the loop is known
-// to cover less than the single query on a goal of testdata/goals. ja-config: since BM25F (field weights and heading proximity) the
-// loop's final ten lose en/reference/default-theme-config.md, which the
-// single query "VitePress configuration" ranks; the loop's own Japanese
-// aspect "デフォルトテーマの設定" is covered by another page. Until the
-// selection is fixed, the tests hold it to this and every other goal to none.
+// to cover less than the single query on a goal of testdata/goals.
+//
+// ja-config: since BM25F (field weights and heading proximity) the loop's
+// final ten lose en/reference/default-theme-config.md, which the single
+// query "VitePress configuration" ranks; the loop's own Japanese aspect
+// "デフォルトテーマの設定" is covered by another page. Until the selection
+// is fixed, the tests hold that goal to this and every other goal to none.
 func KnownWorseThanSingle(id string) int {
 	if id == "ja-config" {
 		return 1
