@@ -79,13 +79,13 @@ type StoreOptions struct {
 // OpenStoreWith opens the index at location with opt.
 func OpenStoreWith(ctx context.Context, location string, opt StoreOptions) (store.Store, error) {
 	if strings.HasPrefix(location, "postgres://") || strings.HasPrefix(location, "postgresql://") {
-		return postgres.Open(ctx, location, postgres.Options{Create: opt.Create, Analyzer: analyze.New(analyze.Options{})})
+		return postgres.Open(ctx, location, postgres.Options{Create: opt.Create, Analyzer: analyze.New(analyze.Options{}), CacheKeyword: opt.LongLived})
 	}
 	if strings.HasPrefix(location, "qdrant://") {
 		return qdrant.Open(ctx, location, qdrant.Options{Create: opt.Create, Analyzer: analyze.New(analyze.Options{}), APIKey: os.Getenv("QDRANT_API_KEY")})
 	}
 	location = strings.TrimPrefix(location, "sqlite://")
-	return sqlite.Open(ctx, location, sqlite.Options{Create: opt.Create, Analyzer: analyze.New(analyze.Options{}), CacheVectors: opt.LongLived})
+	return sqlite.Open(ctx, location, sqlite.Options{Create: opt.Create, Analyzer: analyze.New(analyze.Options{}), CacheVectors: opt.LongLived, CacheKeyword: opt.LongLived})
 }
 
 // ChunkOptions returns the configured chunk sizes.

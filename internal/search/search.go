@@ -102,17 +102,25 @@ func New(s store.Store, opts ...Option) *Engine {
 // (bm25.Rerank, with the parameters pinned in the index): the store takes
 // terms, the engine owns the analysis.
 func (e *Engine) Keyword(ctx context.Context, query string, k int, f store.Filter) ([]store.Scored, error) {
+	scored, _, err := e.keyword(ctx, query, k, f)
+	return scored, err
+}
+
+// keyword is Keyword that also returns the candidates' chunks the re-rank
+// loaded (nil when it loaded none), so that Search need not load them again.
+func (e *Engine) keyword(ctx context.Context, query string, k int, f store.Filter) ([]store.Scored, []doc.Hit, error) {
 	terms := e.contentTerms(e.an.QueryTerms(query))
 	p, err := e.scoring(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if (p.Prox == 0 && p.HeadProx == 0) || p.ProxTop < 2 || len(terms) < 2 {
-		return e.store.KeywordSearch(ctx, terms, k, f)
+		scored, err := e.store.KeywordSearch(ctx, terms, k, f)
+		return scored, nil, err
 	}
 	scored, err := e.store.KeywordSearch(ctx, terms, max(k, p.ProxTop), f)
 	if err != nil || len(scored) < 2 {
-		return scored, err
+		return scored, nil, err
 	}
 	n := min(p.ProxTop, len(scored))
 	ids := make([]int64, n)
@@ -121,7 +129,7 @@ func (e *Engine) Keyword(ctx context.Context, query string, k int, f store.Filte
 	}
 	hits, err := e.store.Hits(ctx, ids)
 	if err != nil {
-		return nil, fmt.Errorf("keyword search: load candidates: %w", err)
+		return nil, nil, fmt.Errorf("keyword search: load candidates: %w", err)
 	}
 	type texts struct{ head, all []string }
 	text := make(map[int64]texts, len(hits))
@@ -141,7 +149,7 @@ func (e *Engine) Keyword(ctx context.Context, query string, k int, f store.Filte
 		t := text[scored[i].ChunkID]
 		return t.head, t.all
 	})
-	return scored[:min(k, len(scored))], nil
+	return scored[:min(k, len(scored))], hits, nil
 }
 
 // questionWords frame a question without saying what it is about ("how do
@@ -229,10 +237,11 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 		mode = e.DefaultMode()
 	}
 	var scored []store.Scored
+	var loaded []doc.Hit
 	var err error
 	switch mode {
 	case ModeKeyword:
-		scored, err = e.Keyword(ctx, req.Query, k, req.Filter)
+		scored, loaded, err = e.keyword(ctx, req.Query, k, req.Filter)
 	case ModeSemantic, ModeHybrid:
 		if e.embedder == nil {
 			return Response{}, fmt.Errorf("mode %q needs an embedder, and this index has none: index with --embedder, or use --mode keyword", mode)
@@ -244,7 +253,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 	if err != nil {
 		return Response{}, fmt.Errorf("search %q: %w", req.Query, err)
 	}
-	hits, err := e.hits(ctx, scored)
+	hits, err := e.hits(ctx, scored, loaded)
 	if err != nil {
 		return Response{}, err
 	}
@@ -252,19 +261,34 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 }
 
 // hits loads the chunks of scored results and attaches their scores.
-func (e *Engine) hits(ctx context.Context, scored []store.Scored) ([]doc.Hit, error) {
-	ids := make([]int64, len(scored))
-	score := make(map[int64]float64, len(scored))
-	for i, s := range scored {
-		ids[i] = s.ChunkID
-		score[s.ChunkID] = s.Score
+// Chunks already in loaded are not read again. A chunk the store no longer
+// holds (deleted meanwhile) is left out, as Store.Hits leaves it out.
+func (e *Engine) hits(ctx context.Context, scored []store.Scored, loaded []doc.Hit) ([]doc.Hit, error) {
+	have := make(map[int64]doc.Hit, len(loaded))
+	for _, h := range loaded {
+		have[h.Chunk.ID] = h
 	}
-	hits, err := e.store.Hits(ctx, ids)
-	if err != nil {
-		return nil, fmt.Errorf("load results: %w", err)
+	var ids []int64
+	for _, s := range scored {
+		if _, ok := have[s.ChunkID]; !ok {
+			ids = append(ids, s.ChunkID)
+		}
 	}
-	for i := range hits {
-		hits[i].Score = score[hits[i].Chunk.ID]
+	if len(ids) > 0 {
+		more, err := e.store.Hits(ctx, ids)
+		if err != nil {
+			return nil, fmt.Errorf("load results: %w", err)
+		}
+		for _, h := range more {
+			have[h.Chunk.ID] = h
+		}
+	}
+	hits := make([]doc.Hit, 0, len(scored))
+	for _, s := range scored {
+		if h, ok := have[s.ChunkID]; ok {
+			h.Score = s.Score
+			hits = append(hits, h)
+		}
 	}
 	return hits, nil
 }

@@ -37,6 +37,15 @@ func (t *TopK) Admits(s Scored) bool {
 	return t.k > 0 && (len(t.h) < t.k || CompareScored(s, t.h[0]) < 0)
 }
 
+// Threshold returns the worst hit kept once k are kept: a hit must rank
+// above it to be admitted. ok is false while fewer than k are kept.
+func (t *TopK) Threshold() (s Scored, ok bool) {
+	if t.k <= 0 || len(t.h) < t.k {
+		return Scored{}, false
+	}
+	return t.h[0], true
+}
+
 // Offer keeps s if it ranks among the k best so far.
 func (t *TopK) Offer(s Scored) {
 	switch {

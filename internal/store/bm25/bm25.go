@@ -365,6 +365,40 @@ type List struct {
 	Data [][]byte
 }
 
+// norms holds, per field, W_f and the two terms of the length norm, so that
+// a posting costs a multiply-add per field it occurs in. Every scorer (Score,
+// Cache) computes a posting's contribution through it, so that all give
+// bit-identical scores.
+type norms struct {
+	w, fixed, perTok [NumFields]float64
+	k1               float64
+}
+
+func newNorms(p Params, c Corpus) norms {
+	var n norms
+	for f := range NumFields {
+		avg := float64(c.Tokens[f]) / float64(c.Docs)
+		if avg == 0 {
+			avg = 1
+		}
+		n.w[f] = p.Weight[f]
+		n.fixed[f] = 1 - p.B[f]
+		n.perTok[f] = p.B[f] / avg
+	}
+	n.k1 = p.K1
+	return n
+}
+
+// fieldTF is field f's share of a posting's pseudo-frequency tf'.
+func (n *norms) fieldTF(f Field, tf, dl uint64) float64 {
+	return n.w[f] * float64(tf) / (n.fixed[f] + n.perTok[f]*float64(dl))
+}
+
+// saturate turns a posting's pseudo-frequency into its score contribution.
+func (n *norms) saturate(idf, tf float64) float32 {
+	return float32(idf * tf * (n.k1 + 1) / (n.k1 + tf))
+}
+
 // Score ranks the chunks in lists by BM25F with parameters p and returns the
 // best k that allow accepts (nil accepts all), best first; ties go to the
 // lower chunk ID so that every store returns the same order.
@@ -379,19 +413,7 @@ func Score(p Params, c Corpus, lists []List, k int, allow func(id int64) bool) (
 	if k <= 0 || c.Docs == 0 || len(lists) == 0 {
 		return nil, nil
 	}
-	// Per field: W_f, and the two terms of the length norm, so that a
-	// posting costs a multiply-add per field it occurs in.
-	var w, fixed, perTok [NumFields]float64
-	for f := range NumFields {
-		avg := float64(c.Tokens[f]) / float64(c.Docs)
-		if avg == 0 {
-			avg = 1
-		}
-		w[f] = p.Weight[f]
-		fixed[f] = 1 - p.B[f]
-		perTok[f] = p.B[f] / avg
-	}
-	k1 := p.K1
+	nm := newNorms(p, c)
 	// Two passes over each list: the first finds the ID range and document
 	// frequency, the second accumulates scores straight from the encoded
 	// bytes. Both decode inline: no posting is ever materialised.
@@ -424,9 +446,21 @@ func Score(p Params, c Corpus, lists []List, k int, allow func(id int64) bool) (
 	// Accumulate into a dense array over the ID range: postings of one query
 	// touch a contiguous-ish range and an array beats a map by far. Every
 	// contribution is positive, so a zero slot means "not seen yet".
+	// IDs spread far wider than the postings (which a store numbering its
+	// chunks densely never has) are summed in a map instead.
 	span := maxID - minID + 1
-	acc := make([]float32, span)
-	var touched []uint32
+	total := 0
+	for _, t := range terms {
+		total += t.df
+	}
+	var acc []float32
+	var sparse map[uint64]float32
+	if span > 1<<24 && span > 16*uint64(total) {
+		sparse = make(map[uint64]float32, total)
+	} else {
+		acc = make([]float32, span)
+	}
+	var touched []uint64
 	for _, t := range terms {
 		idf := IDF(c.Docs, t.df)
 		for _, data := range t.data {
@@ -446,22 +480,35 @@ func Score(p Params, c Corpus, lists []List, k int, allow func(id int64) bool) (
 					data = data[n:]
 					dl, n := binary.Uvarint(data)
 					data = data[n:]
-					tf += w[f] * float64(ftf) / (fixed[f] + perTok[f]*float64(dl))
+					tf += nm.fieldTF(f, ftf, dl)
 				}
 				if tf <= 0 {
 					continue
 				}
 				i := id - minID
-				if acc[i] == 0 {
-					touched = append(touched, uint32(i))
+				if sparse != nil {
+					if _, ok := sparse[i]; !ok {
+						touched = append(touched, i)
+					}
+					sparse[i] += nm.saturate(idf, tf)
+					continue
 				}
-				acc[i] += float32(idf * tf * (k1 + 1) / (k1 + tf))
+				if acc[i] == 0 {
+					touched = append(touched, i)
+				}
+				acc[i] += nm.saturate(idf, tf)
 			}
 		}
 	}
 	top := store.NewTopK(k)
 	for _, i := range touched {
-		sc := store.Scored{ChunkID: int64(minID + uint64(i)), Score: float64(acc[i])}
+		var v float32
+		if sparse != nil {
+			v = sparse[i]
+		} else {
+			v = acc[i]
+		}
+		sc := store.Scored{ChunkID: int64(minID + i), Score: float64(v)}
 		if !top.Admits(sc) || (allow != nil && !allow(sc.ChunkID)) {
 			continue
 		}

@@ -37,6 +37,11 @@ type Options struct {
 	// Analyzer turns text into keyword terms; nil uses the default analyzer.
 	Analyzer *analyze.Analyzer
 
+	// CacheKeyword keeps the postings of recently queried terms decoded in
+	// memory (bm25.Cache, up to bm25.DefaultCacheBytes), for processes that
+	// answer many queries.
+	CacheKeyword bool
+
 	// schema, when set (by tests), stops migrations at that version to make
 	// an index as an older sagasu wrote it.
 	schema int
@@ -148,8 +153,9 @@ type Store struct {
 	an   *analyze.Analyzer
 	// params are the keyword scoring parameters pinned in the index.
 	params bm25.Params
-	where  string // "schema S of database D at host:port", for messages
-	vecOID uint32 // OID of pgvector's vector type
+	where  string      // "schema S of database D at host:port", for messages
+	vecOID uint32      // OID of pgvector's vector type
+	kcache *bm25.Cache // nil unless Options.CacheKeyword
 
 	// mergePage is how many terms a segment merge reads at a time.
 	mergePage int
@@ -188,6 +194,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	}
 	s := &Store{
 		cfg: cfg, set: set, an: an, mergePage: 4096,
+		kcache: keywordCache(opt.CacheKeyword),
 		where: fmt.Sprintf("schema %q of database %q at %s", set.Schema, cfg.Database,
 			net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))),
 	}
@@ -218,8 +225,19 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 
 // Close closes the connection pool.
 func (s *Store) Close() error {
+	if s.kcache != nil {
+		s.kcache.Close() // its background load uses the pool
+	}
 	s.pool.close()
 	return nil
+}
+
+// keywordCache returns a new keyword cache, or nil when off.
+func keywordCache(on bool) *bm25.Cache {
+	if !on {
+		return nil
+	}
+	return bm25.NewCache(0)
 }
 
 // Settings returns the DSN settings the store was opened with.

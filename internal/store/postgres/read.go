@@ -16,34 +16,31 @@ import (
 
 // KeywordSearch implements store.Store: the postings rows of the query's
 // terms are read in one round trip with the collection statistics, and
-// bm25.Score ranks them exactly as in every other store.
+// bm25.Score ranks them exactly as in every other store. A long-lived
+// process answers from its cache of decoded lists (bm25.Cache) instead.
 func (s *Store) KeywordSearch(ctx context.Context, terms []string, k int, f store.Filter) ([]store.Scored, error) {
 	if len(terms) == 0 || k <= 0 {
 		return nil, nil
 	}
-	var corpus bm25.Corpus
-	var ls bm25.ListSet
-	b := &pgx.Batch{}
-	b.Queue(`SELECT COALESCE(SUM(docs), 0), COALESCE(SUM(ttokens), 0)::bigint, COALESCE(SUM(htokens), 0)::bigint, COALESCE(SUM(tokens), 0)::bigint FROM segments`).QueryRow(func(r pgx.Row) error {
-		return r.Scan(&corpus.Docs, &corpus.Tokens[bm25.Title], &corpus.Tokens[bm25.Heading], &corpus.Tokens[bm25.Body])
-	})
-	b.Queue(`SELECT term, data FROM postings WHERE term = ANY($1)`, terms).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			var term string
-			var data []byte
-			if err := rows.Scan(&term, &data); err != nil {
-				return err
-			}
-			ls.Add(term, data)
-		}
-		return rows.Err()
-	})
-	if err := s.do(ctx, func(c *pgx.Conn) error { return c.SendBatch(ctx, b).Close() }); err != nil {
-		return nil, fmt.Errorf("keyword search: %w", err)
-	}
 	allow, err := s.allowFunc(ctx, f)
 	if err != nil {
 		return nil, err
+	}
+	if s.kcache != nil {
+		res, err := s.kcache.Search(ctx, kwLoader{s}, s.params, terms, k, allow)
+		if err != nil {
+			return nil, fmt.Errorf("keyword search: %w", err)
+		}
+		return res, nil
+	}
+	var corpus bm25.Corpus
+	var ls bm25.ListSet
+	if err := s.do(ctx, func(c *pgx.Conn) error {
+		var err error
+		corpus, ls, err = loadPostings(ctx, c, terms)
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("keyword search: %w", err)
 	}
 	return bm25.Score(s.params, corpus, ls.Lists(terms), k, allow)
 }

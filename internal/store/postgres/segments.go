@@ -94,8 +94,10 @@ func (t segTx) Shrink(ctx context.Context, by []segment.Shrink) error {
 		segs, docs, tokens[bm25.Title], tokens[bm25.Heading], tokens[bm25.Body]); err != nil {
 		return err
 	}
-	_, err := t.tx.Exec(ctx, `DELETE FROM segments WHERE docs <= 0`)
-	return err
+	if _, err := t.tx.Exec(ctx, `DELETE FROM segments WHERE docs <= 0`); err != nil {
+		return err
+	}
+	return bumpKeywordVersion(ctx, t.tx)
 }
 
 // Segments implements segment.Tx.
@@ -210,9 +212,11 @@ func writeSegment(ctx context.Context, tx pgx.Tx, seg int64, b *bm25.Builder) er
 	if err != nil {
 		return fmt.Errorf("write postings: %w", err)
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO segments(seg, docs, ttokens, htokens, tokens) VALUES($1, $2, $3, $4, $5)`,
-		seg, b.Docs, b.Tokens[bm25.Title], b.Tokens[bm25.Heading], b.Tokens[bm25.Body])
-	return err
+	if _, err = tx.Exec(ctx, `INSERT INTO segments(seg, docs, ttokens, htokens, tokens) VALUES($1, $2, $3, $4, $5)`,
+		seg, b.Docs, b.Tokens[bm25.Title], b.Tokens[bm25.Heading], b.Tokens[bm25.Body]); err != nil {
+		return err
+	}
+	return bumpKeywordVersion(ctx, tx)
 }
 
 // compact merges segments until none are due (segment.Compact), under the

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
@@ -9,42 +10,169 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/store/bm25"
 )
 
-// KeywordSearch implements store.Store.
+// metaKeywordVersion counts writes that change the keyword index; a cached
+// list (bm25.Cache) is valid while the count is unchanged, whichever process
+// wrote.
+const metaKeywordVersion = "keyword.version"
+
+// bumpKeywordVersion records, inside tx, that postings or collection
+// statistics changed.
+func bumpKeywordVersion(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES(?, '1')
+		ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1`, metaKeywordVersion)
+	return err
+}
+
+// keywordVersionQuery names the state of the keyword index: the write count
+// and, for writers that predate it, the shape of the segments table.
+const keywordVersionQuery = `SELECT COALESCE((SELECT value FROM meta WHERE key = '` + metaKeywordVersion + `'), '0')
+	|| '/' || COUNT(*) || '/' || COALESCE(SUM(docs), 0) || '/' || COALESCE(MAX(seg), 0) FROM segments`
+
+const corpusQuery = `SELECT COALESCE(SUM(docs),0), COALESCE(SUM(ttokens),0), COALESCE(SUM(htokens),0), COALESCE(SUM(tokens),0) FROM segments`
+
+// querier is what *sql.DB and *sql.Conn share.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// KeywordSearch implements store.Store. A long-lived process answers from
+// its cache of decoded lists (bm25.Cache); others score the stored postings
+// directly.
 func (s *Store) KeywordSearch(ctx context.Context, terms []string, k int, f store.Filter) ([]store.Scored, error) {
 	if len(terms) == 0 || k <= 0 {
 		return nil, nil
-	}
-	var corpus bm25.Corpus
-	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(docs),0), COALESCE(SUM(ttokens),0), COALESCE(SUM(htokens),0), COALESCE(SUM(tokens),0) FROM segments`).Scan(&corpus.Docs, &corpus.Tokens[bm25.Title], &corpus.Tokens[bm25.Heading], &corpus.Tokens[bm25.Body]); err != nil {
-		return nil, fmt.Errorf("keyword search: %w", err)
-	}
-	args := make([]any, len(terms))
-	for i, t := range terms {
-		args[i] = t
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT term, data FROM postings WHERE term IN (`+placeholders(len(terms))+`)`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("keyword search: %w", err)
-	}
-	var ls bm25.ListSet
-	for rows.Next() {
-		var term string
-		var data []byte
-		if err := rows.Scan(&term, &data); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		ls.Add(term, data)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
 	}
 	allow, err := s.allowFunc(ctx, f)
 	if err != nil {
 		return nil, err
 	}
+	if s.kcache != nil {
+		res, err := s.kcache.Search(ctx, kwLoader{s}, s.params, terms, k, allow)
+		if err != nil {
+			return nil, fmt.Errorf("keyword search: %w", err)
+		}
+		return res, nil
+	}
+	corpus, ls, err := loadPostings(ctx, s.db, terms)
+	if err != nil {
+		return nil, fmt.Errorf("keyword search: %w", err)
+	}
 	return bm25.Score(s.params, corpus, ls.Lists(terms), k, allow)
+}
+
+var _ store.Warmer = (*Store)(nil)
+
+// Warm implements store.Warmer: it loads the keyword index into the keyword
+// cache. A store opened without caches has nothing to warm.
+func (s *Store) Warm(ctx context.Context) error {
+	if s.kcache == nil {
+		return nil
+	}
+	if err := s.kcache.Preload(ctx, kwLoader{s}, s.params); err != nil {
+		return fmt.Errorf("load the keyword index into memory: %w", err)
+	}
+	return nil
+}
+
+// loadPostings reads the collection statistics and the postings rows of
+// terms.
+func loadPostings(ctx context.Context, q querier, terms []string) (bm25.Corpus, bm25.ListSet, error) {
+	var corpus bm25.Corpus
+	var ls bm25.ListSet
+	if err := q.QueryRowContext(ctx, corpusQuery).Scan(&corpus.Docs, &corpus.Tokens[bm25.Title], &corpus.Tokens[bm25.Heading], &corpus.Tokens[bm25.Body]); err != nil {
+		return corpus, ls, err
+	}
+	if len(terms) == 0 {
+		return corpus, ls, nil
+	}
+	args := make([]any, len(terms))
+	for i, t := range terms {
+		args[i] = t
+	}
+	rows, err := q.QueryContext(ctx, `SELECT term, data FROM postings WHERE term IN (`+placeholders(len(terms))+`)`, args...)
+	if err != nil {
+		return corpus, ls, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var term string
+		var data []byte
+		if err := rows.Scan(&term, &data); err != nil {
+			return corpus, ls, err
+		}
+		ls.Add(term, data)
+	}
+	return corpus, ls, rows.Err()
+}
+
+// kwLoader is bm25.Loader over the store.
+type kwLoader struct{ s *Store }
+
+// Version implements bm25.Loader.
+func (l kwLoader) Version(ctx context.Context) (string, error) {
+	var v string
+	err := l.s.db.QueryRowContext(ctx, keywordVersionQuery).Scan(&v)
+	return v, err
+}
+
+// Load implements bm25.Loader: one read transaction is one snapshot.
+func (l kwLoader) Load(ctx context.Context, terms []string) (version string, corpus bm25.Corpus, ls bm25.ListSet, err error) {
+	conn, err := l.s.db.Conn(ctx)
+	if err != nil {
+		return "", corpus, ls, err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `BEGIN DEFERRED`); err != nil {
+		return "", corpus, ls, err
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`)
+	if err := conn.QueryRowContext(ctx, keywordVersionQuery).Scan(&version); err != nil {
+		return "", corpus, ls, err
+	}
+	corpus, ls, err = loadPostings(ctx, conn, terms)
+	return version, corpus, ls, err
+}
+
+// Scan implements bm25.Scanner: one read transaction over the whole
+// postings table, in primary-key (term) order.
+func (l kwLoader) Scan(ctx context.Context, start func(string, bm25.Corpus) error, each func(string, []byte) error) error {
+	conn, err := l.s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `BEGIN DEFERRED`); err != nil {
+		return err
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`)
+	var version string
+	if err := conn.QueryRowContext(ctx, keywordVersionQuery).Scan(&version); err != nil {
+		return err
+	}
+	corpus, _, err := loadPostings(ctx, conn, nil)
+	if err != nil {
+		return err
+	}
+	if err := start(version, corpus); err != nil {
+		return err
+	}
+	rows, err := conn.QueryContext(ctx, `SELECT term, data FROM postings ORDER BY term`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var term string
+		var data []byte
+		if err := rows.Scan(&term, &data); err != nil {
+			return err
+		}
+		if err := each(term, data); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 // allowFunc turns a filter into a chunk predicate (nil when it allows all).

@@ -95,8 +95,10 @@ func (t segTx) Shrink(ctx context.Context, by []segment.Shrink) error {
 			return err
 		}
 	}
-	_, err := t.tx.ExecContext(ctx, `DELETE FROM segments WHERE docs <= 0`)
-	return err
+	if _, err := t.tx.ExecContext(ctx, `DELETE FROM segments WHERE docs <= 0`); err != nil {
+		return err
+	}
+	return bumpKeywordVersion(ctx, t.tx)
 }
 
 // Segments implements segment.Tx.
@@ -199,8 +201,10 @@ func writeSegment(ctx context.Context, tx *sql.Tx, seg int64, b *bm25.Builder, b
 	if err := ins.flush(); err != nil {
 		return fmt.Errorf("write postings: %w", err)
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO segments(seg, docs, ttokens, htokens, tokens) VALUES(?,?,?,?,?)`, seg, b.Docs, b.Tokens[bm25.Title], b.Tokens[bm25.Heading], b.Tokens[bm25.Body])
-	return err
+	if _, err := tx.ExecContext(ctx, `INSERT INTO segments(seg, docs, ttokens, htokens, tokens) VALUES(?,?,?,?,?)`, seg, b.Docs, b.Tokens[bm25.Title], b.Tokens[bm25.Heading], b.Tokens[bm25.Body]); err != nil {
+		return err
+	}
+	return bumpKeywordVersion(ctx, tx)
 }
 
 // compact merges segments until none are due (segment.Compact).

@@ -39,6 +39,10 @@ type Options struct {
 	// processes that answer many queries; it is rebuilt whenever any process
 	// changes the vectors. Off, every query goes to sqlite-vec.
 	CacheVectors bool
+	// CacheKeyword keeps the postings of recently queried terms decoded in
+	// memory (bm25.Cache, up to bm25.DefaultCacheBytes), for processes
+	// that answer many queries.
+	CacheKeyword bool
 
 	// schema, when set (by tests), stops migrations at that version to make
 	// an index as an older sagasu wrote it.
@@ -54,6 +58,7 @@ type Store struct {
 	params bm25.Params
 
 	cacheVectors bool
+	kcache       *bm25.Cache // nil unless Options.CacheKeyword
 	vcache       vecCache
 
 	// writeMu serialises writers inside this process; SQLite serialises
@@ -96,6 +101,9 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		an = analyze.New(analyze.Options{})
 	}
 	s := &Store{db: db, path: path, an: an, cacheVectors: opt.CacheVectors}
+	if opt.CacheKeyword {
+		s.kcache = bm25.NewCache(0)
+	}
 	if err := s.migrateRetrying(ctx, cmp.Or(opt.schema, SchemaVersion)); err != nil {
 		db.Close()
 		return nil, err
@@ -162,8 +170,14 @@ func checkFile(path string, create bool) error {
 // Path returns the file the store was opened on.
 func (s *Store) Path() string { return s.path }
 
-// Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+// Close closes the database, first stopping the keyword cache's background
+// load.
+func (s *Store) Close() error {
+	if s.kcache != nil {
+		s.kcache.Close()
+	}
+	return s.db.Close()
+}
 
 // tx runs fn in a write transaction.
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {

@@ -1,0 +1,13 @@
+package store
+
+import "context"
+
+// Warmer is a store that keeps caches in memory for long-lived processes
+// and can fill them ahead of the first queries: a benchmark calls Warm so
+// that it times steady-state queries, a server may call it at start-up.
+// Queries work the same without it; the caches then fill as they run.
+type Warmer interface {
+	// Warm fills the caches for the index as it is now and returns when
+	// they are full (or bounded out).
+	Warm(ctx context.Context) error
+}
