@@ -68,6 +68,9 @@ throughput, query latency p50/p99, database size and peak memory.`,
 			if res.Embedded > 0 {
 				fmt.Fprintf(g.stdout, "embedding  %d chunks at %.0f chunks/s\n", res.Embedded, res.EmbedChunksPerSec)
 			}
+			if res.WarmSeconds > 0 {
+				fmt.Fprintf(g.stdout, "warm-up    %.2f s to load the caches of a long-running process\n", res.WarmSeconds)
+			}
 			fmt.Fprintf(g.stdout, "queries    %d (%s, k=%d): p50 %.2f ms, p99 %.2f ms\n", res.Queries, res.Mode, a.Config.Search.K, res.Latency.P50, res.Latency.P99)
 			fmt.Fprintf(g.stdout, "database   %.1f MB\n", float64(res.DBBytes)/1e6)
 			fmt.Fprintf(g.stdout, "memory     peak RSS %.0f MB, peak Go heap %.0f MB\n", res.PeakRSSMB, res.PeakHeapMB)
