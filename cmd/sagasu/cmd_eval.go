@@ -8,6 +8,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/eval"
 	"github.com/sagasu-dev/sagasu/internal/index"
 	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/store"
 )
 
 func newEvalCmd(g *globals) *cobra.Command {
@@ -70,6 +71,13 @@ MRR@10 and the query latency percentiles.`,
 			e := a.Engine(st, emb)
 			if mode == "" {
 				mode = string(e.DefaultMode())
+			}
+			// Latency is reported as a long-running server answers: from
+			// warm caches.
+			if w, ok := st.(store.Warmer); ok {
+				if err := w.Warm(ctx); err != nil {
+					return err
+				}
 			}
 			res, err := eval.Run(ctx, e, ds, search.Mode(mode))
 			if err != nil {
