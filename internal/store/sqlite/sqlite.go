@@ -1,6 +1,6 @@
 // Package sqlite is the embedded store: one SQLite file (pure Go, WAL) that
-// holds sources, their original content, chunks and the BM25 postings that
-// package bm25 defines. It is sagasu's default and needs no server.
+// holds sources, their original content (zstd-compressed blocks), chunks
+// (spans of that content) and the BM25 postings that package bm25 defines. It is sagasu's default and needs no server.
 package sqlite
 
 import (
@@ -56,6 +56,9 @@ type Store struct {
 	cacheVectors bool
 	vcache       vecCache
 
+	// codec compresses and decompresses the content blocks.
+	codec *codec
+
 	// writeMu serialises writers inside this process; SQLite serialises
 	// processes (BEGIN IMMEDIATE with a busy timeout).
 	writeMu sync.Mutex
@@ -95,9 +98,14 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if an == nil {
 		an = analyze.New(analyze.Options{})
 	}
-	s := &Store{db: db, path: path, an: an, cacheVectors: opt.CacheVectors}
-	if err := s.migrateRetrying(ctx, cmp.Or(opt.schema, SchemaVersion)); err != nil {
+	cd, err := newCodec()
+	if err != nil {
 		db.Close()
+		return nil, fmt.Errorf("open index %q: %w", path, err)
+	}
+	s := &Store{db: db, path: path, an: an, cacheVectors: opt.CacheVectors, codec: cd}
+	if err := s.migrateRetrying(ctx, cmp.Or(opt.schema, SchemaVersion)); err != nil {
+		s.Close()
 		return nil, err
 	}
 	return s, nil
@@ -163,7 +171,10 @@ func checkFile(path string, create bool) error {
 func (s *Store) Path() string { return s.path }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.codec.close()
+	return s.db.Close()
+}
 
 // tx runs fn in a write transaction.
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
