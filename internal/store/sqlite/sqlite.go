@@ -82,9 +82,12 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 			}
 		}
 	}
+	// journal_size_limit: a large write transaction grows the WAL far past
+	// the checkpoint interval; without a limit the file stays that size
+	// until the last connection closes.
 	dsn := "file:" + path + "?_pragma=busy_timeout(15000)&_pragma=journal_mode(WAL)" +
 		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=cache_size(-16384)" +
-		"&_pragma=temp_store(MEMORY)&_pragma=wal_autocheckpoint(4096)&_txlock=immediate"
+		"&_pragma=temp_store(MEMORY)&_pragma=wal_autocheckpoint(4096)&_pragma=journal_size_limit(16777216)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open index %q: %w", path, err)
