@@ -323,3 +323,44 @@ func copyRows(t *testing.T, from, to *Store, table, cols string) {
 		t.Fatal(err)
 	}
 }
+
+// TestLargeWriteLeavesSmallWAL writes a source larger than the WAL limit
+// and checks the WAL beside the index is cut back while the store is open.
+func TestLargeWriteLeavesSmallWAL(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	s, err := Open(ctx, path, Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// Hex digits of a simple generator: text that compresses only about 2x.
+	var b strings.Builder
+	b.WriteString("hello words\n")
+	x := uint64(1)
+	for b.Len() < 3*walLimit {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		fmt.Fprintf(&b, "%016x\n", x)
+	}
+	content := b.String()
+	sd := store.SourceData{
+		Source:  doc.Source{ID: doc.SourceID("big.txt"), URI: "big.txt", Type: doc.TypeFile, Format: doc.FormatText, ContentHash: doc.ContentHash(content)},
+		Content: content,
+		Chunks:  []doc.Chunk{{Text: "hello words", StartByte: 0, EndByte: 11, StartLine: 1, EndLine: 1}},
+	}
+	if err := s.Replace(ctx, []store.SourceData{sd}); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() > walLimit {
+		t.Errorf("WAL after writing %d MB: %d MB, want at most %d MB", len(content)>>20, fi.Size()>>20, walLimit>>20)
+	}
+	if got, err := s.Content(ctx, sd.Source.ID); err != nil || got != content {
+		t.Errorf("Content of the large source: %d bytes, %v; want %d", len(got), err, len(content))
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -24,6 +25,9 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
+
+// busyTimeoutMS is how long a connection waits for another process's lock.
+const busyTimeoutMS = 15000
 
 // applicationID marks a SQLite file as a sagasu index ("SGSU").
 const applicationID = 0x53475355
@@ -85,9 +89,9 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	// journal_size_limit: a large write transaction grows the WAL far past
 	// the checkpoint interval; without a limit the file stays that size
 	// until the last connection closes.
-	dsn := "file:" + path + "?_pragma=busy_timeout(15000)&_pragma=journal_mode(WAL)" +
+	dsn := "file:" + path + "?_pragma=busy_timeout(" + strconv.Itoa(busyTimeoutMS) + ")&_pragma=journal_mode(WAL)" +
 		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=cache_size(-16384)" +
-		"&_pragma=temp_store(MEMORY)&_pragma=wal_autocheckpoint(4096)&_pragma=journal_size_limit(16777216)&_txlock=immediate"
+		"&_pragma=temp_store(MEMORY)&_pragma=wal_autocheckpoint(4096)&_pragma=journal_size_limit(" + strconv.Itoa(walLimit) + ")&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open index %q: %w", path, err)

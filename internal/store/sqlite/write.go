@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
 	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
@@ -112,7 +115,38 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 	if err := s.compact(ctx); err != nil && ctx.Err() == nil {
 		return fmt.Errorf("sources written; %w", err)
 	}
+	s.trimWAL(ctx)
 	return nil
+}
+
+// walLimit is the size the WAL is kept to (journal_size_limit in Open).
+const walLimit = 16 << 20
+
+// trimWAL checkpoints the WAL into the database and truncates it when a
+// write (a large batch, a merge of segments) grew it past walLimit: SQLite
+// itself only cuts it back to the size of the last transaction, which
+// stays on disk beside the index while a process holds it open. Failing
+// (readers kept the WAL busy) costs nothing: the next write tries again.
+func (s *Store) trimWAL(ctx context.Context) {
+	if fi, err := os.Stat(s.path + "-wal"); err != nil || fi.Size() <= walLimit {
+		return
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	// A reader of the WAL makes the checkpoint wait: briefly, not for the
+	// 15 s a write waits.
+	if _, err := conn.ExecContext(ctx, `PRAGMA busy_timeout = 200`); err != nil {
+		return
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA busy_timeout = `+strconv.Itoa(busyTimeoutMS))
+	if _, err := conn.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		slog.Debug("checkpoint the index's WAL", "index", s.path, "err", err)
+	}
 }
 
 // Delete implements store.Store.
