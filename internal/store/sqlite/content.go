@@ -31,6 +31,30 @@ const (
 	spanColumn   = `c.text IS NULL`
 )
 
+// spanBlockColumn selects, for a chunk stored as a span within one block,
+// that block's data (else NULL), so that a read of a few chunks needs no
+// second query: spanFromBlock makes the text of it.
+func spanBlockColumn() string {
+	return fmt.Sprintf(`CASE WHEN c.text IS NULL AND c.end_byte > c.start_byte AND c.start_byte / %[1]d = (c.end_byte - 1) / %[1]d
+		THEN (SELECT b.data FROM content_blocks b WHERE b.source_id = c.source_id AND b.blk = c.start_byte / %[1]d) END`, blockSize)
+}
+
+// spanFromBlock sets the text of a chunk from the block its span lies in
+// (selected by spanBlockColumn).
+func (s *Store) spanFromBlock(c *doc.Chunk, data []byte) error {
+	blk := c.StartByte / blockSize
+	text, err := s.codec.dec.DecodeAll(data, nil)
+	if err != nil {
+		return fmt.Errorf("read chunk %d: block %d of the content of source %s: %w (the index is damaged: index the source again)", c.ID, blk, c.SourceID, err)
+	}
+	lo, hi := c.StartByte-blk*blockSize, c.EndByte-blk*blockSize
+	if hi > len(text) {
+		return fmt.Errorf("read chunk %d: its span [%d, %d) is outside the content of source %s (the index is damaged: index the source again)", c.ID, c.StartByte, c.EndByte, c.SourceID)
+	}
+	c.Text = string(text[lo:hi])
+	return nil
+}
+
 // codec compresses content blocks. One per Store: a zstd encoder is costly
 // to make and both are safe for concurrent use.
 type codec struct {

@@ -126,7 +126,7 @@ func (s *Store) Hits(ctx context.Context, ids []int64) ([]doc.Hit, error) {
 	for i, id := range ids {
 		args[i] = id
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+chunkColumns+`, `+spanColumn+`, s.uri, s.type, s.format, s.title, s.hash, s.size, s.chunks, s.indexed_at
+	rows, err := s.db.QueryContext(ctx, `SELECT `+chunkColumns+`, `+spanColumn+`, `+spanBlockColumn()+`, s.uri, s.type, s.format, s.title, s.hash, s.size, s.chunks, s.indexed_at
 		FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.id IN (`+placeholders(len(ids))+`)`, args...)
 	if err != nil {
 		return nil, err
@@ -138,12 +138,18 @@ func (s *Store) Hits(ctx context.Context, ids []int64) ([]doc.Hit, error) {
 		var src doc.Source
 		var typ, format string
 		var span bool
-		c, err := sqlrows.ScanChunk(rows, &span, &src.URI, &typ, &format, &src.Title, &src.ContentHash, &src.Size, &src.Chunks, &src.IndexedAt)
+		var block []byte
+		c, err := sqlrows.ScanChunk(rows, &span, &block, &src.URI, &typ, &format, &src.Title, &src.ContentHash, &src.Size, &src.Chunks, &src.IndexedAt)
 		if err != nil {
 			return nil, err
 		}
 		src.ID, src.Type, src.Format = c.SourceID, doc.SourceType(typ), doc.Format(format)
-		if span {
+		switch {
+		case span && block != nil:
+			if err := s.spanFromBlock(&c, block); err != nil {
+				return nil, err
+			}
+		case span:
 			spans = append(spans, len(hits))
 		}
 		hits = append(hits, doc.Hit{Chunk: c, Source: src})
