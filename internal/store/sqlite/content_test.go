@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sagasu-dev/sagasu/internal/chunk"
@@ -363,4 +364,59 @@ func TestLargeWriteLeavesSmallWAL(t *testing.T) {
 	if got, err := s.Content(ctx, sd.Source.ID); err != nil || got != content {
 		t.Errorf("Content of the large source: %d bytes, %v; want %d", len(got), err, len(content))
 	}
+}
+
+// TestConcurrentSpanReads reads chunk texts and contents from several
+// goroutines while another writes: the store's one compressor and
+// decompressor serve them all.
+func TestConcurrentSpanReads(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "s.db"), Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sds := chunkedDocs(t)
+	if err := s.Replace(ctx, sds[:4]); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 8)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for _, sd := range sds[4:] {
+			if err := s.Replace(ctx, []store.SourceData{sd}); err != nil {
+				errs <- err
+				return
+			}
+		}
+	})
+	for range 3 {
+		wg.Go(func() {
+			for range 20 {
+				for _, sd := range sds[:4] {
+					cs, err := s.Chunks(ctx, sd.Source.ID)
+					if err != nil || len(cs) != len(sd.Chunks) {
+						errs <- fmt.Errorf("Chunks(%s) = %d, %v", sd.Source.URI, len(cs), err)
+						return
+					}
+					for i, c := range cs {
+						if c.Text != sd.Chunks[i].Text {
+							errs <- fmt.Errorf("%s chunk %d: %q, want %q", sd.Source.URI, i, c.Text, sd.Chunks[i].Text)
+							return
+						}
+					}
+					if got, err := s.Content(ctx, sd.Source.ID); err != nil || got != sd.Content {
+						errs <- fmt.Errorf("Content(%s): %d bytes, %v", sd.Source.URI, len(got), err)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	checkStored(t, s, sds)
 }
