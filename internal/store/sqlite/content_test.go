@@ -16,6 +16,17 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/store/storetest"
 )
 
+// openTemp opens a new index in a temporary folder, closed when t ends.
+func openTemp(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "s.db"), Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // chunkedDocs are documents of every format the chunkers know, each split
 // by its chunker: small files from the chunker's testdata and large ones
 // of several content blocks (with multi-byte text across block edges).
@@ -116,11 +127,7 @@ func checkStored(t *testing.T, s *Store, sds []store.SourceData) {
 // path returns the chunker's text exactly, across block edges too.
 func TestChunkersStoreSpans(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "s.db"), Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTemp(t)
 	sds := chunkedDocs(t)
 	if err := s.Replace(ctx, sds); err != nil {
 		t.Fatal(err)
@@ -175,11 +182,7 @@ func TestChunkersStoreSpans(t *testing.T) {
 // span of the content they name: they keep their own text.
 func TestChunkTextNotASpan(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "s.db"), Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTemp(t)
 	sd := storetest.Source("a.md", "file", "A", "first part\n\nsecond part\n\nthird part")
 	sd.Chunks[0].Text = "rewritten first"                                         // not the span
 	sd.Chunks[1].StartByte, sd.Chunks[1].EndByte = 1000, 1011                     // beyond the content
@@ -329,12 +332,7 @@ func copyRows(t *testing.T, from, to *Store, table, cols string) {
 // and checks the WAL beside the index is cut back while the store is open.
 func TestLargeWriteLeavesSmallWAL(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "s.db")
-	s, err := Open(ctx, path, Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTemp(t)
 	// Hex digits of a simple generator: text that compresses only about 2x.
 	var b strings.Builder
 	b.WriteString("hello words\n")
@@ -354,7 +352,7 @@ func TestLargeWriteLeavesSmallWAL(t *testing.T) {
 	if err := s.Replace(ctx, []store.SourceData{sd}); err != nil {
 		t.Fatal(err)
 	}
-	fi, err := os.Stat(path + "-wal")
+	fi, err := os.Stat(s.Path() + "-wal")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,11 +369,7 @@ func TestLargeWriteLeavesSmallWAL(t *testing.T) {
 // decompressor serve them all.
 func TestConcurrentSpanReads(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "s.db"), Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTemp(t)
 	sds := chunkedDocs(t)
 	if err := s.Replace(ctx, sds[:4]); err != nil {
 		t.Fatal(err)
