@@ -43,7 +43,7 @@ func spanBlockColumn() string {
 // (selected by spanBlockColumn).
 func (s *Store) spanFromBlock(c *doc.Chunk, data []byte) error {
 	blk := c.StartByte / blockSize
-	text, err := s.codec.dec.DecodeAll(data, nil)
+	text, err := s.codec.decode(data)
 	if err != nil {
 		return fmt.Errorf("read chunk %d: block %d of the content of source %s: %w (the index is damaged: index the source again)", c.ID, blk, c.SourceID, err)
 	}
@@ -51,15 +51,16 @@ func (s *Store) spanFromBlock(c *doc.Chunk, data []byte) error {
 	if hi > len(text) {
 		return fmt.Errorf("read chunk %d: its span [%d, %d) is outside the content of source %s (the index is damaged: index the source again)", c.ID, c.StartByte, c.EndByte, c.SourceID)
 	}
-	c.Text = string(text[lo:hi])
+	c.Text = text[lo:hi]
 	return nil
 }
 
 // codec compresses content blocks. One per Store: a zstd encoder is costly
 // to make and both are safe for concurrent use.
 type codec struct {
-	enc *zstd.Encoder
-	dec *zstd.Decoder
+	enc   *zstd.Encoder
+	dec   *zstd.Decoder
+	cache *blockCache
 }
 
 func newCodec() (*codec, error) {
@@ -75,7 +76,7 @@ func newCodec() (*codec, error) {
 		enc.Close()
 		return nil, fmt.Errorf("make content decompressor: %w", err)
 	}
-	return &codec{enc: enc, dec: dec}, nil
+	return &codec{enc: enc, dec: dec, cache: newBlockCache(blockCacheBytes)}, nil
 }
 
 func (c *codec) close() {
@@ -220,18 +221,17 @@ func (s *Store) readBlocks(ctx context.Context, q queryer, query string, args []
 		return fmt.Errorf("read content: %w", err)
 	}
 	defer rows.Close()
-	var buf []byte
 	for rows.Next() {
 		var k blockKey
-		var data []byte
+		var data sql.RawBytes
 		if err := rows.Scan(&k.source, &k.blk, &data); err != nil {
 			return fmt.Errorf("read content: %w", err)
 		}
-		buf, err = s.codec.dec.DecodeAll(data, buf[:0])
+		text, err := s.codec.decode(data)
 		if err != nil {
 			return fmt.Errorf("read content of source %s: block %d: %w (the index is damaged: index the source again)", k.source, k.blk, err)
 		}
-		fn(k, string(buf))
+		fn(k, text)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read content: %w", err)
