@@ -414,3 +414,57 @@ func TestConcurrentSpanReads(t *testing.T) {
 	}
 	checkStored(t, s, sds)
 }
+
+// TestFailedUpgradeLeavesOldIndex makes the upgrade to schema 5 fail at its
+// last step, after all content is copied (a view on the old chunks table
+// stops the rename), and checks the index is left exactly as it was, then
+// upgrades once the obstacle is gone: one transaction, old state or new.
+func TestFailedUpgradeLeavesOldIndex(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	old, err := Open(ctx, path, Options{Create: true, schema: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sd := storetest.Source("a.md", "file", "A", "kept words\n\nmore words")
+	mustExec(t, old, `INSERT INTO sources(id, uri, type, format, title, hash, size, chunks, indexed_at) VALUES(?,?,?,?,?,?,?,?,?)`,
+		sd.Source.ID, sd.Source.URI, "file", "text", "A", sd.Source.ContentHash, len(sd.Content), len(sd.Chunks), 1)
+	mustExec(t, old, `INSERT INTO contents(source_id, content) VALUES(?,?)`, sd.Source.ID, sd.Content)
+	for j, c := range sd.Chunks {
+		mustExec(t, old, `INSERT INTO chunks(id, source_id, idx, text, heading, start_line, end_line, start_byte, end_byte, tokens, terms, chash) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)`,
+			j+1, sd.Source.ID, j, c.Text, "[]", c.StartLine, c.EndLine, c.StartByte, c.EndByte, c.Tokens, 2, "h")
+	}
+	mustExec(t, old, `CREATE VIEW chunk_texts AS SELECT text FROM chunks`)
+	old.Close()
+
+	s, err := Open(ctx, path, Options{})
+	if err == nil {
+		s.Close()
+		t.Fatal("the upgrade succeeded despite the view; the test needs it to fail")
+	}
+	if !strings.Contains(err.Error(), "RENAME") {
+		t.Fatalf("the upgrade failed with %v; the test needs it to fail at the rename, its last step", err)
+	}
+	old, err = Open(ctx, path, Options{schema: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v, tables int
+	var content, text string
+	old.db.QueryRow(`PRAGMA user_version`).Scan(&v)
+	old.db.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE name IN ('content_blocks', 'chunks_v5', 'postings_v5')`).Scan(&tables)
+	old.db.QueryRow(`SELECT content FROM contents`).Scan(&content)
+	old.db.QueryRow(`SELECT group_concat(text, '|') FROM (SELECT text FROM chunks ORDER BY id)`).Scan(&text)
+	if v != 4 || tables != 0 || content != sd.Content || text != "kept words|more words" {
+		t.Errorf("after a failed upgrade: schema %d, %d new tables, content %q, chunk texts %q; want schema 4 as it was", v, tables, content, text)
+	}
+	mustExec(t, old, `DROP VIEW chunk_texts`)
+	old.Close()
+
+	s, err = Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatalf("upgrade once the view is gone: %v", err)
+	}
+	defer s.Close()
+	checkStored(t, s, []store.SourceData{sd})
+}
