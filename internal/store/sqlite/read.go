@@ -78,32 +78,43 @@ func (s *Store) Sources(ctx context.Context, opt store.ListOptions) ([]doc.Sourc
 	return out, rows.Err()
 }
 
-// Content implements store.Store.
-func (s *Store) Content(ctx context.Context, id string) (string, error) {
-	var c string
-	err := s.db.QueryRowContext(ctx, `SELECT content FROM contents WHERE source_id = ?`, id).Scan(&c)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", fmt.Errorf("source %q: %w", id, store.ErrNotFound)
-	}
-	return c, err
-}
-
 // Chunks implements store.Store.
 func (s *Store) Chunks(ctx context.Context, sourceID string) ([]doc.Chunk, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+sqlrows.ChunkColumns+` FROM chunks c WHERE c.source_id = ? ORDER BY c.idx`, sourceID)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+chunkColumns+`, `+spanColumn+` FROM chunks c WHERE c.source_id = ? ORDER BY c.idx`, sourceID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []doc.Chunk
+	var spans []int
 	for rows.Next() {
-		c, err := sqlrows.ScanChunk(rows)
+		var span bool
+		c, err := sqlrows.ScanChunk(rows, &span)
 		if err != nil {
 			return nil, err
 		}
+		if span {
+			spans = append(spans, len(out))
+		}
 		out = append(out, c)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	if err := s.fillSpans(ctx, s.db, pick(out, spans)); err != nil {
+		return nil, fmt.Errorf("chunks of source %q: %w", sourceID, err)
+	}
+	return out, nil
+}
+
+// pick returns pointers to the elements of cs at the given indexes.
+func pick(cs []doc.Chunk, idx []int) []*doc.Chunk {
+	out := make([]*doc.Chunk, len(idx))
+	for i, j := range idx {
+		out[i] = &cs[j]
+	}
+	return out
 }
 
 // Hits implements store.Store.
@@ -115,25 +126,48 @@ func (s *Store) Hits(ctx context.Context, ids []int64) ([]doc.Hit, error) {
 	for i, id := range ids {
 		args[i] = id
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+sqlrows.ChunkColumns+`, s.uri, s.type, s.format, s.title, s.hash, s.size, s.chunks, s.indexed_at
+	rows, err := s.db.QueryContext(ctx, `SELECT `+chunkColumns+`, `+spanColumn+`, `+spanBlockColumn()+`, s.uri, s.type, s.format, s.title, s.hash, s.size, s.chunks, s.indexed_at
 		FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.id IN (`+placeholders(len(ids))+`)`, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	byID := map[int64]doc.Hit{}
+	var hits []doc.Hit
+	var spans []int
 	for rows.Next() {
 		var src doc.Source
 		var typ, format string
-		c, err := sqlrows.ScanChunk(rows, &src.URI, &typ, &format, &src.Title, &src.ContentHash, &src.Size, &src.Chunks, &src.IndexedAt)
+		var span bool
+		var block []byte
+		c, err := sqlrows.ScanChunk(rows, &span, &block, &src.URI, &typ, &format, &src.Title, &src.ContentHash, &src.Size, &src.Chunks, &src.IndexedAt)
 		if err != nil {
 			return nil, err
 		}
 		src.ID, src.Type, src.Format = c.SourceID, doc.SourceType(typ), doc.Format(format)
-		byID[c.ID] = doc.Hit{Chunk: c, Source: src}
+		switch {
+		case span && block != nil:
+			if err := s.spanFromBlock(&c, block); err != nil {
+				return nil, err
+			}
+		case span:
+			spans = append(spans, len(hits))
+		}
+		hits = append(hits, doc.Hit{Chunk: c, Source: src})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
+	}
+	rows.Close()
+	toFill := make([]*doc.Chunk, len(spans))
+	for i, j := range spans {
+		toFill[i] = &hits[j].Chunk
+	}
+	if err := s.fillSpans(ctx, s.db, toFill); err != nil {
+		return nil, fmt.Errorf("read hits: %w", err)
+	}
+	byID := make(map[int64]doc.Hit, len(hits))
+	for _, h := range hits {
+		byID[h.Chunk.ID] = h
 	}
 	out := make([]doc.Hit, 0, len(ids))
 	for _, id := range ids {

@@ -25,21 +25,26 @@ func (s *Store) rebuildKeyword(ctx context.Context, tx *sql.Tx) error {
 	for {
 		var batch []store.SourceData // one source per chunk: Analyse only needs the title
 		var ids []int64
-		rows, err := tx.QueryContext(ctx, `SELECT c.id, c.text, c.heading, s.title FROM chunks c JOIN sources s ON s.id = c.source_id
-			WHERE c.id > ? ORDER BY c.id LIMIT ?`, after, rebuildBatch)
+		rows, err := tx.QueryContext(ctx, `SELECT c.id, c.source_id, COALESCE(c.text, ''), `+spanColumn+`, c.heading, c.start_byte, c.end_byte, s.title
+			FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.id > ? ORDER BY c.id LIMIT ?`, after, rebuildBatch)
 		if err != nil {
 			return fmt.Errorf("rebuild keyword index: read chunks: %w", err)
 		}
+		var spans []int
 		for rows.Next() {
 			var c doc.Chunk
 			var heading, title string
-			if err := rows.Scan(&c.ID, &c.Text, &heading, &title); err != nil {
+			var span bool
+			if err := rows.Scan(&c.ID, &c.SourceID, &c.Text, &span, &heading, &c.StartByte, &c.EndByte, &title); err != nil {
 				rows.Close()
 				return fmt.Errorf("rebuild keyword index: read chunks: %w", err)
 			}
 			if err := json.Unmarshal([]byte(heading), &c.Heading); err != nil {
 				rows.Close()
 				return fmt.Errorf("rebuild keyword index: heading of chunk %d: %w", c.ID, err)
+			}
+			if span {
+				spans = append(spans, len(batch))
 			}
 			batch = append(batch, store.SourceData{Source: doc.Source{Title: title}, Chunks: []doc.Chunk{c}})
 			ids = append(ids, c.ID)
@@ -50,6 +55,13 @@ func (s *Store) rebuildKeyword(ctx context.Context, tx *sql.Tx) error {
 		}
 		if len(ids) == 0 {
 			break
+		}
+		fill := make([]*doc.Chunk, len(spans))
+		for i, j := range spans {
+			fill[i] = &batch[j].Chunks[0]
+		}
+		if err := s.fillSpans(ctx, tx, fill); err != nil {
+			return fmt.Errorf("rebuild keyword index: %w", err)
 		}
 		after = ids[len(ids)-1]
 		seg, err := segTx{tx}.NewSegment(ctx)

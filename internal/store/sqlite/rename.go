@@ -35,7 +35,7 @@ func (s *Store) RenameSource(ctx context.Context, id, uri string) (doc.Source, e
 		if _, err := tx.ExecContext(ctx, `UPDATE sources SET id = ?, uri = ? WHERE id = ?`, newID, uri, id); err != nil {
 			return fmt.Errorf("rename source %q to %q: %w", old, uri, err)
 		}
-		for _, table := range []string{"contents", "chunks"} {
+		for _, table := range []string{"content_blocks", "chunks"} {
 			if _, err := tx.ExecContext(ctx, `UPDATE `+table+` SET source_id = ? WHERE source_id = ?`, newID, id); err != nil {
 				return fmt.Errorf("rename source %q to %q: %w", old, uri, err)
 			}

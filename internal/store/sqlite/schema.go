@@ -83,6 +83,43 @@ var migrations = []string{
 	DELETE FROM postings;
 	DELETE FROM segments;
 	DELETE FROM termless_chunks;`,
+	// 5: content in zstd blocks (see blockSize), and a chunk's text NULL
+	// when it is the span start_byte..end_byte of that content. The tables
+	// made here are filled from contents and chunks by splitContents, which
+	// then drops those and renames chunks_v5 to chunks, in the same
+	// transaction.
+	// Postings move to a rowid table: in the WITHOUT ROWID table every list
+	// longer than about 1 KB spilled into overflow pages that were mostly
+	// empty (a quarter of its pages' bytes were unused), where a rowid
+	// table keeps rows up to 4 KB in its leaves and fills overflow pages.
+	`CREATE TABLE postings_v5(
+		term TEXT NOT NULL,
+		seg INTEGER NOT NULL,
+		n INTEGER NOT NULL,
+		data BLOB NOT NULL);
+	INSERT INTO postings_v5(term, seg, n, data) SELECT term, seg, n, data FROM postings ORDER BY seg, term;
+	DROP TABLE postings;
+	ALTER TABLE postings_v5 RENAME TO postings;
+	CREATE UNIQUE INDEX postings_term_seg ON postings(term, seg);
+	CREATE TABLE content_blocks(
+		source_id TEXT NOT NULL,
+		blk INTEGER NOT NULL,
+		data BLOB NOT NULL,
+		PRIMARY KEY(source_id, blk));
+	CREATE TABLE chunks_v5(
+		id INTEGER PRIMARY KEY AUTOINCREMENT,
+		source_id TEXT NOT NULL,
+		idx INTEGER NOT NULL,
+		text TEXT,
+		heading TEXT NOT NULL,
+		start_line INTEGER NOT NULL,
+		end_line INTEGER NOT NULL,
+		start_byte INTEGER NOT NULL,
+		end_byte INTEGER NOT NULL,
+		tokens INTEGER NOT NULL,
+		terms INTEGER NOT NULL,
+		chash TEXT NOT NULL,
+		UNIQUE(source_id, idx));`,
 }
 
 // SchemaVersion is the schema version this build writes.
@@ -138,6 +175,11 @@ func (s *Store) migrate(ctx context.Context, target int) error {
 			}
 			if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
 				return err
+			}
+			if v == 4 {
+				if err := s.splitContents(ctx, tx); err != nil {
+					return err
+				}
 			}
 			if v == 3 {
 				if err := s.rebuildKeyword(ctx, tx); err != nil {

@@ -1,6 +1,6 @@
 // Package sqlite is the embedded store: one SQLite file (pure Go, WAL) that
-// holds sources, their original content, chunks and the BM25 postings that
-// package bm25 defines. It is sagasu's default and needs no server.
+// holds sources, their original content (zstd-compressed blocks), chunks
+// (spans of that content) and the BM25 postings that package bm25 defines. It is sagasu's default and needs no server.
 package sqlite
 
 import (
@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -24,6 +25,9 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
+
+// busyTimeoutMS is how long a connection waits for another process's lock.
+const busyTimeoutMS = 15000
 
 // applicationID marks a SQLite file as a sagasu index ("SGSU").
 const applicationID = 0x53475355
@@ -61,6 +65,9 @@ type Store struct {
 	kcache       *bm25.Cache // nil unless Options.CacheKeyword
 	vcache       vecCache
 
+	// codec compresses and decompresses the content blocks.
+	codec *codec
+
 	// writeMu serialises writers inside this process; SQLite serialises
 	// processes (BEGIN IMMEDIATE with a busy timeout).
 	writeMu sync.Mutex
@@ -84,9 +91,12 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 			}
 		}
 	}
-	dsn := "file:" + path + "?_pragma=busy_timeout(15000)&_pragma=journal_mode(WAL)" +
+	// journal_size_limit: a large write transaction grows the WAL far past
+	// the checkpoint interval; without a limit the file stays that size
+	// until the last connection closes.
+	dsn := "file:" + path + "?_pragma=busy_timeout(" + strconv.Itoa(busyTimeoutMS) + ")&_pragma=journal_mode(WAL)" +
 		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=cache_size(-16384)" +
-		"&_pragma=temp_store(MEMORY)&_pragma=wal_autocheckpoint(4096)&_txlock=immediate"
+		"&_pragma=temp_store(MEMORY)&_pragma=wal_autocheckpoint(4096)&_pragma=journal_size_limit(" + strconv.Itoa(walLimit) + ")&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open index %q: %w", path, err)
@@ -100,12 +110,17 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if an == nil {
 		an = analyze.New(analyze.Options{})
 	}
-	s := &Store{db: db, path: path, an: an, cacheVectors: opt.CacheVectors}
+	cd, err := newCodec()
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open index %q: %w", path, err)
+	}
+	s := &Store{db: db, path: path, an: an, cacheVectors: opt.CacheVectors, codec: cd}
 	if opt.CacheKeyword {
 		s.kcache = bm25.NewCache(0)
 	}
 	if err := s.migrateRetrying(ctx, cmp.Or(opt.schema, SchemaVersion)); err != nil {
-		db.Close()
+		s.Close()
 		return nil, err
 	}
 	return s, nil
@@ -176,6 +191,7 @@ func (s *Store) Close() error {
 	if s.kcache != nil {
 		s.kcache.Close()
 	}
+	s.codec.close()
 	return s.db.Close()
 }
 

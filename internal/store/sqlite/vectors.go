@@ -230,7 +230,7 @@ func (s *Store) VectorsByID(ctx context.Context, ids []int64) (map[int64][]float
 func (s *Store) EachChunk(ctx context.Context, fn func(c doc.Chunk, title string) error) error {
 	var after int64
 	for {
-		rows, err := s.db.QueryContext(ctx, `SELECT `+sqlrows.ChunkColumns+`, s.title FROM chunks c JOIN sources s ON s.id = c.source_id
+		rows, err := s.db.QueryContext(ctx, `SELECT `+chunkColumns+`, `+spanColumn+`, s.title FROM chunks c JOIN sources s ON s.id = c.source_id
 			WHERE c.id > ? ORDER BY c.id LIMIT 1000`, after)
 		if err != nil {
 			return err
@@ -240,12 +240,17 @@ func (s *Store) EachChunk(ctx context.Context, fn func(c doc.Chunk, title string
 			title string
 		}
 		var page []item
+		var spans []int
 		for rows.Next() {
 			var title string
-			c, err := sqlrows.ScanChunk(rows, &title)
+			var span bool
+			c, err := sqlrows.ScanChunk(rows, &span, &title)
 			if err != nil {
 				rows.Close()
 				return err
+			}
+			if span {
+				spans = append(spans, len(page))
 			}
 			page = append(page, item{c, title})
 		}
@@ -255,6 +260,13 @@ func (s *Store) EachChunk(ctx context.Context, fn func(c doc.Chunk, title string
 		}
 		if len(page) == 0 {
 			return nil
+		}
+		fill := make([]*doc.Chunk, len(spans))
+		for i, j := range spans {
+			fill[i] = &page[j].c
+		}
+		if err := s.fillSpans(ctx, s.db, fill); err != nil {
+			return fmt.Errorf("read chunks: %w", err)
 		}
 		for _, it := range page {
 			if err := fn(it.c, it.title); err != nil {

@@ -3,9 +3,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
 	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
@@ -31,6 +33,11 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 	// built, so that one large source costs its encoded postings, not the
 	// terms of all its chunks.
 	prep := segment.Prepare(s.an, batch)
+	// Compressed before the lock as well.
+	blocks := make([][][]byte, len(batch))
+	for i, sd := range batch {
+		blocks[i] = s.codec.blocks(sd.Content)
+	}
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		ids := make([]string, 0, len(batch))
 		for _, sd := range batch {
@@ -53,7 +60,7 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 		}
 		firstID := nextID
 		insSrc := newInserter(ctx, tx, `INSERT INTO sources(id, uri, type, format, title, hash, size, chunks, indexed_at)`, 9)
-		insContent := newInserter(ctx, tx, `INSERT INTO contents(source_id, content)`, 2)
+		insContent := newInserter(ctx, tx, `INSERT INTO content_blocks(source_id, blk, data)`, 3)
 		insChunk := newInserter(ctx, tx, `INSERT INTO chunks(id, source_id, idx, text, heading, start_line, end_line, start_byte, end_byte, tokens, terms, chash)`, 12)
 		insTermless := newInserter(ctx, tx, `INSERT INTO termless_chunks(id, seg)`, 2)
 		for i, sd := range batch {
@@ -62,14 +69,16 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 				src.ContentHash, len(sd.Content), len(sd.Chunks), now); err != nil {
 				return fmt.Errorf("insert source %q: %w", src.URI, err)
 			}
-			if err := insContent.add(src.ID, sd.Content); err != nil {
-				return fmt.Errorf("insert content of %q: %w", src.URI, err)
+			for k, b := range blocks[i] {
+				if err := insContent.add(src.ID, k, b); err != nil {
+					return fmt.Errorf("insert content of %q: %w", src.URI, err)
+				}
 			}
 			for j, r := range prep.Chunks[i] {
 				c := sd.Chunks[j]
 				nextID++
 				id := nextID
-				if err := insChunk.add(id, src.ID, j, c.Text, sqlrows.HeadingJSON(c.Heading), c.StartLine, c.EndLine,
+				if err := insChunk.add(id, src.ID, j, chunkText(c, sd.Content), sqlrows.HeadingJSON(c.Heading), c.StartLine, c.EndLine,
 					c.StartByte, c.EndByte, c.Tokens, r.Len, r.Hash); err != nil {
 					return fmt.Errorf("insert chunk %d of %q: %w", j, src.URI, err)
 				}
@@ -106,7 +115,38 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 	if err := s.compact(ctx); err != nil && ctx.Err() == nil {
 		return fmt.Errorf("sources written; %w", err)
 	}
+	s.trimWAL(ctx)
 	return nil
+}
+
+// walLimit is the size the WAL is kept to (journal_size_limit in Open).
+const walLimit = 16 << 20
+
+// trimWAL checkpoints the WAL into the database and truncates it when a
+// write (a large batch, a merge of segments) grew it past walLimit: SQLite
+// itself only cuts it back to the size of the last transaction, which
+// stays on disk beside the index while a process holds it open. Failing
+// (readers kept the WAL busy) costs nothing: the next write tries again.
+func (s *Store) trimWAL(ctx context.Context) {
+	if fi, err := os.Stat(s.path + "-wal"); err != nil || fi.Size() <= walLimit {
+		return
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	// A reader of the WAL makes the checkpoint wait: briefly, not for the
+	// 15 s a write waits.
+	if _, err := conn.ExecContext(ctx, `PRAGMA busy_timeout = 200`); err != nil {
+		return
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA busy_timeout = `+strconv.Itoa(busyTimeoutMS))
+	if _, err := conn.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		slog.Debug("checkpoint the index's WAL", "index", s.path, "err", err)
+	}
 }
 
 // Delete implements store.Store.
@@ -139,28 +179,38 @@ func (s *Store) deleteTx(ctx context.Context, tx *sql.Tx, ids []string) (int, er
 		if !ok {
 			continue
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT id, text, heading FROM chunks WHERE source_id = ?`, id)
+		rows, err := tx.QueryContext(ctx, `SELECT `+chunkColumns+`, `+spanColumn+` FROM chunks c WHERE c.source_id = ?`, id)
 		if err != nil {
 			return 0, err
 		}
+		var cs []doc.Chunk
+		var spans []int
 		for rows.Next() {
-			var c doc.Chunk
-			var heading string
-			if err := rows.Scan(&c.ID, &c.Text, &heading); err != nil {
+			var span bool
+			c, err := sqlrows.ScanChunk(rows, &span)
+			if err != nil {
 				rows.Close()
 				return 0, err
 			}
-			_ = json.Unmarshal([]byte(heading), &c.Heading)
+			if span {
+				spans = append(spans, len(cs))
+			}
+			cs = append(cs, c)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return 0, err
+		}
+		if err := s.fillSpans(ctx, tx, pick(cs, spans)); err != nil {
+			return 0, fmt.Errorf("delete source %s: %w", id, err)
+		}
+		for _, c := range cs {
 			g := segment.Chunk{ID: c.ID}
 			g.Terms, g.Lens = segment.Indexed(s.an, title, c)
 			if len(g.Terms) == 0 {
 				termless = append(termless, len(gone))
 			}
 			gone = append(gone, g)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return 0, err
 		}
 		for _, i := range termless {
 			err := tx.QueryRowContext(ctx, `SELECT seg FROM termless_chunks WHERE id = ?`, gone[i].ID).Scan(&gone[i].Seg)
@@ -172,7 +222,7 @@ func (s *Store) deleteTx(ctx context.Context, tx *sql.Tx, ids []string) (int, er
 		if err := s.deleteVectors(ctx, tx, id); err != nil {
 			return 0, err
 		}
-		for _, q := range []string{`DELETE FROM termless_chunks WHERE id IN (SELECT id FROM chunks WHERE source_id = ?)`, `DELETE FROM chunks WHERE source_id = ?`, `DELETE FROM contents WHERE source_id = ?`, `DELETE FROM sources WHERE id = ?`} {
+		for _, q := range []string{`DELETE FROM termless_chunks WHERE id IN (SELECT id FROM chunks WHERE source_id = ?)`, `DELETE FROM chunks WHERE source_id = ?`, `DELETE FROM content_blocks WHERE source_id = ?`, `DELETE FROM sources WHERE id = ?`} {
 			if _, err := tx.ExecContext(ctx, q, id); err != nil {
 				return 0, fmt.Errorf("delete source %s: %w", id, err)
 			}
