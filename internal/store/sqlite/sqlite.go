@@ -39,6 +39,11 @@ type Options struct {
 	// processes that answer many queries; it is rebuilt whenever any process
 	// changes the vectors. Off, every query goes to sqlite-vec.
 	CacheVectors bool
+	// ApproxVectors, with CacheVectors, is the number of vectors from which
+	// an approximate HNSW graph (built in the background, once per change
+	// of the vectors) answers vector queries instead of the exact scan; 0
+	// means always exact.
+	ApproxVectors int
 
 	// schema, when set (by tests), stops migrations at that version to make
 	// an index as an older sagasu wrote it.
@@ -53,8 +58,9 @@ type Store struct {
 	// params are the keyword scoring parameters pinned in the index.
 	params bm25.Params
 
-	cacheVectors bool
-	vcache       vecCache
+	cacheVectors  bool
+	approxVectors int
+	vcache        vecCache
 
 	// writeMu serialises writers inside this process; SQLite serialises
 	// processes (BEGIN IMMEDIATE with a busy timeout).
@@ -95,7 +101,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if an == nil {
 		an = analyze.New(analyze.Options{})
 	}
-	s := &Store{db: db, path: path, an: an, cacheVectors: opt.CacheVectors}
+	s := &Store{db: db, path: path, an: an, cacheVectors: opt.CacheVectors, approxVectors: opt.ApproxVectors}
 	if err := s.migrateRetrying(ctx, cmp.Or(opt.schema, SchemaVersion)); err != nil {
 		db.Close()
 		return nil, err
@@ -163,7 +169,10 @@ func checkFile(path string, create bool) error {
 func (s *Store) Path() string { return s.path }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.vcache.close()
+	return s.db.Close()
+}
 
 // tx runs fn in a write transaction.
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
