@@ -9,14 +9,15 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/eval"
 	"github.com/sagasu-dev/sagasu/internal/index"
 	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/store/vecindex"
 )
 
 func newBenchCmd(g *globals) *cobra.Command {
 	var (
-		chunks, queries        int
-		corpus, mode           string
-		vectors, dim, vqueries int
-		vectorsFrom            string
+		chunks, queries            int
+		corpus, mode               string
+		vectors, dim, vqueries, ef int
+		vectorsFrom                string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -50,7 +51,7 @@ of each. No model server is needed.`,
 			}
 			var vres *eval.VectorBenchResult
 			if vectors > 0 {
-				r, err := benchVectors(cmd, g, vectors, dim, vqueries, a.Config.Search.K, vectorsFrom, a.Config.JSON)
+				r, err := benchVectors(cmd, g, eval.VectorBenchOptions{Vectors: vectors, Dim: dim, Queries: vqueries, K: a.Config.Search.K, Seed: 1, ApproxEf: ef}, vectorsFrom, a.Config.JSON)
 				if err != nil {
 					return err
 				}
@@ -113,6 +114,7 @@ of each. No model server is needed.`,
 	f.IntVar(&vectors, "vectors", 0, "vector section: collection size in vectors (0: no vector section)")
 	f.IntVar(&dim, "dim", 384, "dimensions of synthetic vectors")
 	f.IntVar(&vqueries, "vector-queries", 200, "queries to time on each vector search path")
+	f.IntVar(&ef, "hnsw-ef", 0, "HNSW search list length (0: the default, 96)")
 	f.StringVar(&vectorsFrom, "vectors-from", "", "SQLite index whose embeddings the vector section draws from (default: synthetic clusters)")
 	addEmbedderFlags(f)
 	f.IntP("k", "k", 10, "results per query")
@@ -133,9 +135,8 @@ func benchQueries(path string, texts []string) []string {
 
 // benchVectors runs the vector section and prints it unless JSON output
 // is asked for.
-func benchVectors(cmd *cobra.Command, g *globals, n, dim, queries, k int, from string, asJSON bool) (eval.VectorBenchResult, error) {
+func benchVectors(cmd *cobra.Command, g *globals, opt eval.VectorBenchOptions, from string, asJSON bool) (eval.VectorBenchResult, error) {
 	ctx := cmd.Context()
-	opt := eval.VectorBenchOptions{Vectors: n, Dim: dim, Queries: queries, K: k, Seed: 1}
 	if from != "" {
 		real, err := eval.ReadIndexVectors(ctx, from)
 		if err != nil {
@@ -144,7 +145,7 @@ func benchVectors(cmd *cobra.Command, g *globals, n, dim, queries, k int, from s
 		opt.Real = real
 	}
 	if !asJSON {
-		fmt.Fprintf(g.stderr, "building %d vectors and timing searches ...\n", n)
+		fmt.Fprintf(g.stderr, "building %d vectors and timing searches ...\n", opt.Vectors)
 	}
 	r, err := eval.VectorBench(ctx, opt)
 	if err != nil || asJSON {
@@ -158,7 +159,11 @@ func benchVectors(cmd *cobra.Command, g *globals, n, dim, queries, k int, from s
 	fmt.Fprintf(w, "vectors    %d x %d, %s; %d queries, k=%d, %d cores\n", r.Vectors, r.Dim, r.Source, r.Queries, r.K, r.Cores)
 	fmt.Fprintf(w, "exact      p50 %.2f ms, p99 %.2f ms (%s), matrix %.0f MB\n", r.Exact.Latency.P50, r.Exact.Latency.P99, simd, r.Exact.MB)
 	fmt.Fprintf(w, "portable   p50 %.2f ms, p99 %.2f ms (exact, plain Go)\n", r.Portable.Latency.P50, r.Portable.Latency.P99)
-	fmt.Fprintf(w, "int8       p50 %.2f ms, p99 %.2f ms, recall@%d %.4f, +%.0f MB\n", r.Int8.Latency.P50, r.Int8.Latency.P99, r.K, r.Int8.Recall, r.Int8.MB)
+	int8 := "plain Go"
+	if r.Int8SIMD {
+		int8 = "AVX2 via GOEXPERIMENT=simd"
+	}
+	fmt.Fprintf(w, "int8       p50 %.2f ms, p99 %.2f ms, recall@%d %.4f (%s, %d re-ranked), +%.0f MB\n", r.Int8.Latency.P50, r.Int8.Latency.P99, r.K, r.Int8.Recall, int8, vecindex.DefaultRerank, r.Int8.MB)
 	fmt.Fprintf(w, "hnsw       p50 %.2f ms, p99 %.2f ms, recall@%d %.4f, built in %.1f s, +%.1f MB\n", r.Approx.Latency.P50, r.Approx.Latency.P99, r.K, r.Approx.Recall, r.BuildSeconds, r.Approx.MB)
 	fmt.Fprintf(w, "memory     peak RSS %.0f MB\n", r.PeakRSSMB)
 	return r, nil

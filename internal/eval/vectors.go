@@ -43,13 +43,14 @@ type PathResult struct {
 
 // VectorBenchResult is what the vector benchmark prints.
 type VectorBenchResult struct {
-	Vectors int    `json:"vectors"`
-	Dim     int    `json:"dim"`
-	Source  string `json:"source"` // "synthetic clusters" or "mixed real vectors"
-	Queries int    `json:"queries"`
-	K       int    `json:"k"`
-	Cores   int    `json:"cores"`
-	SIMD    bool   `json:"simd"` // the exact scan runs vek's AVX2 code
+	Vectors  int    `json:"vectors"`
+	Dim      int    `json:"dim"`
+	Source   string `json:"source"` // "synthetic clusters" or "mixed real vectors"
+	Queries  int    `json:"queries"`
+	K        int    `json:"k"`
+	Cores    int    `json:"cores"`
+	SIMD     bool   `json:"simd"`     // the exact scan runs vek's AVX2 code
+	Int8SIMD bool   `json:"int8Simd"` // the int8 scan runs AVX2 code (GOEXPERIMENT=simd builds)
 	// Exact is the exact scan (recall 1 by definition); MB is the matrix.
 	Exact PathResult `json:"exact"`
 	// Portable is the exact scan in plain Go, as on a CPU without AVX2.
@@ -90,7 +91,7 @@ func VectorBench(ctx context.Context, opt VectorBenchOptions) (VectorBenchResult
 		portable.Add(int64(i+1), r)
 	}
 	rows = nil
-	res.SIMD = flat.SIMD()
+	res.SIMD, res.Int8SIMD = flat.SIMD(), vecindex.Int8SIMD()
 	res.Vectors = flat.Len()
 
 	exact := make([][]store.Scored, len(queries))

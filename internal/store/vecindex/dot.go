@@ -65,9 +65,17 @@ func dotGo(a, b []float32) float32 {
 	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
 }
 
-// dotInt8 is the dot product of two int8 rows of equal length, exact in
-// int32 (a row of up to 133,000 values cannot overflow).
-func dotInt8(a, b []int8) int32 {
+// dotsInt8Go is the portable dotsInt8.
+func dotsInt8Go(dst []int32, codes, q []int8) {
+	dim := len(q)
+	for r := range dst {
+		dst[r] = dotInt8Go(codes[r*dim:(r+1)*dim:(r+1)*dim], q)
+	}
+}
+
+// dotInt8Go is the portable int8 dot product, exact in int32 (a row of up
+// to 133,000 values cannot overflow).
+func dotInt8Go(a, b []int8) int32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 int32
 	i := 0

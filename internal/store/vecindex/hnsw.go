@@ -45,9 +45,9 @@ type HNSWOptions struct {
 	// layer 0 keeps twice as many.
 	M int
 	// EfConstruction is the candidate list length while linking a node
-	// (default 64): longer builds a better graph, more slowly.
+	// (default 100): longer builds a better graph, more slowly.
 	EfConstruction int
-	// EfSearch is the candidate list length of a search (default 64, at
+	// EfSearch is the candidate list length of a search (default 96, at
 	// least k): longer finds more true neighbours, more slowly.
 	EfSearch int
 	// Workers is how many goroutines insert nodes (default GOMAXPROCS).
@@ -62,10 +62,10 @@ func (o HNSWOptions) withDefaults() HNSWOptions {
 	}
 	o.M = min(o.M, 127) // layer 0 counts fit a byte
 	if o.EfConstruction <= 0 {
-		o.EfConstruction = 64
+		o.EfConstruction = 100
 	}
 	if o.EfSearch <= 0 {
-		o.EfSearch = 64
+		o.EfSearch = 96
 	}
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
@@ -455,3 +455,7 @@ func (h *HNSW) Search(q []float32, k int, allow func(int64) bool) []store.Scored
 	}
 	return top.best()
 }
+
+// SetEfSearch sets the candidate list length of later searches; call it
+// before searching concurrently.
+func (h *HNSW) SetEfSearch(ef int) { h.efSearch = max(ef, 1) }

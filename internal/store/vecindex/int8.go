@@ -51,6 +51,11 @@ func quantize(dst []int8, v []float32) float32 {
 	return s
 }
 
+// Int8SIMD reports whether int8 scans run SIMD code: only in a build with
+// GOEXPERIMENT=simd on an AMD64 CPU with AVX2; elsewhere they run a plain
+// Go loop, slower than the float scan with vek.
+func Int8SIMD() bool { return hasInt8SIMD }
+
 // Bytes returns the memory of the int8 copy (the float rows not counted).
 func (x *Int8) Bytes() int64 { return int64(len(x.codes)) + int64(len(x.scale))*4 }
 
@@ -91,15 +96,23 @@ func (x *Int8) Search(q []float32, k int, allow func(int64) bool) []store.Scored
 
 func (x *Int8) scan(top *selector, qc []int8, lo, hi int, allow func(int64) bool) {
 	dim := x.f.dim
-	for r := lo; r < hi; r++ {
-		s := float64(dotInt8(x.codes[r*dim:(r+1)*dim:(r+1)*dim], qc)) * float64(x.scale[r])
-		if top.full && s < top.worst {
-			continue
+	step := blockRows(dim)
+	buf := make([]int32, step)
+	for b := lo; b < hi; b += step {
+		e := min(b+step, hi)
+		dots := buf[:e-b]
+		dotsInt8(dots, x.codes[b*dim:e*dim], qc)
+		for i, d := range dots {
+			r := b + i
+			s := float64(d) * float64(x.scale[r])
+			if top.full && s < top.worst {
+				continue
+			}
+			h := store.Scored{ChunkID: int64(r), Score: s}
+			if !top.admits(h) || (allow != nil && !allow(x.f.ids[r])) {
+				continue
+			}
+			top.offer(h)
 		}
-		h := store.Scored{ChunkID: int64(r), Score: s}
-		if !top.admits(h) || (allow != nil && !allow(x.f.ids[r])) {
-			continue
-		}
-		top.offer(h)
 	}
 }
