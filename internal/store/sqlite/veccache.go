@@ -88,12 +88,23 @@ func (s *Store) cachedSearch(ctx context.Context, q []float32, dim, k int, allow
 	return sr.Search(q, k, allow), true, nil
 }
 
+// graphSettle is how long the vectors must stay unchanged before a graph
+// of them is built.
+const graphSettle = 2 * time.Second
+
 // startBuildLocked builds flat's graph in the background; c.mu is held.
 func (c *vecCache) startBuildLocked(flat *vecindex.Flat) {
 	ctx, cancel := context.WithCancel(context.Background())
 	c.building, c.cancel = true, cancel
 	c.builds.Go(func() {
 		defer cancel()
+		// While an indexer commits batch after batch, every commit makes
+		// the graph stale: wait for the vectors to settle before spending
+		// the cores on it (a commit meanwhile cancels this build).
+		select {
+		case <-ctx.Done():
+		case <-time.After(graphSettle):
+		}
 		start := time.Now()
 		g, err := vecindex.BuildHNSW(ctx, flat, vecindex.HNSWOptions{Seed: 1})
 		c.mu.Lock()
@@ -102,6 +113,9 @@ func (c *vecCache) startBuildLocked(flat *vecindex.Flat) {
 			return // the vectors changed meanwhile; a later query starts over
 		}
 		c.building = false
+		if errors.Is(err, context.Canceled) {
+			return // the store is closing
+		}
 		if err != nil {
 			slog.Warn("vector graph not built; exact search goes on", "vectors", flat.Len(), "err", err)
 			return

@@ -132,6 +132,15 @@ func (f *Flat) score(r int, u []float32) float64 {
 // split over goroutines; below it starting them costs more than it saves.
 const parallelMin = 1 << 18
 
+// parts returns how many goroutines share a scan of every row.
+func (f *Flat) parts() int {
+	n := len(f.ids)
+	if n*f.dim < parallelMin {
+		return 1
+	}
+	return max(1, min(f.workers, n/blockRows(f.dim)+1))
+}
+
 // Search implements Searcher: an exact scan of every row.
 func (f *Flat) Search(q []float32, k int, allow func(int64) bool) []store.Scored {
 	u, ok := f.unit(q)
@@ -139,10 +148,7 @@ func (f *Flat) Search(q []float32, k int, allow func(int64) bool) []store.Scored
 		return nil
 	}
 	n := len(f.ids)
-	parts := 1
-	if n*f.dim >= parallelMin {
-		parts = min(f.workers, n/blockRows(f.dim)+1)
-	}
+	parts := f.parts()
 	if parts <= 1 {
 		top := newSelector(k)
 		f.scan(top, u, 0, n, allow)

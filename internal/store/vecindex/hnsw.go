@@ -76,6 +76,9 @@ func (o HNSWOptions) withDefaults() HNSWOptions {
 // BuildHNSW links every row of f into a graph. f must not change
 // afterwards. It stops early with ctx's error when ctx is cancelled.
 func BuildHNSW(ctx context.Context, f *Flat, opt HNSWOptions) (*HNSW, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("build HNSW graph: %w", err)
+	}
 	opt = opt.withDefaults()
 	n := f.Len()
 	h := &HNSW{

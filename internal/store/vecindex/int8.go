@@ -70,10 +70,7 @@ func (x *Int8) Search(q []float32, k int, allow func(int64) bool) []store.Scored
 	quantize(qc, u)
 	want := max(k, x.Rerank)
 	n := f.Len()
-	parts := 1
-	if n*f.dim >= parallelMin {
-		parts = min(f.workers, n/blockRows(f.dim)+1)
-	}
+	parts := f.parts()
 	// Candidates are row numbers (as ChunkID) with int8 scores; ties
 	// among them do not matter, the exact re-rank orders the survivors.
 	tops := make([]*selector, parts)

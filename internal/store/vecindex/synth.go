@@ -12,22 +12,19 @@ import (
 // same vectors; draw queries from another seed of the same n and dim to
 // get held-out points of the same topics.
 func Clustered(n, dim int, seed uint64) [][]float32 {
-	return clusteredFrom(n, dim, seed, seed)
+	return clustered(n, n, dim, seed, seed, false)
 }
 
 // ClusteredQueries returns q vectors drawn like Clustered(n, dim, seed)'s
 // (same topics and subtopics) but none of them.
 func ClusteredQueries(q, n, dim int, seed uint64) [][]float32 {
-	return clusteredFrom(q, dim, seed, seed^0xa5a5a5a5deadbeef, n)
+	return clustered(q, n, dim, seed, seed^0xa5a5a5a5deadbeef, true)
 }
 
-// clusteredFrom draws count vectors around the topics of (seed, dim,
-// size) with noise from noiseSeed; size defaults to count.
-func clusteredFrom(count, dim int, seed, noiseSeed uint64, size ...int) [][]float32 {
-	n := count
-	if len(size) > 0 {
-		n = size[0]
-	}
+// clustered draws count vectors around the topics of a collection of n
+// (from seed) with noise from noiseSeed: in turn over the subtopics, or at
+// random ones when random is set.
+func clustered(count, n, dim int, seed, noiseSeed uint64, random bool) [][]float32 {
 	topics := max(1, n/100)
 	subs := max(1, n/10)
 	rng := rand.New(rand.NewPCG(seed, 1))
@@ -56,7 +53,7 @@ func clusteredFrom(count, dim int, seed, noiseSeed uint64, size ...int) [][]floa
 	out := make([][]float32, count)
 	for i := range out {
 		base := sub[i%subs]
-		if count != n {
+		if random {
 			base = sub[noise.IntN(subs)]
 		}
 		e := gauss(noise, 0.45)
