@@ -9,12 +9,15 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/eval"
 	"github.com/sagasu-dev/sagasu/internal/index"
 	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/store/vecindex"
 )
 
 func newBenchCmd(g *globals) *cobra.Command {
 	var (
-		chunks, queries int
-		corpus, mode    string
+		chunks, queries            int
+		corpus, mode               string
+		vectors, dim, vqueries, ef int
+		vectorsFrom                string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -23,18 +26,46 @@ func newBenchCmd(g *globals) *cobra.Command {
 sentences of two passages of --corpus, a BEIR corpus.jsonl), indexes it into a
 temporary index (or --db), then times queries (the dataset's queries.jsonl when
 it sits beside the corpus, else sentences of the corpus). It prints indexing
-throughput, query latency p50/p99, database size and peak memory.`,
-		Example: `  sagasu bench --chunks 100000 --corpus ../shared/data/scifact/corpus.jsonl`,
-		Args:    cobra.NoArgs,
+throughput, query latency p50/p99, database size and peak memory.
+
+With --vectors N it prints a vector section instead (both when --chunks is
+also given): N vectors in memory, synthetic clustered ones of --dim
+dimensions, or with --vectors-from drawn from the embeddings of an existing
+SQLite index (some held out as queries, the rest and mixes of pairs of
+them). It times --vector-queries top-k searches on each path: the exact
+scan (SIMD and portable Go), int8 with exact re-ranking and the HNSW graph,
+with recall@k against the exact scan, the graph's build time and the memory
+of each. No model server is needed.`,
+		Example: `  sagasu bench --chunks 100000 --corpus ../shared/data/scifact/corpus.jsonl
+  sagasu bench --vectors 100000 --dim 384
+  sagasu bench --vectors 100000 --vectors-from index-with-embeddings.db`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a, err := g.load(cmd)
 			if err != nil {
 				return err
 			}
+			ctx := cmd.Context()
+			if vectors < 0 || dim < 1 || vqueries < 1 {
+				return usagef("--vectors must not be negative, --dim and --vector-queries must be at least 1")
+			}
+			var vres *eval.VectorBenchResult
+			if vectors > 0 {
+				r, err := benchVectors(cmd, g, eval.VectorBenchOptions{Vectors: vectors, Dim: dim, Queries: vqueries, K: a.Config.Search.K, Seed: 1, ApproxEf: ef}, vectorsFrom, a.Config.JSON)
+				if err != nil {
+					return err
+				}
+				vres = &r
+				if !cmd.Flags().Changed("chunks") {
+					if a.Config.JSON {
+						return writeJSON(g.stdout, vres)
+					}
+					return nil
+				}
+			}
 			if chunks < 1 {
 				return usagef("--chunks must be at least 1")
 			}
-			ctx := cmd.Context()
 			texts, err := eval.ReadTexts(corpus)
 			if err != nil {
 				return err
@@ -60,6 +91,7 @@ throughput, query latency p50/p99, database size and peak memory.`,
 			if err != nil {
 				return err
 			}
+			res.Vectors = vres
 			if a.Config.JSON {
 				return writeJSON(g.stdout, res)
 			}
@@ -82,6 +114,11 @@ throughput, query latency p50/p99, database size and peak memory.`,
 	f.IntVar(&queries, "queries", 1000, "queries to time")
 	f.StringVar(&corpus, "corpus", "../shared/data/scifact/corpus.jsonl", "BEIR corpus.jsonl to draw text from")
 	f.StringVar(&mode, "mode", "", "retrieval mode: keyword, semantic, hybrid (default: hybrid with an embedder)")
+	f.IntVar(&vectors, "vectors", 0, "vector section: collection size in vectors (0: no vector section)")
+	f.IntVar(&dim, "dim", 384, "dimensions of synthetic vectors")
+	f.IntVar(&vqueries, "vector-queries", 200, "queries to time on each vector search path")
+	f.IntVar(&ef, "hnsw-ef", 0, "HNSW search list length (0: the default, 96)")
+	f.StringVar(&vectorsFrom, "vectors-from", "", "SQLite index whose embeddings the vector section draws from (default: synthetic clusters)")
 	addEmbedderFlags(f)
 	f.IntP("k", "k", 10, "results per query")
 	return cmd
@@ -97,4 +134,40 @@ func benchQueries(path string, texts []string) []string {
 		qs = append(qs, snippet(texts[i], 80))
 	}
 	return qs
+}
+
+// benchVectors runs the vector section and prints it unless JSON output
+// is asked for.
+func benchVectors(cmd *cobra.Command, g *globals, opt eval.VectorBenchOptions, from string, asJSON bool) (eval.VectorBenchResult, error) {
+	ctx := cmd.Context()
+	if from != "" {
+		real, err := eval.ReadIndexVectors(ctx, from)
+		if err != nil {
+			return eval.VectorBenchResult{}, err
+		}
+		opt.Real = real
+	}
+	if !asJSON {
+		fmt.Fprintf(g.stderr, "building %d vectors and timing searches ...\n", opt.Vectors)
+	}
+	r, err := eval.VectorBench(ctx, opt)
+	if err != nil || asJSON {
+		return r, err
+	}
+	w := g.stdout
+	simd := "portable Go"
+	if r.SIMD {
+		simd = "AVX2 via vek"
+	}
+	fmt.Fprintf(w, "vectors    %d x %d, %s; %d queries, k=%d, %d cores\n", r.Vectors, r.Dim, r.Source, r.Queries, r.K, r.Cores)
+	fmt.Fprintf(w, "exact      p50 %.2f ms, p99 %.2f ms (%s), matrix %.0f MB\n", r.Exact.Latency.P50, r.Exact.Latency.P99, simd, r.Exact.MB)
+	fmt.Fprintf(w, "portable   p50 %.2f ms, p99 %.2f ms (exact, plain Go)\n", r.Portable.Latency.P50, r.Portable.Latency.P99)
+	int8 := "plain Go"
+	if r.Int8SIMD {
+		int8 = "AVX2 via GOEXPERIMENT=simd"
+	}
+	fmt.Fprintf(w, "int8       p50 %.2f ms, p99 %.2f ms, recall@%d %.4f (%s, %d re-ranked), +%.0f MB\n", r.Int8.Latency.P50, r.Int8.Latency.P99, r.K, r.Int8.Recall, int8, vecindex.DefaultRerank, r.Int8.MB)
+	fmt.Fprintf(w, "hnsw       p50 %.2f ms, p99 %.2f ms, recall@%d %.4f, built in %.1f s, +%.1f MB\n", r.Approx.Latency.P50, r.Approx.Latency.P99, r.K, r.Approx.Recall, r.BuildSeconds, r.Approx.MB)
+	fmt.Fprintf(w, "memory     peak RSS %.0f MB\n", r.PeakRSSMB)
+	return r, nil
 }

@@ -56,7 +56,7 @@ func New(cfg Config, stderr io.Writer, environ []string) *App {
 // OpenStore opens the configured index. With create, a missing index is
 // created; without it, a missing index is an error telling the user to index.
 func (a *App) OpenStore(ctx context.Context, create bool) (store.Store, error) {
-	return OpenStoreWith(ctx, a.Config.DB, StoreOptions{Create: create, LongLived: a.LongLived})
+	return OpenStoreWith(ctx, a.Config.DB, StoreOptions{Create: create, LongLived: a.LongLived, ApproxVectors: a.Config.Search.ApproxVectors})
 }
 
 // OpenStore opens the index at location: a postgres:// or postgresql://
@@ -74,6 +74,9 @@ type StoreOptions struct {
 	// the loop, benchmarks): stores may then keep in-memory copies, such as
 	// SQLite's vector cache.
 	LongLived bool
+	// ApproxVectors is the number of vectors from which a long-lived
+	// SQLite index searches an approximate graph (0: always exact).
+	ApproxVectors int
 }
 
 // OpenStoreWith opens the index at location with opt.
@@ -85,7 +88,7 @@ func OpenStoreWith(ctx context.Context, location string, opt StoreOptions) (stor
 		return qdrant.Open(ctx, location, qdrant.Options{Create: opt.Create, Analyzer: analyze.New(analyze.Options{}), APIKey: os.Getenv("QDRANT_API_KEY")})
 	}
 	location = strings.TrimPrefix(location, "sqlite://")
-	return sqlite.Open(ctx, location, sqlite.Options{Create: opt.Create, Analyzer: analyze.New(analyze.Options{}), CacheVectors: opt.LongLived, CacheKeyword: opt.LongLived})
+	return sqlite.Open(ctx, location, sqlite.Options{Create: opt.Create, Analyzer: analyze.New(analyze.Options{}), CacheVectors: opt.LongLived, CacheKeyword: opt.LongLived, ApproxVectors: opt.ApproxVectors})
 }
 
 // ChunkOptions returns the configured chunk sizes.
@@ -198,7 +201,7 @@ func (r *Runtime) Close() error { return r.Store.Close() }
 // Open opens the configured index with its embedder and agent cache and
 // returns the runtime every face works with. Close it when done.
 func (a *App) Open(ctx context.Context, opt OpenOptions) (*Runtime, error) {
-	st, err := OpenStoreWith(ctx, a.Config.DB, StoreOptions{Create: opt.Create, LongLived: opt.LongLived || a.LongLived})
+	st, err := OpenStoreWith(ctx, a.Config.DB, StoreOptions{Create: opt.Create, LongLived: opt.LongLived || a.LongLived, ApproxVectors: a.Config.Search.ApproxVectors})
 	if err != nil {
 		return nil, err
 	}

@@ -51,6 +51,11 @@ type Config struct {
 		RRFK           float64 `koanf:"rrf_k"`           // reciprocal rank fusion constant
 		KeywordWeight  float64 `koanf:"keyword_weight"`  // weight of the BM25 list in hybrid search
 		SemanticWeight float64 `koanf:"semantic_weight"` // weight of the vector list in hybrid search
+		// ApproxVectors is the number of vectors from which a long-lived
+		// process (MCP server, loop) on a SQLite index answers vector
+		// queries from an approximate HNSW graph instead of an exact scan; 0
+		// keeps them exact.
+		ApproxVectors int `koanf:"approx_vectors"`
 	} `koanf:"search"`
 
 	Embedder EmbedderConfig `koanf:"embedder"`
@@ -94,6 +99,7 @@ func Defaults() Config {
 	c.Search.RRFK = search.DefaultFusion().K
 	c.Search.KeywordWeight = 1
 	c.Search.SemanticWeight = 1
+	c.Search.ApproxVectors = 100_000
 	return c
 }
 
@@ -223,6 +229,9 @@ func (c Config) Validate() error {
 	}
 	if c.Search.RRFK <= 0 || c.Search.KeywordWeight < 0 || c.Search.SemanticWeight < 0 {
 		return errors.New("search: rrf_k must be positive and the weights not negative")
+	}
+	if c.Search.ApproxVectors < 0 {
+		return fmt.Errorf("search.approx_vectors is %d: set a number of vectors, or 0 to keep vector search exact", c.Search.ApproxVectors)
 	}
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.LogLevel) {
 		return fmt.Errorf("log level %q: use debug, info, warn or error", c.LogLevel)

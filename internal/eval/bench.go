@@ -46,6 +46,8 @@ type BenchResult struct {
 	DBBytes     int64   `json:"dbBytes"`
 	PeakRSSMB   float64 `json:"peakRssMb"`
 	PeakHeapMB  float64 `json:"peakHeapMb"`
+	// Vectors is the vector section, when asked for.
+	Vectors *VectorBenchResult `json:"vectors,omitempty"`
 }
 
 // Synthesize builds n documents of real text and passes them to emit one by

@@ -47,6 +47,11 @@ type Options struct {
 	// memory (bm25.Cache, up to bm25.DefaultCacheBytes), for processes
 	// that answer many queries.
 	CacheKeyword bool
+	// ApproxVectors, with CacheVectors, is the number of vectors from which
+	// an approximate HNSW graph (built in the background, once per change
+	// of the vectors) answers vector queries instead of the exact scan; 0
+	// means always exact.
+	ApproxVectors int
 
 	// schema, when set (by tests), stops migrations at that version to make
 	// an index as an older sagasu wrote it.
@@ -61,9 +66,10 @@ type Store struct {
 	// params are the keyword scoring parameters pinned in the index.
 	params bm25.Params
 
-	cacheVectors bool
-	kcache       *bm25.Cache // nil unless Options.CacheKeyword
-	vcache       vecCache
+	cacheVectors  bool
+	approxVectors int
+	kcache        *bm25.Cache // nil unless Options.CacheKeyword
+	vcache        vecCache
 
 	// codec compresses and decompresses the content blocks.
 	codec *codec
@@ -115,7 +121,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open index %q: %w", path, err)
 	}
-	s := &Store{db: db, path: path, an: an, cacheVectors: opt.CacheVectors, codec: cd}
+	s := &Store{db: db, path: path, an: an, cacheVectors: opt.CacheVectors, approxVectors: opt.ApproxVectors, codec: cd}
 	if opt.CacheKeyword {
 		s.kcache = bm25.NewCache(0)
 	}
@@ -192,6 +198,7 @@ func (s *Store) Close() error {
 		s.kcache.Close()
 	}
 	s.codec.close()
+	s.vcache.close()
 	return s.db.Close()
 }
 

@@ -4,10 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"math"
+	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/store/vecindex"
 )
 
 // metaVectorVersion counts writes that change vectors; a cached copy of the
@@ -19,15 +21,22 @@ const metaVectorVersion = "vectors.version"
 const maxCacheBytes = 256 << 20
 
 // vecCache is an in-memory copy of every vector for processes that answer
-// many queries (the MCP server, benchmarks): a brute-force scan of a dense
-// matrix in Go is an order of magnitude faster than sqlite-vec's, and it is
-// exact.
+// many queries (the MCP server, benchmarks): an exact scan of a dense
+// matrix on all cores (package vecindex) is an order of magnitude faster
+// than sqlite-vec's. From Options.ApproxVectors vectors on, an HNSW graph
+// is built in the background once per version of the vectors and answers
+// instead; until it is ready the exact scan does.
 type vecCache struct {
 	mu      sync.Mutex
 	version string // metaVectorVersion when built; "" before the first build
 	dim     int
-	ids     []int64
-	data    []float32 // len(ids)*dim, each row scaled to unit length
+	flat    *vecindex.Flat
+	ann     *vecindex.HNSW // flat's graph, once built
+	// building is set while a graph of flat is being built; cancel stops
+	// that build, and builds counts running build goroutines.
+	building bool
+	cancel   context.CancelFunc
+	builds   sync.WaitGroup
 }
 
 // bumpVectorVersion records, inside tx, that vectors changed.
@@ -45,110 +54,122 @@ func (s *Store) cachedSearch(ctx context.Context, q []float32, dim, k int, allow
 	}
 	c := &s.vcache
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	version, err := s.Meta(ctx, metaVectorVersion)
 	if err != nil {
+		c.mu.Unlock()
 		return nil, false, err
 	}
 	if version == "" {
 		version = "0"
 	}
-	if c.version != version || c.dim != dim {
-		if err := s.buildCache(ctx, c, dim); err != nil {
+	if c.version != version || c.dim != dim || c.flat == nil {
+		c.stopBuildLocked()
+		c.flat, c.ann, c.version = nil, nil, ""
+		flat, err := s.loadVectors(ctx, dim)
+		if err != nil {
+			c.mu.Unlock()
 			if errors.Is(err, errCacheTooLarge) {
 				return nil, false, nil
 			}
 			return nil, false, err
 		}
-		c.version = version
+		c.flat, c.dim, c.version = flat, dim, version
 	}
-	return c.search(q, k, allow), true, nil
+	if c.ann == nil && !c.building && s.approxVectors > 0 && c.flat.Len() >= s.approxVectors {
+		c.startBuildLocked(c.flat)
+	}
+	var sr vecindex.Searcher = c.flat
+	if c.ann != nil {
+		sr = c.ann
+	}
+	c.mu.Unlock()
+	// The matrix and graph never change once built, so many queries may
+	// search them at once.
+	return sr.Search(q, k, allow), true, nil
+}
+
+// graphSettle is how long the vectors must stay unchanged before a graph
+// of them is built.
+const graphSettle = 2 * time.Second
+
+// startBuildLocked builds flat's graph in the background; c.mu is held.
+func (c *vecCache) startBuildLocked(flat *vecindex.Flat) {
+	ctx, cancel := context.WithCancel(context.Background())
+	c.building, c.cancel = true, cancel
+	c.builds.Go(func() {
+		defer cancel()
+		// While an indexer commits batch after batch, every commit makes
+		// the graph stale: wait for the vectors to settle before spending
+		// the cores on it (a commit meanwhile cancels this build).
+		select {
+		case <-ctx.Done():
+		case <-time.After(graphSettle):
+		}
+		start := time.Now()
+		g, err := vecindex.BuildHNSW(ctx, flat, vecindex.HNSWOptions{Seed: 1})
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.flat != flat {
+			return // the vectors changed meanwhile; a later query starts over
+		}
+		c.building = false
+		if errors.Is(err, context.Canceled) {
+			return // the store is closing
+		}
+		if err != nil {
+			slog.Warn("vector graph not built; exact search goes on", "vectors", flat.Len(), "err", err)
+			return
+		}
+		c.ann = g
+		slog.Debug("vector graph built", "vectors", flat.Len(), "took", time.Since(start), "graphMB", float64(g.Bytes())/1e6)
+	})
+}
+
+// stopBuildLocked cancels a running build; c.mu is held.
+func (c *vecCache) stopBuildLocked() {
+	if c.cancel != nil {
+		c.cancel()
+		c.cancel = nil
+	}
+	c.building = false
+}
+
+// close stops a running build and waits for it.
+func (c *vecCache) close() {
+	c.mu.Lock()
+	c.stopBuildLocked()
+	c.mu.Unlock()
+	c.builds.Wait()
 }
 
 var errCacheTooLarge = errors.New("vectors too large to cache")
 
-func (s *Store) buildCache(ctx context.Context, c *vecCache, dim int) error {
+// loadVectors reads every vector of dim dimensions into an exact index
+// (zero vectors are left out: they have no direction to compare).
+func (s *Store) loadVectors(ctx context.Context, dim int) (*vecindex.Flat, error) {
 	var n int
 	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM chunk_vectors`).Scan(&n); err != nil {
-		return err
+		return nil, err
 	}
 	if int64(n)*int64(dim)*4 > maxCacheBytes {
-		c.ids, c.data, c.version = nil, nil, ""
-		return errCacheTooLarge
+		return nil, errCacheTooLarge
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT rowid, embedding FROM chunk_vectors ORDER BY rowid`)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer rows.Close()
-	ids := make([]int64, 0, n)
-	data := make([]float32, 0, n*dim)
+	flat := vecindex.NewFlat(dim, vecindex.FlatOptions{Capacity: n})
 	for rows.Next() {
 		var id int64
 		var b []byte
 		if err := rows.Scan(&id, &b); err != nil {
-			return err
+			return nil, err
 		}
-		v := decodeVector(b)
-		if len(v) != dim {
-			continue
-		}
-		norm := 0.0
-		for _, f := range v {
-			norm += float64(f) * float64(f)
-		}
-		if norm == 0 {
-			continue
-		}
-		inv := float32(1 / math.Sqrt(norm))
-		for i := range v {
-			v[i] *= inv
-		}
-		ids = append(ids, id)
-		data = append(data, v...)
+		flat.Add(id, decodeVector(b))
 	}
 	if err := rows.Err(); err != nil {
-		return err
+		return nil, err
 	}
-	c.ids, c.data, c.dim = ids, data, dim
-	return nil
-}
-
-// search returns the k rows most similar to q by cosine similarity, ties
-// by lower chunk ID.
-func (c *vecCache) search(q []float32, k int, allow func(int64) bool) []store.Scored {
-	qn := 0.0
-	for _, f := range q {
-		qn += float64(f) * float64(f)
-	}
-	if qn == 0 || k <= 0 {
-		return nil
-	}
-	inv := float32(1 / math.Sqrt(qn))
-	unit := make([]float32, len(q))
-	for i, f := range q {
-		unit[i] = f * inv
-	}
-	top := store.NewTopK(k)
-	dim := c.dim
-	for r, id := range c.ids {
-		row := c.data[r*dim : (r+1)*dim : (r+1)*dim]
-		var s0, s1, s2, s3 float32
-		i := 0
-		for ; i+4 <= dim; i += 4 {
-			s0 += row[i] * unit[i]
-			s1 += row[i+1] * unit[i+1]
-			s2 += row[i+2] * unit[i+2]
-			s3 += row[i+3] * unit[i+3]
-		}
-		for ; i < dim; i++ {
-			s0 += row[i] * unit[i]
-		}
-		sc := store.Scored{ChunkID: id, Score: float64(s0 + s1 + s2 + s3)}
-		if !top.Admits(sc) || (allow != nil && !allow(id)) {
-			continue
-		}
-		top.Offer(sc)
-	}
-	return top.Best()
+	return flat, nil
 }

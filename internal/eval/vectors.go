@@ -1,0 +1,237 @@
+package eval
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/store/vecindex"
+
+	_ "modernc.org/sqlite"     // the "sqlite" database/sql driver
+	_ "modernc.org/sqlite/vec" // vec0 tables, to read an index's vectors
+)
+
+// VectorBenchOptions configure VectorBench.
+type VectorBenchOptions struct {
+	Vectors int // collection size
+	Dim     int // dimensions of synthetic vectors (ignored with Real)
+	Queries int // queries to time on each path
+	K       int // results per query
+	Seed    uint64
+	// Real, when set, are embeddings to draw from instead of synthetic
+	// clusters: some are held out as queries, the rest and mixes of pairs
+	// of them (as Synthesize mixes texts) make the collection.
+	Real [][]float32
+	// ApproxEf is the HNSW search list length (0: vecindex's default).
+	ApproxEf int
+}
+
+// PathResult is one search path's latency, its recall@k against the
+// exact scan, and the memory it adds.
+type PathResult struct {
+	Latency Latency `json:"latencyMs"`
+	Recall  float64 `json:"recallAtK"`
+	MB      float64 `json:"mb"`
+}
+
+// VectorBenchResult is what the vector benchmark prints.
+type VectorBenchResult struct {
+	Vectors  int    `json:"vectors"`
+	Dim      int    `json:"dim"`
+	Source   string `json:"source"` // "synthetic clusters" or "mixed real vectors"
+	Queries  int    `json:"queries"`
+	K        int    `json:"k"`
+	Cores    int    `json:"cores"`
+	SIMD     bool   `json:"simd"`     // the exact scan runs vek's AVX2 code
+	Int8SIMD bool   `json:"int8Simd"` // the int8 scan runs AVX2 code (GOEXPERIMENT=simd builds)
+	// Exact is the exact scan (recall 1 by definition); MB is the matrix.
+	Exact PathResult `json:"exact"`
+	// Portable is the exact scan in plain Go, as on a CPU without AVX2.
+	Portable PathResult `json:"portable"`
+	// Int8 scans an int8 copy and re-ranks vecindex.DefaultRerank
+	// candidates exactly; MB is the copy.
+	Int8 PathResult `json:"int8"`
+	// Approx is the HNSW graph; MB is the graph, BuildSeconds its build.
+	Approx       PathResult `json:"approx"`
+	BuildSeconds float64    `json:"buildSeconds"`
+	PeakRSSMB    float64    `json:"peakRssMb"`
+}
+
+// VectorBench builds a collection of opt.Vectors vectors in memory and
+// times top-k queries on each vecindex path, with recall against the exact
+// scan. No model or index is needed.
+func VectorBench(ctx context.Context, opt VectorBenchOptions) (VectorBenchResult, error) {
+	k := max(opt.K, 1)
+	res := VectorBenchResult{Vectors: opt.Vectors, Queries: opt.Queries, K: k, Cores: runtime.GOMAXPROCS(0)}
+	var rows, queries [][]float32
+	if len(opt.Real) > 0 {
+		rows, queries = mixReal(opt.Real, opt.Vectors, opt.Queries, opt.Seed)
+		res.Source = fmt.Sprintf("mixed real vectors (%d drawn from, %d held out as queries)", len(opt.Real)-len(queries), len(queries))
+	} else {
+		rows = vecindex.Clustered(opt.Vectors, opt.Dim, opt.Seed)
+		queries = vecindex.ClusteredQueries(opt.Queries, opt.Vectors, opt.Dim, opt.Seed)
+		res.Source = "synthetic clusters (topics of 100, subtopics of 10, Gaussian noise)"
+	}
+	if len(rows) == 0 || len(queries) == 0 {
+		return res, fmt.Errorf("vector bench: no vectors to search (--vectors %d, --queries %d)", opt.Vectors, opt.Queries)
+	}
+	res.Dim = len(rows[0])
+	res.Queries = len(queries)
+	flat := vecindex.NewFlat(res.Dim, vecindex.FlatOptions{Capacity: len(rows)})
+	portable := vecindex.NewFlat(res.Dim, vecindex.FlatOptions{Capacity: len(rows), Portable: true})
+	for i, r := range rows {
+		flat.Add(int64(i+1), r)
+		portable.Add(int64(i+1), r)
+	}
+	rows = nil
+	res.SIMD, res.Int8SIMD = flat.SIMD(), vecindex.Int8SIMD()
+	res.Vectors = flat.Len()
+
+	exact := make([][]store.Scored, len(queries))
+	var err error
+	if res.Exact, err = timeSearches(ctx, flat, queries, k, exact); err != nil {
+		return res, err
+	}
+	res.Exact.Recall, res.Exact.MB = 1, float64(flat.Bytes())/1e6
+	if res.Portable, err = timeSearches(ctx, portable, queries, k, exact); err != nil {
+		return res, err
+	}
+	portable = nil
+	runtime.GC()
+
+	x := vecindex.NewInt8(flat)
+	if res.Int8, err = timeSearches(ctx, x, queries, k, exact); err != nil {
+		return res, err
+	}
+	res.Int8.MB = float64(x.Bytes()) / 1e6
+	x = nil
+	runtime.GC()
+
+	start := time.Now()
+	g, err := vecindex.BuildHNSW(ctx, flat, vecindex.HNSWOptions{Seed: opt.Seed, EfSearch: opt.ApproxEf})
+	if err != nil {
+		return res, err
+	}
+	res.BuildSeconds = time.Since(start).Seconds()
+	if res.Approx, err = timeSearches(ctx, g, queries, k, exact); err != nil {
+		return res, err
+	}
+	res.Approx.MB = float64(g.Bytes()) / 1e6
+	res.PeakRSSMB = peakRSSMB()
+	return res, nil
+}
+
+// timeSearches times one search per query after a few untimed ones. With
+// want[i] nil it stores the hits there; otherwise it measures recall
+// against them.
+func timeSearches(ctx context.Context, s vecindex.Searcher, queries [][]float32, k int, want [][]store.Scored) (PathResult, error) {
+	for _, q := range queries[:min(len(queries), 10)] {
+		s.Search(q, k, nil)
+	}
+	lat := make([]time.Duration, len(queries))
+	hit, all := 0, 0
+	for i, q := range queries {
+		if err := ctx.Err(); err != nil {
+			return PathResult{}, err
+		}
+		start := time.Now()
+		got := s.Search(q, k, nil)
+		lat[i] = time.Since(start)
+		if want[i] == nil {
+			want[i] = got
+			continue
+		}
+		in := map[int64]bool{}
+		for _, h := range want[i] {
+			in[h.ChunkID] = true
+		}
+		for _, h := range got {
+			if in[h.ChunkID] {
+				hit++
+			}
+		}
+		all += len(want[i])
+	}
+	r := PathResult{Latency: Percentiles(lat)}
+	if all > 0 {
+		r.Recall = float64(hit) / float64(all)
+	}
+	return r, nil
+}
+
+// mixReal holds out up to q of real (a tenth at most) as queries and makes
+// n vectors of the rest: each once as it is, then sums of a pair (the
+// direction halfway between two documents, as a text mixing their halves
+// would embed near), with random weights so no two coincide.
+func mixReal(real [][]float32, n, q int, seed uint64) (rows, queries [][]float32) {
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	perm := rng.Perm(len(real))
+	q = min(q, len(real)/10)
+	for _, i := range perm[:q] {
+		queries = append(queries, real[i])
+	}
+	base := make([][]float32, 0, len(real)-q)
+	for _, i := range perm[q:] {
+		base = append(base, real[i])
+	}
+	if len(base) == 0 {
+		return nil, queries
+	}
+	rows = make([][]float32, n)
+	for i := range rows {
+		a := base[i%len(base)]
+		if i < len(base) {
+			rows[i] = a
+			continue
+		}
+		b := base[rng.IntN(len(base))]
+		w := float32(0.3 + 0.4*rng.Float64())
+		v := make([]float32, len(a))
+		for j := range v {
+			v[j] = w*a[j] + (1-w)*b[j]
+		}
+		rows[i] = v
+	}
+	return rows, queries
+}
+
+// ReadIndexVectors returns the vectors of a sagasu SQLite index (its
+// chunk_vectors table), opened read-only.
+func ReadIndexVectors(ctx context.Context, path string) ([][]float32, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("read vectors of %q: %w: pass --vectors-from with a SQLite index that has embeddings", path, err)
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		return nil, fmt.Errorf("open %q: %w", path, err)
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, `SELECT embedding FROM chunk_vectors ORDER BY rowid`)
+	if err != nil {
+		return nil, fmt.Errorf("read vectors of %q (does it hold embeddings?): %w", path, err)
+	}
+	defer rows.Close()
+	var out [][]float32
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			return nil, fmt.Errorf("read vectors of %q: %w", path, err)
+		}
+		v := make([]float32, len(b)/4)
+		for i := range v {
+			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read vectors of %q: %w", path, err)
+	}
+	return out, nil
+}
