@@ -116,14 +116,7 @@ type scratch struct {
 	tok   []byte // the word token being built
 	terms []byte // the text of all terms so far, back to back
 	ends  []int  // end offset in terms of each term
-	// stems memoises porterStem: word -> stem. Text repeats its words, and
-	// a lookup costs a fraction of stemming. It lives as long as the
-	// scratch does in the pool and is bounded by maxStems.
-	stems map[string]string
 }
-
-// maxStems bounds a scratch's stem memo; a full memo starts over.
-const maxStems = 1 << 14
 
 func (sc *scratch) reset() {
 	sc.norm = sc.norm[:0]
@@ -405,32 +398,9 @@ func (t *tokenizer) endWord() {
 		return
 	}
 	if !t.a.opt.NoStem && isASCIILower(tok) {
-		t.emitStem(tok)
-		return
+		tok = porterStem(tok)
 	}
 	t.emit(tok)
-}
-
-// emitStem emits the Porter stem of the lower-case ASCII word tok, from the
-// memo when the word was stemmed before.
-func (t *tokenizer) emitStem(tok []byte) {
-	sc := t.sc
-	if stem, ok := sc.stems[string(tok)]; ok {
-		sc.terms = append(sc.terms, stem...)
-		sc.ends = append(sc.ends, len(sc.terms))
-		return
-	}
-	if sc.stems == nil || len(sc.stems) >= maxStems {
-		sc.stems = make(map[string]string, 1024)
-	}
-	word := string(tok)
-	stem := porterStem(tok)
-	if prefix := word[:len(stem)]; string(stem) == prefix {
-		sc.stems[word] = prefix // most stems cut a suffix: share the key's text
-	} else {
-		sc.stems[word] = string(stem) // a rewritten suffix ("ational" -> "ate")
-	}
-	t.emit(stem)
 }
 
 func (t *tokenizer) emit(term []byte) {
