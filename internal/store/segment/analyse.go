@@ -117,6 +117,10 @@ func Prepare(an *analyze.Analyzer, batch []store.SourceData) *Prepared {
 	window := make([]at, 0, PrepareWindow)
 	counts := make([]bm25.Counts, PrepareWindow)
 	workers := runtime.GOMAXPROCS(0)
+	// Each worker keeps its tally table and term buffers for the whole
+	// batch, and each slot of counts its Terms from window to window: the
+	// loop allocates little beyond the analyzer's terms themselves.
+	scratch := make([]analyseScratch, workers)
 	var id uint64
 	flush := func() {
 		var wg sync.WaitGroup
@@ -124,10 +128,11 @@ func Prepare(an *analyze.Analyzer, batch []store.SourceData) *Prepared {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				sc := &scratch[w]
 				for k := w; k < len(window); k += workers {
 					sd := batch[window[k].i]
 					c := sd.Chunks[window[k].j]
-					counts[k] = bm25.Count(fieldTerms(an, sd.Source.Title, c))
+					counts[k] = sc.count(an, counts[k].Terms, sd.Source.Title, c)
 					p.Chunks[window[k].i][window[k].j] = Written{Len: counts[k].Total(), Hash: doc.ContentHash(doc.ContextText(sd.Source.Title, c))}
 				}
 			}()
@@ -136,7 +141,9 @@ func Prepare(an *analyze.Analyzer, batch []store.SourceData) *Prepared {
 		for k := range window {
 			id++
 			p.Postings.AddCounts(id, counts[k])
-			counts[k] = bm25.Counts{}
+			// Keep the slot's memory, not its terms' text.
+			clear(counts[k].Terms)
+			counts[k] = bm25.Counts{Terms: counts[k].Terms[:0]}
 		}
 		window = window[:0]
 	}
@@ -151,4 +158,23 @@ func Prepare(an *analyze.Analyzer, batch []store.SourceData) *Prepared {
 	}
 	flush()
 	return p
+}
+
+// analyseScratch is what one Prepare worker reuses from chunk to chunk.
+type analyseScratch struct {
+	counter bm25.Counter
+	terms   [bm25.NumFields][]string
+}
+
+// count is bm25.Count(fieldTerms(an, title, c)) with the terms appended to
+// dst[:0].
+func (sc *analyseScratch) count(an *analyze.Analyzer, dst []bm25.TermCount, title string, c doc.Chunk) bm25.Counts {
+	for f, text := range Fields(title, c) {
+		sc.terms[f] = an.AppendTerms(sc.terms[f][:0], text)
+	}
+	out := sc.counter.Count(dst, sc.terms)
+	for f := range sc.terms {
+		clear(sc.terms[f]) // do not keep the chunk's term text alive
+	}
+	return out
 }

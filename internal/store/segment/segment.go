@@ -210,7 +210,7 @@ func Merge(ctx context.Context, tx Tx, segs []int64, batch int) error {
 		if len(lists) == 0 {
 			return nil
 		}
-		data, n, err := bm25.Merge(lists...)
+		data, n, err := bm25.MergeEncoded(lists...)
 		if err != nil {
 			return fmt.Errorf("postings of %q: %w", cur, err)
 		}
