@@ -291,11 +291,14 @@ func (ix *Indexer) write(ctx context.Context, rep *Report, produce func(emit fun
 		updated int
 		bytes   int // of content, held against the in-flight budget
 	}
-	// At most two batches' worth of content is with the writers at a time,
-	// and a batch bigger than that (one large file) is there alone, so
-	// memory is bounded by the batch size, or by the largest file, whatever
-	// the number of files.
-	budget := newBudget(ctx, 2*ix.opt.BatchBytes)
+	// At most three batches' worth of content is with the writers at a
+	// time (one in the write transaction, one being analysed, one being
+	// compressed or waiting), and a batch bigger than that (one large file)
+	// is there alone, so memory is bounded by the batch size, or by the
+	// largest file, whatever the number of files. Three rather than two
+	// keeps the producer chunking while both writers are busy: 8.2 → 9.4–10
+	// MB/s keyword-only on the 100,000-chunk bench, for about 15 MB more.
+	budget := newBudget(ctx, 3*ix.opt.BatchBytes)
 	batches := make(chan batch)
 	writeErr := make(chan error, 1)
 	var prog Progress
