@@ -131,7 +131,9 @@ func load(ctx context.Context, path string) (digest, error) {
 		}
 		return rows.Err()
 	}
-	err = each("meta", `SELECT key, value FROM meta`, func(r *sql.Rows) (string, string, error) {
+	// The write counters say how many writes there were, not what they
+	// left: differently batched runs differ in them.
+	err = each("meta", `SELECT key, value FROM meta WHERE key NOT IN ('keyword.version', 'vectors.version')`, func(r *sql.Rows) (string, string, error) {
 		var k, v string
 		err := r.Scan(&k, &v)
 		return k, v, err
@@ -148,24 +150,44 @@ func load(ctx context.Context, path string) (digest, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = each("contents", `SELECT source_id, content FROM contents`, func(r *sql.Rows) (string, string, error) {
-		var id, content string
-		err := r.Scan(&id, &content)
-		return id, hashOf(content), err
-	})
+	var blocks int
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master WHERE name = 'content_blocks'`).Scan(&blocks); err != nil {
+		return nil, err
+	}
+	if blocks > 0 {
+		// Schema 5 on: compressed blocks, in order, hashed as a chain.
+		chain := map[string]string{}
+		err = each("contents", `SELECT source_id, blk, data FROM content_blocks ORDER BY source_id, blk`, func(r *sql.Rows) (string, string, error) {
+			var id string
+			var blk int64
+			var data []byte
+			if err := r.Scan(&id, &blk, &data); err != nil {
+				return "", "", err
+			}
+			chain[id] = hashOf(chain[id], blk, data)
+			return id, chain[id], nil
+		})
+	} else {
+		err = each("contents", `SELECT source_id, content FROM contents`, func(r *sql.Rows) (string, string, error) {
+			var id, content string
+			err := r.Scan(&id, &content)
+			return id, hashOf(content), err
+		})
+	}
 	if err != nil {
 		return nil, err
 	}
 	key := map[int64]string{} // chunk ID -> "source_id#idx"
 	err = each("chunks", `SELECT id, source_id, idx, text, heading, start_line, end_line, start_byte, end_byte, tokens, terms, chash FROM chunks`, func(r *sql.Rows) (string, string, error) {
 		var id, idx, sl, el, sb, eb, tokens, terms int64
-		var src, text, heading, chash string
+		var src, heading, chash string
+		var text sql.NullString // NULL from schema 5 on: the span of the content
 		if err := r.Scan(&id, &src, &idx, &text, &heading, &sl, &el, &sb, &eb, &tokens, &terms, &chash); err != nil {
 			return "", "", err
 		}
 		k := fmt.Sprintf("%s#%d", src, idx)
 		key[id] = k
-		return k, hashOf(text, heading, sl, el, sb, eb, tokens, terms, chash), nil
+		return k, hashOf(text.Valid, text.String, heading, sl, el, sb, eb, tokens, terms, chash), nil
 	})
 	if err != nil {
 		return nil, err

@@ -53,7 +53,8 @@ func TestCompareIgnoresBatchingButNotContent(t *testing.T) {
 		t.Fatalf("%d segments (%v): the per-document index should have several", segs, err)
 	}
 	for _, tc := range []struct{ change, want string }{
-		{`UPDATE chunks SET text = text || 'x' WHERE id = (SELECT MIN(id) FROM chunks)`, "chunks:"},
+		{`UPDATE chunks SET text = 'x' WHERE id = (SELECT MIN(id) FROM chunks)`, "chunks:"},
+		{`UPDATE content_blocks SET data = x'00' WHERE rowid = (SELECT MIN(rowid) FROM content_blocks)`, "contents:"},
 		{`DELETE FROM postings WHERE term = 'alpha3'`, `postings: "alpha3" only in A`},
 		{`UPDATE sources SET title = 'other' WHERE uri = 'mem:05.md'`, "sources:"},
 	} {
