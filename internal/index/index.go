@@ -451,6 +451,9 @@ func (ix *Indexer) write(ctx context.Context, rep *Report, produce func(emit fun
 		prog.Chunks += w.chunks
 		progress()
 	}
+	if st, ok := ix.store.(store.Settler); ok && prog.Written > 0 {
+		st.Settle(context.WithoutCancel(ctx))
+	}
 	select {
 	case err := <-writeErr:
 		return fmt.Errorf("write index: %w", err)

@@ -11,3 +11,10 @@ type Warmer interface {
 	// they are full (or bounded out).
 	Warm(ctx context.Context) error
 }
+
+// Settler is a store that tidies up after a run of writes: the SQLite
+// store checkpoints and truncates its write-ahead log, which during a bulk
+// run it lets grow for speed. The indexer calls Settle at the end of a run.
+type Settler interface {
+	Settle(ctx context.Context)
+}

@@ -115,9 +115,19 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 	if err := s.compact(ctx); err != nil && ctx.Err() == nil {
 		return fmt.Errorf("sources written; %w", err)
 	}
-	s.trimWAL(ctx)
+	s.trimWAL(ctx, walLimit)
 	return nil
 }
+
+// settledWAL is what Settle leaves of the WAL without truncating it.
+const settledWAL = 1 << 20
+
+var _ store.Settler = (*Store)(nil)
+
+// Settle implements store.Settler: after a run of writes the WAL is
+// checkpointed into the index and truncated, so that a process that stays
+// open (the MCP server after sagasu_index) does not keep the run's WAL.
+func (s *Store) Settle(ctx context.Context) { s.trimWAL(ctx, settledWAL) }
 
 // walLimit is the size the WAL is kept to (journal_size_limit in Open).
 // At 16 MB the truncating checkpoint ran after nearly every 8 MB batch of a
@@ -126,12 +136,12 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 const walLimit = 48 << 20
 
 // trimWAL checkpoints the WAL into the database and truncates it when a
-// write (a large batch, a merge of segments) grew it past walLimit: SQLite
+// write (a large batch, a merge of segments) grew it past limit: SQLite
 // itself only cuts it back to the size of the last transaction, which
 // stays on disk beside the index while a process holds it open. Failing
 // (readers kept the WAL busy) costs nothing: the next write tries again.
-func (s *Store) trimWAL(ctx context.Context) {
-	if fi, err := os.Stat(s.path + "-wal"); err != nil || fi.Size() <= walLimit {
+func (s *Store) trimWAL(ctx context.Context, limit int64) {
+	if fi, err := os.Stat(s.path + "-wal"); err != nil || fi.Size() <= limit {
 		return
 	}
 	s.writeMu.Lock()
