@@ -90,20 +90,32 @@ func loadPostings(ctx context.Context, q querier, terms []string) (bm25.Corpus, 
 	for i, t := range terms {
 		args[i] = t
 	}
-	rows, err := q.QueryContext(ctx, `SELECT term, data FROM postings WHERE term IN (`+placeholders(len(terms))+`)`, args...)
+	err := eachPosting(ctx, q, func(term string, data []byte) error {
+		ls.Add(term, data)
+		return nil
+	}, `SELECT term, data FROM postings WHERE term IN (`+placeholders(len(terms))+`)`, args...)
+	return corpus, ls, err
+}
+
+// eachPosting runs a query of (term, data) postings rows and calls fn for
+// each row.
+func eachPosting(ctx context.Context, q querier, fn func(term string, data []byte) error, query string, args ...any) error {
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
-		return corpus, ls, err
+		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var term string
 		var data []byte
 		if err := rows.Scan(&term, &data); err != nil {
-			return corpus, ls, err
+			return err
 		}
-		ls.Add(term, data)
+		if err := fn(term, data); err != nil {
+			return err
+		}
 	}
-	return corpus, ls, rows.Err()
+	return rows.Err()
 }
 
 // kwLoader is bm25.Loader over the store.
@@ -116,63 +128,51 @@ func (l kwLoader) Version(ctx context.Context) (string, error) {
 	return v, err
 }
 
-// Load implements bm25.Loader: one read transaction is one snapshot.
-func (l kwLoader) Load(ctx context.Context, terms []string) (version string, corpus bm25.Corpus, ls bm25.ListSet, err error) {
-	conn, err := l.s.db.Conn(ctx)
+// readSnapshot runs fn in a read transaction: its queries see one snapshot
+// of the index, and writers are not held up.
+func (s *Store) readSnapshot(ctx context.Context, fn func(*sql.Conn) error) error {
+	conn, err := s.db.Conn(ctx)
 	if err != nil {
-		return "", corpus, ls, err
+		return err
 	}
 	defer conn.Close()
 	if _, err := conn.ExecContext(ctx, `BEGIN DEFERRED`); err != nil {
-		return "", corpus, ls, err
+		return err
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`)
-	if err := conn.QueryRowContext(ctx, keywordVersionQuery).Scan(&version); err != nil {
-		return "", corpus, ls, err
-	}
-	corpus, ls, err = loadPostings(ctx, conn, terms)
+	return fn(conn)
+}
+
+// Load implements bm25.Loader, from one snapshot.
+func (l kwLoader) Load(ctx context.Context, terms []string) (version string, corpus bm25.Corpus, ls bm25.ListSet, err error) {
+	err = l.s.readSnapshot(ctx, func(conn *sql.Conn) error {
+		if err := conn.QueryRowContext(ctx, keywordVersionQuery).Scan(&version); err != nil {
+			return err
+		}
+		var err error
+		corpus, ls, err = loadPostings(ctx, conn, terms)
+		return err
+	})
 	return version, corpus, ls, err
 }
 
-// Scan implements bm25.Scanner: one read transaction over the whole
-// postings table, in primary-key (term) order.
+// Scan implements bm25.Scanner: one snapshot of the whole postings table,
+// in (term, segment) order.
 func (l kwLoader) Scan(ctx context.Context, start func(string, bm25.Corpus) error, each func(string, []byte) error) error {
-	conn, err := l.s.db.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `BEGIN DEFERRED`); err != nil {
-		return err
-	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`)
-	var version string
-	if err := conn.QueryRowContext(ctx, keywordVersionQuery).Scan(&version); err != nil {
-		return err
-	}
-	corpus, _, err := loadPostings(ctx, conn, nil)
-	if err != nil {
-		return err
-	}
-	if err := start(version, corpus); err != nil {
-		return err
-	}
-	rows, err := conn.QueryContext(ctx, `SELECT term, data FROM postings ORDER BY term`)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var term string
-		var data []byte
-		if err := rows.Scan(&term, &data); err != nil {
+	return l.s.readSnapshot(ctx, func(conn *sql.Conn) error {
+		var version string
+		if err := conn.QueryRowContext(ctx, keywordVersionQuery).Scan(&version); err != nil {
 			return err
 		}
-		if err := each(term, data); err != nil {
+		corpus, _, err := loadPostings(ctx, conn, nil)
+		if err != nil {
 			return err
 		}
-	}
-	return rows.Err()
+		if err := start(version, corpus); err != nil {
+			return err
+		}
+		return eachPosting(ctx, conn, each, `SELECT term, data FROM postings ORDER BY term`)
+	})
 }
 
 // allowFunc turns a filter into a chunk predicate (nil when it allows all).

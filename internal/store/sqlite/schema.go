@@ -134,16 +134,7 @@ func (s *Store) migrate(ctx context.Context, target int) error {
 	// A deferred (read) transaction, not the write lock: opening an index
 	// for queries must not wait for a writer.
 	var appID, version, objects int
-	err := func() error {
-		conn, err := s.db.Conn(ctx)
-		if err != nil {
-			return err
-		}
-		defer conn.Close()
-		if _, err := conn.ExecContext(ctx, `BEGIN DEFERRED`); err != nil {
-			return err
-		}
-		defer conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`)
+	err := s.readSnapshot(ctx, func(conn *sql.Conn) error {
 		if err := conn.QueryRowContext(ctx, `PRAGMA application_id`).Scan(&appID); err != nil {
 			return err
 		}
@@ -151,7 +142,7 @@ func (s *Store) migrate(ctx context.Context, target int) error {
 			return err
 		}
 		return conn.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master`).Scan(&objects)
-	}()
+	})
 	if err != nil {
 		return fmt.Errorf("open index %q: %w (is the file a corrupt database? move it away and index again)", s.path, err)
 	}

@@ -130,22 +130,7 @@ func (t segTx) NewSegment(ctx context.Context) (int64, error) {
 // yields each term's rows together. The merged rows written meanwhile carry
 // a segment outside segs, which the scan's filter excludes.
 func (t segTx) Scan(ctx context.Context, segs []int64, fn func(term string, data []byte) error) error {
-	rows, err := t.tx.QueryContext(ctx, `SELECT term, data FROM postings WHERE seg IN (`+placeholders(len(segs))+`) ORDER BY term`, int64Args(segs)...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var term string
-		var data []byte
-		if err := rows.Scan(&term, &data); err != nil {
-			return err
-		}
-		if err := fn(term, data); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+	return eachPosting(ctx, t.tx, fn, `SELECT term, data FROM postings WHERE seg IN (`+placeholders(len(segs))+`) ORDER BY term`, int64Args(segs)...)
 }
 
 // WriteMerged implements segment.Tx. The old rows of the batch's terms are
