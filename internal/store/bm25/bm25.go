@@ -394,6 +394,34 @@ func (n *norms) fieldTF(f Field, tf, dl uint64) float64 {
 	return n.w[f] * float64(tf) / (n.fixed[f] + n.perTok[f]*float64(dl))
 }
 
+// contributions calls fn with the ID and the score contribution of each
+// posting in data, which scan must have validated, in ID order; postings
+// that contribute nothing (fields weighted 0) are skipped. Every scorer
+// reads postings through it.
+func (n *norms) contributions(data []byte, idf float64, fn func(id uint64, v float32)) {
+	var id uint64
+	for len(data) > 0 {
+		d, k := binary.Uvarint(data)
+		mask := data[k]
+		data = data[k+1:]
+		id += d
+		var tf float64
+		for f := range NumFields {
+			if mask&(1<<f) == 0 {
+				continue
+			}
+			ftf, k := binary.Uvarint(data)
+			data = data[k:]
+			dl, k := binary.Uvarint(data)
+			data = data[k:]
+			tf += n.fieldTF(f, ftf, dl)
+		}
+		if tf > 0 {
+			fn(id, n.saturate(idf, tf))
+		}
+	}
+}
+
 // saturate turns a posting's pseudo-frequency into its score contribution.
 func (n *norms) saturate(idf, tf float64) float32 {
 	return float32(idf * tf * (n.k1 + 1) / (n.k1 + tf))
@@ -464,40 +492,20 @@ func Score(p Params, c Corpus, lists []List, k int, allow func(id int64) bool) (
 	for _, t := range terms {
 		idf := IDF(c.Docs, t.df)
 		for _, data := range t.data {
-			// scan has validated data: the reads below cannot fail.
-			var id uint64
-			for len(data) > 0 {
-				d, n := binary.Uvarint(data)
-				mask := data[n]
-				data = data[n+1:]
-				id += d
-				var tf float64
-				for f := range NumFields {
-					if mask&(1<<f) == 0 {
-						continue
-					}
-					ftf, n := binary.Uvarint(data)
-					data = data[n:]
-					dl, n := binary.Uvarint(data)
-					data = data[n:]
-					tf += nm.fieldTF(f, ftf, dl)
-				}
-				if tf <= 0 {
-					continue
-				}
+			nm.contributions(data, idf, func(id uint64, v float32) {
 				i := id - minID
 				if sparse != nil {
 					if _, ok := sparse[i]; !ok {
 						touched = append(touched, i)
 					}
-					sparse[i] += nm.saturate(idf, tf)
-					continue
+					sparse[i] += v
+					return
 				}
 				if acc[i] == 0 {
 					touched = append(touched, i)
 				}
-				acc[i] += nm.saturate(idf, tf)
-			}
+				acc[i] += v
+			})
 		}
 	}
 	top := store.NewTopK(k)

@@ -3,7 +3,6 @@ package bm25
 import (
 	"container/list"
 	"context"
-	"encoding/binary"
 	"errors"
 	"math"
 	"slices"
@@ -394,37 +393,20 @@ func build(p Params, c Corpus, terms []string, lists []List) ([]*cachedList, err
 		})
 		cl := &cachedList{term: l.Term, ids: make([]uint32, 0, df), scores: make([]float32, 0, df)}
 		idf := IDF(c.Docs, df)
+		var wide bool
 		for _, r := range rows {
-			data := r.data
-			var id uint64
-			for len(data) > 0 {
-				// scan has validated data: the reads below cannot fail.
-				d, n := binary.Uvarint(data)
-				mask := data[n]
-				data = data[n+1:]
-				id += d
-				var tf float64
-				for f := range NumFields {
-					if mask&(1<<f) == 0 {
-						continue
-					}
-					ftf, n := binary.Uvarint(data)
-					data = data[n:]
-					dl, n := binary.Uvarint(data)
-					data = data[n:]
-					tf += nm.fieldTF(f, ftf, dl)
-				}
-				if tf <= 0 {
-					continue
-				}
+			nm.contributions(r.data, idf, func(id uint64, v float32) {
 				if id > math.MaxUint32 {
-					return nil, errWideIDs
+					wide = true
+					return
 				}
-				s := nm.saturate(idf, tf)
 				cl.ids = append(cl.ids, uint32(id))
-				cl.scores = append(cl.scores, s)
-				cl.max = max(cl.max, s)
-			}
+				cl.scores = append(cl.scores, v)
+				cl.max = max(cl.max, v)
+			})
+		}
+		if wide {
+			return nil, errWideIDs
 		}
 		if !slices.IsSorted(cl.ids) {
 			// Overlapping rows, which a well-formed index never has.
