@@ -231,3 +231,8 @@ func Rerank(p Params, query []string, ranked []store.Scored, text func(i int) (h
 
 // MetaKey is the index meta key under which a store pins its Params.
 const MetaKey = "keyword.scoring"
+
+// VersionKey is the index meta key of the count of writes that changed the
+// keyword index: a Cache built for one count is stale at another, whichever
+// process wrote.
+const VersionKey = "keyword.version"

@@ -10,22 +10,17 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/store/bm25"
 )
 
-// metaKeywordVersion counts writes that change the keyword index; a cached
-// list (bm25.Cache) is valid while the count is unchanged, whichever process
-// wrote. The SQLite driver keeps the same key.
-const metaKeywordVersion = "keyword.version"
-
 // bumpKeywordVersion records, inside tx, that postings or collection
 // statistics changed.
 func bumpKeywordVersion(ctx context.Context, tx pgx.Tx) error {
 	_, err := tx.Exec(ctx, `INSERT INTO meta(key, value) VALUES($1, '1')
-		ON CONFLICT(key) DO UPDATE SET value = (meta.value::bigint + 1)::text`, metaKeywordVersion)
+		ON CONFLICT(key) DO UPDATE SET value = (meta.value::bigint + 1)::text`, bm25.VersionKey)
 	return err
 }
 
 // keywordVersionQuery names the state of the keyword index: the write count
 // and, for writers that predate it, the shape of the segments table.
-const keywordVersionQuery = `SELECT COALESCE((SELECT value FROM meta WHERE key = '` + metaKeywordVersion + `'), '0')
+const keywordVersionQuery = `SELECT COALESCE((SELECT value FROM meta WHERE key = '` + bm25.VersionKey + `'), '0')
 	|| '/' || COUNT(*) || '/' || COALESCE(SUM(docs), 0) || '/' || COALESCE(MAX(seg), 0) FROM segments`
 
 // loadPostings reads the collection statistics and the postings rows of

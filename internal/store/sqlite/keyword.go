@@ -10,22 +10,15 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/store/bm25"
 )
 
-// metaKeywordVersion counts writes that change the keyword index; a cached
-// list (bm25.Cache) is valid while the count is unchanged, whichever process
-// wrote.
-const metaKeywordVersion = "keyword.version"
-
 // bumpKeywordVersion records, inside tx, that postings or collection
 // statistics changed.
 func bumpKeywordVersion(ctx context.Context, tx *sql.Tx) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES(?, '1')
-		ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1`, metaKeywordVersion)
-	return err
+	return bumpCounter(ctx, tx, bm25.VersionKey)
 }
 
 // keywordVersionQuery names the state of the keyword index: the write count
 // and, for writers that predate it, the shape of the segments table.
-const keywordVersionQuery = `SELECT COALESCE((SELECT value FROM meta WHERE key = '` + metaKeywordVersion + `'), '0')
+const keywordVersionQuery = `SELECT COALESCE((SELECT value FROM meta WHERE key = '` + bm25.VersionKey + `'), '0')
 	|| '/' || COUNT(*) || '/' || COALESCE(SUM(docs), 0) || '/' || COALESCE(MAX(seg), 0) FROM segments`
 
 const corpusQuery = `SELECT COALESCE(SUM(docs),0), COALESCE(SUM(ttokens),0), COALESCE(SUM(htokens),0), COALESCE(SUM(tokens),0) FROM segments`

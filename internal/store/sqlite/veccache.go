@@ -41,8 +41,13 @@ type vecCache struct {
 
 // bumpVectorVersion records, inside tx, that vectors changed.
 func bumpVectorVersion(ctx context.Context, tx *sql.Tx) error {
+	return bumpCounter(ctx, tx, metaVectorVersion)
+}
+
+// bumpCounter adds one, inside tx, to the write counter under key in meta.
+func bumpCounter(ctx context.Context, tx *sql.Tx, key string) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES(?, '1')
-		ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1`, metaVectorVersion)
+		ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1`, key)
 	return err
 }
 
