@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -57,14 +58,35 @@ func (e *BlockedError) Error() string {
 	if e.Host != "" && e.Host != at {
 		at = e.Host + " (" + at + ")"
 	}
-	return fmt.Sprintf("refused to connect to %s: it is a %s address; sagasu does not fetch from internal networks unless allowed (--allow-private)", at, e.Reason)
+	// "loopback (127.0.0.1 in a NAT64 address)" reads "a loopback address (...)".
+	why, inside, _ := strings.Cut(e.Reason, " (")
+	if inside != "" {
+		inside = " (" + inside
+	}
+	return fmt.Sprintf("refused to connect to %s: it is a %s address%s; sagasu does not fetch from internal networks unless allowed (--allow-private)", at, why, inside)
 }
 
 // Blocked returns why addr may not be fetched from without AllowPrivate
 // ("loopback", "private", "link-local", "shared (CGNAT)", "unspecified",
 // "multicast", "cloud metadata", ...), or "" when it is a public address.
+// An IPv6 address that carries an IPv4 address (NAT64, 6to4, Teredo,
+// IPv4-compatible or -translated) is judged by that IPv4 address too: a
+// translator or relay would deliver it there.
 func Blocked(addr netip.Addr) string {
 	addr = addr.Unmap()
+	if why := blocked(addr); why != "" {
+		return why
+	}
+	for _, e := range embeddedIPv4(addr) {
+		if why := blocked(e.v4); why != "" {
+			return fmt.Sprintf("%s (%s in a %s address)", why, e.v4, e.form)
+		}
+	}
+	return ""
+}
+
+// blocked judges one address as it is, without looking inside it.
+func blocked(addr netip.Addr) string {
 	switch {
 	case !addr.IsValid():
 		return "invalid"
@@ -87,6 +109,47 @@ func Blocked(addr netip.Addr) string {
 		}
 	}
 	return ""
+}
+
+// embedded is an IPv4 address found inside an IPv6 address.
+type embedded struct {
+	form string
+	v4   netip.Addr
+}
+
+// Prefixes of the IPv6 forms that carry an IPv4 address.
+var (
+	nat64Prefix      = netip.MustParsePrefix("64:ff9b::/96")    // RFC 6052 well-known prefix
+	sixToFourPrefix  = netip.MustParsePrefix("2002::/16")       // RFC 3056
+	teredoPrefix     = netip.MustParsePrefix("2001::/32")       // RFC 4380
+	compatPrefix     = netip.MustParsePrefix("::/96")           // RFC 4291 IPv4-compatible (deprecated)
+	translatedPrefix = netip.MustParsePrefix("::ffff:0:0:0/96") // RFC 2765 IPv4-translated
+)
+
+// embeddedIPv4 returns the IPv4 addresses an IPv6 address carries: the last
+// 32 bits of a NAT64, IPv4-compatible or -translated address, bits 16-47 of
+// a 6to4 address, and a Teredo address's server (bits 32-63) and client
+// (the last 32 bits, inverted). Mapped addresses are unmapped before.
+func embeddedIPv4(a netip.Addr) []embedded {
+	if !a.Is6() {
+		return nil
+	}
+	b := a.As16()
+	last := netip.AddrFrom4([4]byte(b[12:16]))
+	switch {
+	case nat64Prefix.Contains(a):
+		return []embedded{{"NAT64", last}}
+	case translatedPrefix.Contains(a):
+		return []embedded{{"IPv4-translated", last}}
+	case compatPrefix.Contains(a):
+		return []embedded{{"IPv4-compatible", last}}
+	case sixToFourPrefix.Contains(a):
+		return []embedded{{"6to4", netip.AddrFrom4([4]byte(b[2:6]))}}
+	case teredoPrefix.Contains(a):
+		client := [4]byte{^b[12], ^b[13], ^b[14], ^b[15]}
+		return []embedded{{"Teredo (server)", netip.AddrFrom4([4]byte(b[4:8]))}, {"Teredo (client)", netip.AddrFrom4(client)}}
+	}
+	return nil
 }
 
 var (
