@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"regexp"
 	"sort"
 	"strings"
@@ -335,16 +336,66 @@ func (m *Manager) Close() error {
 	return errors.Join(errs...)
 }
 
-// headerTransport adds configured headers to every request.
+// httpClient is the client of an HTTP server: it sends the configured
+// headers to the configured origin only, and refuses a redirect to another
+// origin (scheme, host and port), where the headers (a token) must not go
+// and which the user did not choose.
+func (s *server) httpClient() *http.Client {
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	origin, _ := url.Parse(s.cfg.URL) // validate checked it
+	return &http.Client{
+		Transport: headerTransport{base: base, headers: s.cfg.Headers, origin: origin},
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if !sameOrigin(req.URL, origin) {
+				return fmt.Errorf("MCP server %q redirected to %s, another origin than %s: not followed, so that its headers stay with the server you configured; if you trust the new address, set mcp_servers.%s.url to it",
+					s.cfg.Name, redactURL(req.URL), redactURL(origin), s.cfg.Name)
+			}
+			if len(via) >= 10 {
+				return fmt.Errorf("MCP server %q: stopped after 10 redirects", s.cfg.Name)
+			}
+			return nil
+		},
+	}
+}
+
+// headerTransport adds the configured headers to requests to the
+// configured origin.
 type headerTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
+	origin  *url.URL
 }
 
 func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(t.headers) == 0 || !sameOrigin(r.URL, t.origin) {
+		return t.base.RoundTrip(r)
+	}
 	r = r.Clone(r.Context())
 	for k, v := range t.headers {
 		r.Header.Set(k, v)
 	}
 	return t.base.RoundTrip(r)
+}
+
+// sameOrigin reports whether a and b have the same scheme, host and port.
+func sameOrigin(a, b *url.URL) bool {
+	return a != nil && b != nil && strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+}
+
+// port is u's port, or its scheme's default.
+func port(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return "443"
+	}
+	return "80"
+}
+
+// redactURL drops user info and the query from a URL shown in a message.
+func redactURL(u *url.URL) string {
+	c := *u
+	c.User, c.RawQuery = nil, ""
+	return c.String()
 }

@@ -450,3 +450,58 @@ func BenchmarkTrim(b *testing.B) {
 		}
 	}
 }
+
+// TestHeadersNotSentAcrossRedirect: a server that answers 307 to another
+// host must not get the configured headers (the Authorization token) sent
+// there; the redirect is refused and the error says where it pointed. A
+// redirect within the server's own origin is still followed.
+func TestHeadersNotSentAcrossRedirect(t *testing.T) {
+	srv := newTestServer()
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	var mu sync.Mutex
+	var seen []string // Authorization values the other host received
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Authorization"))
+		mu.Unlock()
+		handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(other.Close)
+	configured := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/moved":
+			http.Redirect(w, r, other.URL+"/mcp", http.StatusTemporaryRedirect)
+		case "/old":
+			http.Redirect(w, r, "/mcp", http.StatusTemporaryRedirect)
+		default:
+			if r.Header.Get("Authorization") != "Bearer s3cret" {
+				http.Error(w, "who are you?", http.StatusUnauthorized)
+				return
+			}
+			handler.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(configured.Close)
+
+	headers := map[string]string{"Authorization": "Bearer s3cret"}
+	m := newManager(t, map[string]ServerConfig{
+		"moved": {URL: configured.URL + "/moved", Headers: headers, Timeout: 10 * time.Second},
+		"old":   {URL: configured.URL + "/old", Headers: headers, Timeout: 10 * time.Second},
+	}, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	_, err := m.ServerTools(ctx, "moved")
+	mu.Lock()
+	for _, a := range seen {
+		assert.Empty(t, a, "the other host received the configured Authorization header")
+	}
+	mu.Unlock()
+	require.Error(t, err, "a redirect to another host is not followed")
+	assert.Contains(t, err.Error(), other.URL, "the error names where the server pointed")
+	assert.Contains(t, err.Error(), "mcp_servers.moved.url")
+
+	tools, err := m.ServerTools(ctx, "old")
+	require.NoError(t, err, "a redirect within the same origin keeps working, with its headers")
+	assert.NotEmpty(t, tools)
+}

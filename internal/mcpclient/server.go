@@ -86,8 +86,7 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 	c := &conn{}
 	var t mcp.Transport
 	if s.cfg.URL != "" {
-		base := http.DefaultTransport.(*http.Transport).Clone()
-		c.http = &http.Client{Transport: headerTransport{base: base, headers: s.cfg.Headers}}
+		c.http = s.httpClient()
 		t = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: c.http, DisableStandaloneSSE: true, MaxRetries: 1}
 	} else {
 		p, err := startProcess(s.cfg)
