@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sagasu-dev/sagasu/internal/budget"
+	"github.com/sagasu-dev/sagasu/internal/source/fetch"
 )
 
 // ServerConfig is one entry of the `mcp_servers:` configuration map (name →
@@ -346,7 +347,7 @@ func (s *server) httpClient() *http.Client {
 	return &http.Client{
 		Transport: headerTransport{base: base, headers: s.cfg.Headers, origin: origin},
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if !sameOrigin(req.URL, origin) {
+			if !fetch.SameOrigin(req.URL, origin) {
 				return fmt.Errorf("MCP server %q redirected to %s, another origin than %s: not followed, so that its headers stay with the server you configured; if you trust the new address, set mcp_servers.%s.url to it",
 					s.cfg.Name, redactURL(req.URL), redactURL(origin), s.cfg.Name)
 			}
@@ -367,7 +368,7 @@ type headerTransport struct {
 }
 
 func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(t.headers) == 0 || !sameOrigin(r.URL, t.origin) {
+	if len(t.headers) == 0 || !fetch.SameOrigin(r.URL, t.origin) {
 		return t.base.RoundTrip(r)
 	}
 	r = r.Clone(r.Context())
@@ -375,22 +376,6 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		r.Header.Set(k, v)
 	}
 	return t.base.RoundTrip(r)
-}
-
-// sameOrigin reports whether a and b have the same scheme, host and port.
-func sameOrigin(a, b *url.URL) bool {
-	return a != nil && b != nil && strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
-}
-
-// port is u's port, or its scheme's default.
-func port(u *url.URL) string {
-	if p := u.Port(); p != "" {
-		return p
-	}
-	if strings.EqualFold(u.Scheme, "https") {
-		return "443"
-	}
-	return "80"
 }
 
 // redactURL drops user info and the query from a URL shown in a message.

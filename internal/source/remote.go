@@ -32,8 +32,10 @@ type Remote struct {
 	// AllowPrivate lets fetches reach loopback, private, link-local and
 	// other internal addresses; off, they are refused (see package fetch).
 	AllowPrivate bool
-	// GitHubToken is sent to the GitHub API and raw-content hosts only. It is
-	// never logged, stored or put in an error.
+	// GitHubToken is sent by the GitHub and gist loaders only, to the origin
+	// (scheme, host, port) of GitHubAPIURL or GitHubRawURL only, never
+	// across a redirect to another origin; the web loader never sends it. It
+	// is never logged, stored or put in an error.
 	GitHubToken string
 	// GitHubAPIURL is the REST API base ("" means DefaultGitHubAPIURL); set it
 	// for GitHub Enterprise ("https://ghe.example.com/api/v3").
@@ -116,6 +118,13 @@ func newRemote(opt Options) *remote {
 	if rawURL != "" {
 		rm.raw, _ = url.Parse(rawURL)
 	}
+	rm.client.Transport = tokenTransport{base: rm.client.Transport, rm: rm}
+	return rm
+}
+
+// withoutToken is rm for a loader that must never send GITHUB_TOKEN.
+func (rm *remote) withoutToken() *remote {
+	rm.token = ""
 	return rm
 }
 
@@ -179,9 +188,6 @@ func (rm *remote) get(ctx context.Context, u string, header http.Header, ok ...i
 			req.Header[k] = v
 		}
 		req.Header.Set("User-Agent", "sagasu")
-		if rm.token != "" && rm.isGitHub(req.URL) {
-			req.Header.Set("Authorization", "Bearer "+rm.token)
-		}
 		resp, err := rm.client.Do(req)
 		if err != nil {
 			return nil, err
@@ -244,8 +250,31 @@ func (rm *remote) rateLimited(resp *http.Response) (time.Duration, bool) {
 	return time.Minute, resp.StatusCode == http.StatusTooManyRequests
 }
 
-func (rm *remote) isGitHub(u *url.URL) bool {
-	return (rm.api != nil && u.Host == rm.api.Host) || (rm.raw != nil && u.Host == rm.raw.Host)
+// sendsToken reports whether a request to u carries GITHUB_TOKEN: only to
+// the origin (scheme, host and port) of the configured API or raw-content
+// base. By default these are https; plain http only when the user
+// configured an http:// base (SAGASU_GITHUB_API_URL), which is their
+// choice. A redirect elsewhere, another port, or http:// to a GitHub name
+// never gets it.
+func (rm *remote) sendsToken(u *url.URL) bool {
+	return rm.token != "" && (fetch.SameOrigin(u, rm.api) || fetch.SameOrigin(u, rm.raw))
+}
+
+// tokenTransport adds GITHUB_TOKEN to each request, redirects included, that
+// sendsToken allows. The token is never put on the request the client is
+// given, so the client's redirect handling cannot carry it further.
+type tokenTransport struct {
+	base http.RoundTripper
+	rm   *remote
+}
+
+func (t tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if !t.rm.sendsToken(r.URL) {
+		return t.base.RoundTrip(r)
+	}
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+t.rm.token)
+	return t.base.RoundTrip(r)
 }
 
 // redact drops any user info and query from a URL shown in a message.

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"syscall"
@@ -294,6 +295,24 @@ func (g *guard) control(_, address string, _ syscall.RawConn) error {
 		return &BlockedError{Addr: ap.Addr().Unmap(), Reason: why}
 	}
 	return nil
+}
+
+// SameOrigin reports whether a and b have the same scheme, host and port
+// (a missing port is the scheme's default): where credentials meant for
+// one may go.
+func SameOrigin(a, b *url.URL) bool {
+	return a != nil && b != nil && strings.EqualFold(a.Scheme, b.Scheme) &&
+		strings.EqualFold(a.Hostname(), b.Hostname()) && originPort(a) == originPort(b)
+}
+
+func originPort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return "443"
+	}
+	return "80"
 }
 
 // ErrTooLarge is returned by ReadLimit when a body is over its limit.
