@@ -175,26 +175,13 @@ var blockedPrefixes = []struct {
 // settings from the environment: a proxy would make the connection, and the
 // address check, somewhere else.
 func NewClient(o Options) *http.Client {
-	g := &guard{opt: o}
 	max := o.MaxRedirects
 	if max == 0 {
 		max = DefaultMaxRedirects
 	}
-	timeout := o.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	tr := &http.Transport{
-		Proxy:                 nil,
-		DialContext:           g.dialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          16,
-		IdleConnTimeout:       30 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ResponseHeaderTimeout: timeout,
-	}
+	timeout := o.timeout()
 	return &http.Client{
-		Transport: tr,
+		Transport: newTransport(&guard{opt: o}),
 		Timeout:   timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) > max {
@@ -217,36 +204,86 @@ func NewClient(o Options) *http.Client {
 	}
 }
 
+func (o Options) timeout() time.Duration {
+	if o.Timeout <= 0 {
+		return DefaultTimeout
+	}
+	return o.Timeout
+}
+
+// newTransport is a transport that connects through g and ignores proxy
+// settings from the environment.
+func newTransport(g *guard) *http.Transport {
+	return &http.Transport{
+		Proxy:                 nil,
+		DialContext:           g.dialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          16,
+		IdleConnTimeout:       30 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: g.opt.timeout(),
+	}
+}
+
 // guard is the dialer that checks every resolved address.
 type guard struct{ opt Options }
+
+// resolve returns the addresses of host (a name or a literal IP).
+func (g *guard) resolve(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return []netip.Addr{a}, nil
+	}
+	lookup := g.opt.LookupNetIP
+	if lookup == nil {
+		lookup = net.DefaultResolver.LookupNetIP
+	}
+	ipNet := "ip"
+	switch network {
+	case "tcp4":
+		ipNet = "ip4"
+	case "tcp6":
+		ipNet = "ip6"
+	}
+	addrs, err := lookup(ctx, ipNet, host)
+	if err != nil {
+		return nil, fmt.Errorf("resolve %s: %w", host, err)
+	}
+	if len(addrs) == 0 {
+		return nil, fmt.Errorf("resolve %s: no addresses", host)
+	}
+	return addrs, nil
+}
+
+// CheckHost resolves host (a name or a literal IP) and returns a
+// *BlockedError when any of its addresses is internal, unless
+// o.AllowPrivate. It is for a check made before handing a URL to a program
+// that will connect by itself (a browser); sagasu's own connections are
+// checked at dial time.
+func CheckHost(ctx context.Context, o Options, host string) error {
+	if o.AllowPrivate {
+		return nil
+	}
+	g := &guard{opt: o}
+	addrs, err := g.resolve(ctx, "tcp", host)
+	if err != nil {
+		return err
+	}
+	for _, a := range addrs {
+		if why := Blocked(a); why != "" {
+			return &BlockedError{Host: host, Addr: a.Unmap(), Reason: why}
+		}
+	}
+	return nil
+}
 
 func (g *guard) dialContext(ctx context.Context, network, address string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(address)
 	if err != nil {
 		return nil, err
 	}
-	var addrs []netip.Addr
-	if a, err := netip.ParseAddr(host); err == nil {
-		addrs = []netip.Addr{a}
-	} else {
-		lookup := g.opt.LookupNetIP
-		if lookup == nil {
-			lookup = net.DefaultResolver.LookupNetIP
-		}
-		ipNet := "ip"
-		switch network {
-		case "tcp4":
-			ipNet = "ip4"
-		case "tcp6":
-			ipNet = "ip6"
-		}
-		addrs, err = lookup(ctx, ipNet, host)
-		if err != nil {
-			return nil, fmt.Errorf("resolve %s: %w", host, err)
-		}
-		if len(addrs) == 0 {
-			return nil, fmt.Errorf("resolve %s: no addresses", host)
-		}
+	addrs, err := g.resolve(ctx, network, host)
+	if err != nil {
+		return nil, err
 	}
 	var firstErr error
 	for _, a := range addrs {
