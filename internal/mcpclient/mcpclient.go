@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -43,6 +44,67 @@ type ServerConfig struct {
 	// Timeout bounds starting the server and each call to it; 0 means
 	// DefaultTimeout.
 	Timeout time.Duration `koanf:"timeout" yaml:"timeout,omitempty" json:"timeout,omitempty"`
+	// Tools lists the tools the model is shown and may call, by their names
+	// on the server; ["*"] allows them all. Empty allows them all, except on
+	// a browser server, where it means BrowserTools. A call to a tool
+	// outside the list is refused before it reaches the server.
+	Tools []string `koanf:"tools" yaml:"tools,omitempty" json:"tools,omitempty"`
+	// PassEnv names variables of sagasu's own environment that the command
+	// gets too (an API key the server needs). Without it a command sees only
+	// the basics (PATH, HOME, locale, temporary folder, display; see
+	// BaseEnv) and Env.
+	PassEnv []string `koanf:"pass_env" yaml:"pass_env,omitempty" json:"pass_env,omitempty"`
+	// Browser marks a server that drives a web browser (Playwright MCP); a
+	// command or args naming @playwright/mcp sets it too. A browser server
+	// offers BrowserTools unless Tools says otherwise, every url argument of
+	// a call is checked against the address guard before the call, and a
+	// command's browser is sent through a guarded proxy
+	// (PLAYWRIGHT_MCP_PROXY_SERVER) with internal origins blocked
+	// (PLAYWRIGHT_MCP_BLOCKED_ORIGINS), unless Options.Network.AllowPrivate.
+	Browser bool `koanf:"browser" yaml:"browser,omitempty" json:"browser,omitempty"`
+}
+
+// BrowserTools are the tools a browser server offers when its config lists
+// none: Playwright MCP's navigate, snapshot, click, type, press key, back
+// and wait. Left out are those that run code in the page or the server
+// (browser_evaluate, browser_run_code_unsafe), read or send local files
+// (browser_file_upload, browser_drop), reveal request headers
+// (browser_network_request) or open tabs around the checks (browser_tabs).
+var BrowserTools = []string{
+	"browser_navigate", "browser_snapshot", "browser_click", "browser_type",
+	"browser_press_key", "browser_navigate_back", "browser_wait_for",
+}
+
+// isBrowser reports whether c is a browser server.
+func (c ServerConfig) isBrowser() bool {
+	if c.Browser {
+		return true
+	}
+	for _, a := range append([]string{c.Command}, c.Args...) {
+		if strings.Contains(a, "@playwright/mcp") {
+			return true
+		}
+	}
+	return false
+}
+
+// allowedTools is the tools list in force: nil means all.
+func (c ServerConfig) allowedTools() []string {
+	switch {
+	case slices.Contains(c.Tools, "*"):
+		return nil
+	case len(c.Tools) > 0:
+		return c.Tools
+	case c.isBrowser():
+		return BrowserTools
+	}
+	return nil
+}
+
+// allows reports whether the model may see and call tool.
+func (c ServerConfig) allows(tool string) bool {
+	list := c.allowedTools()
+	return list == nil || slices.Contains(list, tool)
 }
 
 // DefaultTimeout bounds a call when the server's config sets none.
@@ -67,6 +129,14 @@ type Options struct {
 	Counter *budget.Counter
 	// Logger receives restarts and shutdown problems; nil means slog.Default().
 	Logger *slog.Logger
+	// Environ is the environment stdio servers take the basics and their
+	// PassEnv variables from; nil means os.Environ().
+	Environ []string
+	// Network is the address guard of browser servers: their url arguments
+	// and their browser's every request must pass it. Its AllowPrivate
+	// (--allow-private) lets them reach loopback, private and link-local
+	// addresses; tests set its resolver and dialer hooks.
+	Network fetch.Options
 }
 
 // Tool is one tool of one server, as the server describes it.
@@ -150,7 +220,8 @@ func New(servers map[string]ServerConfig, opt Options) (*Manager, error) {
 		if cfg.Timeout == 0 {
 			cfg.Timeout = DefaultTimeout
 		}
-		m.servers[key] = newServer(cfg, m.log)
+		cfg.Browser = cfg.isBrowser()
+		m.servers[key] = newServer(cfg, m.log, opt)
 		m.names = append(m.names, key)
 	}
 	sort.Strings(m.names)
@@ -171,10 +242,17 @@ func validate(key string, cfg ServerConfig) error {
 		return fmt.Errorf("mcp_servers.%s: timeout %s is negative", key, cfg.Timeout)
 	case cfg.URL != "" && !strings.HasPrefix(cfg.URL, "http://") && !strings.HasPrefix(cfg.URL, "https://"):
 		return fmt.Errorf("mcp_servers.%s: url %q: use an http:// or https:// address", key, cfg.URL)
-	case cfg.Command == "" && (len(cfg.Args) > 0 || len(cfg.Env) > 0):
-		return fmt.Errorf("mcp_servers.%s: args and env apply to a command, not to a url", key)
+	case cfg.Command == "" && (len(cfg.Args) > 0 || len(cfg.Env) > 0 || len(cfg.PassEnv) > 0):
+		return fmt.Errorf("mcp_servers.%s: args, env and pass_env apply to a command, not to a url", key)
 	case cfg.URL == "" && len(cfg.Headers) > 0:
 		return fmt.Errorf("mcp_servers.%s: headers apply to a url, not to a command", key)
+	case slices.Contains(cfg.Tools, ""):
+		return fmt.Errorf("mcp_servers.%s: tools has an empty name; list tool names, or \"*\" for all", key)
+	}
+	for _, name := range cfg.PassEnv {
+		if name == "" || strings.ContainsAny(name, "= \x00") {
+			return fmt.Errorf("mcp_servers.%s: pass_env: %q is not a variable name", key, name)
+		}
 	}
 	return nil
 }
@@ -228,14 +306,19 @@ func (m *Manager) ServerTools(ctx context.Context, name string) ([]Tool, error) 
 	if err != nil {
 		return nil, err
 	}
-	tools, err := s.listTools(ctx)
+	all, err := s.listTools(ctx)
 	if err != nil {
 		return nil, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for i := range tools {
-		tools[i].FuncName = m.funcName(tools[i].Server, tools[i].Name)
+	tools := all[:0]
+	for _, t := range all {
+		if !s.cfg.allows(t.Name) {
+			continue // never shown to the model
+		}
+		t.FuncName = m.funcName(t.Server, t.Name)
+		tools = append(tools, t)
 	}
 	return tools, nil
 }
@@ -302,6 +385,15 @@ func (m *Manager) Call(ctx context.Context, server, tool string, args json.RawMe
 	s, err := m.server(server)
 	if err != nil {
 		return Result{}, err
+	}
+	if !s.cfg.allows(tool) {
+		return Result{}, fmt.Errorf("tool %q of MCP server %q is not allowed: mcp_servers.%s.tools lists %s; add it there if the agent should use it",
+			tool, server, server, strings.Join(s.cfg.allowedTools(), ", "))
+	}
+	if s.cfg.Browser {
+		if err := s.checkURLs(ctx, tool, args); err != nil {
+			return Result{}, err
+		}
 	}
 	params := &mcp.CallToolParams{Name: tool}
 	if len(strings.TrimSpace(string(args))) > 0 {

@@ -84,7 +84,10 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"other name", ServerConfig{Name: "other", Command: "x"}, "differs from its key"},
 		{"negative timeout", ServerConfig{Command: "x", Timeout: -time.Second}, "negative"},
 		{"headers on command", ServerConfig{Command: "x", Headers: map[string]string{"A": "b"}}, "headers apply to a url"},
-		{"args on url", ServerConfig{URL: "http://h/mcp", Args: []string{"-v"}}, "args and env apply to a command"},
+		{"args on url", ServerConfig{URL: "http://h/mcp", Args: []string{"-v"}}, "args, env and pass_env apply to a command"},
+		{"pass_env on url", ServerConfig{URL: "http://h/mcp", PassEnv: []string{"KEY"}}, "pass_env apply to a command"},
+		{"bad pass_env", ServerConfig{Command: "x", PassEnv: []string{"A=B"}}, "not a variable name"},
+		{"empty tool", ServerConfig{Command: "x", Tools: []string{""}}, "empty name"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -108,6 +111,9 @@ mcp_servers:
     command: node
     args: [cli.js, --headless]
     env: {DEBUG: "pw:mcp"}
+    pass_env: [PW_TOKEN]
+    tools: [browser_navigate, browser_snapshot]
+    browser: true
     timeout: 90s
   remote:
     url: http://127.0.0.1:8931/mcp
@@ -117,7 +123,8 @@ mcp_servers:
 	require.NoError(t, k.Load(file.Provider(path), yaml.Parser()))
 	var servers map[string]ServerConfig
 	require.NoError(t, k.Unmarshal("mcp_servers", &servers))
-	assert.Equal(t, ServerConfig{Command: "node", Args: []string{"cli.js", "--headless"}, Env: map[string]string{"DEBUG": "pw:mcp"}, Timeout: 90 * time.Second}, servers["playwright"])
+	assert.Equal(t, ServerConfig{Command: "node", Args: []string{"cli.js", "--headless"}, Env: map[string]string{"DEBUG": "pw:mcp"},
+		PassEnv: []string{"PW_TOKEN"}, Tools: []string{"browser_navigate", "browser_snapshot"}, Browser: true, Timeout: 90 * time.Second}, servers["playwright"])
 	assert.Equal(t, ServerConfig{URL: "http://127.0.0.1:8931/mcp", Headers: map[string]string{"Authorization": "Bearer abc"}}, servers["remote"])
 	m, err := New(servers, Options{})
 	require.NoError(t, err)

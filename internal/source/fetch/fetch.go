@@ -233,6 +233,11 @@ func (g *guard) resolve(ctx context.Context, network, host string) ([]netip.Addr
 	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		return []netip.Addr{a}, nil
 	}
+	if h := strings.ToLower(strings.TrimSuffix(host, ".")); h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		// RFC 6761: always loopback, whatever a resolver says (browsers
+		// resolve these names themselves).
+		return []netip.Addr{netip.IPv6Loopback(), netip.AddrFrom4([4]byte{127, 0, 0, 1})}, nil
+	}
 	lookup := g.opt.LookupNetIP
 	if lookup == nil {
 		lookup = net.DefaultResolver.LookupNetIP

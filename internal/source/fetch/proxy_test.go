@@ -151,7 +151,7 @@ func TestCheckHost(t *testing.T) {
 	}}
 	ctx := context.Background()
 	assert.NoError(t, CheckHost(ctx, o, "public.test"))
-	for _, h := range []string{"both.test", "127.0.0.1", "[::1]", "169.254.169.254", "[64:ff9b::a9fe:a9fe]"} {
+	for _, h := range []string{"both.test", "127.0.0.1", "[::1]", "169.254.169.254", "[64:ff9b::a9fe:a9fe]", "localhost", "LocalHost.", "admin.localhost"} {
 		var be *BlockedError
 		assert.ErrorAs(t, CheckHost(ctx, o, h), &be, h)
 	}
