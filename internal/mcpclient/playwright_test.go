@@ -396,7 +396,8 @@ func TestPlaywrightBrowserGuard(t *testing.T) {
 	// platform allows.
 	sandboxOK, why := ChromiumSandbox()
 	t.Logf("chromium sandbox: %v %s", sandboxOK, why)
-	procs := 0
+	procs, sandboxed := 0, 0
+	ownNS, _ := os.Readlink("/proc/self/ns/user")
 	for _, pid := range pidsWith(marker) {
 		env, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "environ"))
 		if err != nil {
@@ -411,7 +412,20 @@ func TestPlaywrightBrowserGuard(t *testing.T) {
 			assert.Equal(t, !sandboxOK, strings.Contains(string(cmdline), "--no-sandbox"), "chromium's sandbox flag: %s", strings.ReplaceAll(string(cmdline), "\x00", " "))
 		}
 	}
+	// The sandboxed processes (renderers, zygote) are the browser's
+	// descendants whose user namespace differs from ours, or which the
+	// sandbox made unreadable (not dumpable) to an ordinary user.
+	for _, pid := range descendants(pidsWith(marker)) {
+		ns, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "ns", "user"))
+		if (err == nil && ns != ownNS) || errors.Is(err, os.ErrPermission) {
+			sandboxed++
+		}
+	}
 	assert.Greater(t, procs, 1, "the server and its browser were checked")
+	if sandboxOK {
+		assert.Positive(t, sandboxed, "chromium runs sandboxed: some of its processes are in a user namespace of their own")
+	}
+	t.Logf("%d processes checked, %d in a sandbox's user namespace", procs, sandboxed)
 }
 
 // firstLine returns the first line of s holding one of words, for logs.
@@ -436,4 +450,42 @@ func pidsWith(marker string) []int {
 		}
 	}
 	return pids
+}
+
+// descendants lists the processes below roots (by parent pid), roots
+// excluded.
+func descendants(roots []int) []int {
+	parent := map[int]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so read after ")".
+		_, rest, _ := strings.Cut(string(stat), ") ")
+		if f := strings.Fields(rest); len(f) > 1 {
+			parent[pid], _ = strconv.Atoi(f[1])
+		}
+	}
+	in := map[int]bool{}
+	for _, r := range roots {
+		in[r] = true
+	}
+	var out []int
+	for pid := range parent {
+		for p := parent[pid]; p > 1; p = parent[p] {
+			if in[p] {
+				if !in[pid] {
+					out = append(out, pid)
+				}
+				break
+			}
+		}
+	}
+	return out
 }
