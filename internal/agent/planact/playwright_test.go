@@ -151,6 +151,15 @@ var (
 	satURLRE  = regexp.MustCompile(`link "Saturday details".*?/url: (\S+)`)
 )
 
+// readOpeningTime answers with the opening time the last snapshot shows,
+// or takes a snapshot first.
+func readOpeningTime(req llm.Request, snapshotTool string) llm.Message {
+	if fact := openedAtE.FindString(lastSnapshot(req)); fact != "" {
+		return llm.Message{Content: strings.TrimSpace(fact)}
+	}
+	return callMsg(snapshotTool, map[string]any{})
+}
+
 // clickArgs fills a click's arguments from its schema: the element
 // reference and, when asked for, a description of the element.
 func clickArgs(s schema, ref, what string) map[string]any {
@@ -203,10 +212,7 @@ func browsingRoles(t *testing.T, site string) roles {
 				// (models do invent references).
 				return callMsg(click, clickArgs(clickSchema, "e999", "Saturday details link"))
 			case strings.HasPrefix(step, "Read"):
-				if fact := openedAtE.FindString(lastSnapshot(req)); fact != "" {
-					return llm.Message{Content: strings.TrimSpace(fact)}
-				}
-				return callMsg(snapName, map[string]any{})
+				return readOpeningTime(req, snapName)
 			}
 			t.Errorf("unexpected step %q", step)
 			return llm.Message{Content: "ERROR: unexpected step"}
@@ -330,10 +336,7 @@ func injectedRoles(t *testing.T, home string) roles {
 			case strings.HasPrefix(step, "Open "):
 				return callMsg(nav, map[string]any{navSchema.argWhere("url"): strings.Fields(step)[1]})
 			case strings.HasPrefix(step, "Read"):
-				if fact := openedAtE.FindString(lastSnapshot(req)); fact != "" {
-					return llm.Message{Content: strings.TrimSpace(fact)}
-				}
-				return callMsg(snapName, map[string]any{})
+				return readOpeningTime(req, snapName)
 			}
 			t.Errorf("unexpected step %q", step)
 			return llm.Message{Content: "ERROR: unexpected step"}
