@@ -45,6 +45,9 @@ func (r *Runtime) PlanAct(a *App, opt PlanActOptions) (agent *planact.Agent, clo
 				ok = err == nil
 			}
 			if !ok {
+				if hint := a.Config.Origin.ignoredHint("mcp_servers." + name); hint != "" {
+					return nil, nil, fmt.Errorf("MCP server %q: %s", name, hint)
+				}
 				return nil, nil, fmt.Errorf("no MCP server %q in the configuration (mcp_servers: in sagasu.yaml); configured: %s", name, configured(a.Config.MCPServers))
 			}
 			if cfg.Name == "" {
@@ -56,6 +59,7 @@ func (r *Runtime) PlanAct(a *App, opt PlanActOptions) (agent *planact.Agent, clo
 			return nil, nil, err
 		}
 	}
+	a.noteLocalCache()
 	memory, err := planact.NewFileMemory(filepath.Join(a.CacheDir(), "memory"))
 	if err != nil {
 		return nil, nil, err
