@@ -94,7 +94,7 @@ func TestClonedConfigCannotStartPrograms(t *testing.T) {
 			t.Errorf("doctor's warning does not say %q:\n%s", want, errs)
 		}
 	}
-	if strings.Contains(out, "helper") {
+	if strings.Contains(out, "mcp       helper") {
 		t.Errorf("doctor checked the ignored server:\n%s", out)
 	}
 	code, _, errs := sagasu(t, dir, "", "agent", "run", "--offline", "--mcp", "helper", "--goal", "alpha")
