@@ -118,7 +118,14 @@ func newRemote(opt Options) *remote {
 	if rawURL != "" {
 		rm.raw, _ = url.Parse(rawURL)
 	}
-	rm.client.Transport = tokenTransport{base: rm.client.Transport, rm: rm}
+	check := rm.client.CheckRedirect
+	rm.client.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if err := check(req, via); err != nil {
+			return err
+		}
+		rm.authorize(req)
+		return nil
+	}
 	return rm
 }
 
@@ -188,6 +195,7 @@ func (rm *remote) get(ctx context.Context, u string, header http.Header, ok ...i
 			req.Header[k] = v
 		}
 		req.Header.Set("User-Agent", "sagasu")
+		rm.authorize(req)
 		resp, err := rm.client.Do(req)
 		if err != nil {
 			return nil, err
@@ -260,21 +268,17 @@ func (rm *remote) sendsToken(u *url.URL) bool {
 	return rm.token != "" && (fetch.SameOrigin(u, rm.api) || fetch.SameOrigin(u, rm.raw))
 }
 
-// tokenTransport adds GITHUB_TOKEN to each request, redirects included, that
-// sendsToken allows. The token is never put on the request the client is
-// given, so the client's redirect handling cannot carry it further.
-type tokenTransport struct {
-	base http.RoundTripper
-	rm   *remote
-}
-
-func (t tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if !t.rm.sendsToken(r.URL) {
-		return t.base.RoundTrip(r)
+// authorize puts GITHUB_TOKEN on req when sendsToken allows it and takes
+// it off otherwise. It runs on the first request and, through the client's
+// CheckRedirect, on every redirect, so each hop is judged by its own URL
+// (Go's client would copy the header to the same host name on another port
+// or scheme).
+func (rm *remote) authorize(req *http.Request) {
+	if rm.sendsToken(req.URL) {
+		req.Header.Set("Authorization", "Bearer "+rm.token)
+		return
 	}
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+t.rm.token)
-	return t.base.RoundTrip(r)
+	req.Header.Del("Authorization")
 }
 
 // redact drops any user info and query from a URL shown in a message.
