@@ -36,7 +36,8 @@ sagasu_plan_execute_stage, sagasu_read_cache, and sagasu_ask (a cited answer
 from the ReAct + Reflection agent: with the configured --llm, else offline). Resources: sagasu://source/{id}
 and sagasu://chunk/{id}. Every result is measured with a tokenizer and fitted
 to its budget: summary 5,000 tokens, detailed 15,000, anything at most
---max-output-tokens. docs/mcp.md has client configurations.
+--max-output-tokens. sagasu mcp config CLIENT prints (or --write merges) the
+configuration for Claude Code, Claude Desktop, VS Code, Cursor or Codex.
 
 sagasu_index reads only files under the allowed roots (--root, repeatable;
 default the working directory). --http serves streamable HTTP at /mcp, on
@@ -87,7 +88,7 @@ loopback ones are refused unless allowed with --allow-origin.`,
 			ask := func(ctx context.Context, q string, o mcpserver.AskOptions) (*react.Result, error) {
 				return rt.Asker(app.AskOptions{Offline: o.Offline, MaxTurns: o.MaxTurns}).Ask(ctx, q, nil)
 			}
-			srv, err := mcpserver.New(mcpserver.Options{Tools: rt.Tools, Counter: counter, Limits: limits, Logger: a.Log, Version: version, Ask: ask, MaxConcurrentCalls: maxCalls})
+			srv, err := mcpserver.New(mcpserver.Options{Tools: rt.Tools, Counter: counter, Limits: limits, Logger: a.Log, Version: appVersion(), Ask: ask, MaxConcurrentCalls: maxCalls})
 			if err != nil {
 				return usageError{err}
 			}
@@ -120,6 +121,7 @@ loopback ones are refused unless allowed with --allow-origin.`,
 	addEmbedderFlags(f)
 	addLLMFlags(f)
 	af.register(f, true)
+	cmd.AddCommand(newMCPConfigCmd(g))
 	return cmd
 }
 
