@@ -86,9 +86,12 @@ loopback ones are refused unless allowed with --allow-origin.`,
 				return err
 			}
 			ask := func(ctx context.Context, q string, o mcpserver.AskOptions) (*react.Result, error) {
-				return rt.Asker(app.AskOptions{Offline: o.Offline, MaxTurns: o.MaxTurns}).Ask(ctx, q, nil)
+				ctx, end := a.Tracer.StartAgent(ctx, "sagasu ask", "")
+				res, err := rt.Asker(app.AskOptions{Offline: o.Offline, MaxTurns: o.MaxTurns, OnEvent: a.Tracer.OnEvent(ctx, nil)}).Ask(ctx, q, nil)
+				end(err)
+				return res, err
 			}
-			srv, err := mcpserver.New(mcpserver.Options{Tools: rt.Tools, Counter: counter, Limits: limits, Logger: a.Log, Version: appVersion(), Ask: ask, MaxConcurrentCalls: maxCalls})
+			srv, err := mcpserver.New(mcpserver.Options{Tools: rt.Tools, Counter: counter, Limits: limits, Logger: a.Log, Version: appVersion(), Ask: ask, MaxConcurrentCalls: maxCalls, Middleware: a.Tracer.MCPMiddleware()})
 			if err != nil {
 				return usageError{err}
 			}

@@ -62,6 +62,9 @@ type Options struct {
 	// MaxConcurrentCalls is how many quick tool calls run at once; the rest
 	// wait in arrival order. 0 means one per processor (GOMAXPROCS).
 	MaxConcurrentCalls int
+	// Middleware, when set, wraps every request before sagasu's own checks
+	// (tracing: it sees refused calls too).
+	Middleware mcp.Middleware
 }
 
 // Server is sagasu's MCP server. One Server may serve many sessions at once
@@ -147,6 +150,10 @@ func New(opt Options) (*Server, error) {
 	s.addTools()
 	s.addResources()
 	s.mcp.AddReceivingMiddleware(s.guard, s.checkCalls, s.queueCalls)
+	if opt.Middleware != nil {
+		// Added last, it runs first.
+		s.mcp.AddReceivingMiddleware(opt.Middleware)
+	}
 	return s, nil
 }
 
