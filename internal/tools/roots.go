@@ -174,7 +174,7 @@ func (r *roots) input(in string) (string, error) {
 		return "", err
 	}
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("path %q does not exist (relative paths start from %s); check the path", in, r.dirs[0])
+		return "", &refused{kind: fs.ErrNotExist, msg: fmt.Sprintf("path %q does not exist (relative paths start from %s); check the path", in, r.dirs[0])}
 	}
 	if err != nil {
 		return "", fmt.Errorf("path %q cannot be read: %w", in, err)

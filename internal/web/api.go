@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"slices"
 	"strconv"
@@ -78,6 +79,10 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	f, err := tools.Filter(in.Types, in.Glob, nil)
 	if err != nil {
 		s.fail(w, http.StatusBadRequest, err)
+		return
+	}
+	if (mode == search.ModeSemantic || mode == search.ModeHybrid) && s.rt.Engine.Embedder() == nil {
+		s.fail(w, http.StatusConflict, fmt.Errorf("mode %q needs an index with embeddings, and this one has none: use keyword, or index with an embedder (sagasu index --embedder)", mode))
 		return
 	}
 	resp, err := s.rt.Engine.Search(r.Context(), search.Request{Query: in.Query, K: in.K, Mode: mode, Filter: f})
@@ -166,6 +171,18 @@ func (s *Server) evaluate(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(in.ChunkIDs) == 0 {
 		s.fail(w, http.StatusBadRequest, errors.New("there are no results to evaluate: search first"))
+		return
+	}
+	// Each result once, in order; all of them must still be in the index.
+	seen := map[int64]bool{}
+	in.ChunkIDs = slices.DeleteFunc(in.ChunkIDs, func(id int64) bool { dup := seen[id]; seen[id] = true; return dup })
+	hits, err := s.rt.Store.Hits(r.Context(), in.ChunkIDs)
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, fmt.Errorf("read chunks: %w", err))
+		return
+	}
+	if len(hits) < len(in.ChunkIDs) {
+		s.fail(w, http.StatusNotFound, fmt.Errorf("%d of the %d results are no longer in the index (it changed since): search again", len(in.ChunkIDs)-len(hits), len(in.ChunkIDs)))
 		return
 	}
 	ev, err := s.tools.Evaluate(r.Context(), tools.EvaluateInput{Goal: in.Goal, Query: in.Query, ChunkIDs: in.ChunkIDs, Iteration: 1})
@@ -280,7 +297,11 @@ func (s *Server) cache(w http.ResponseWriter, r *http.Request) {
 	in := tools.ReadCacheInput{Kind: q.Get("kind"), Goal: q.Get("goal"), ID: q.Get("id"), Limit: limit, Summary: q.Get("id") == "", IncludeData: q.Get("id") != ""}
 	res, err := s.tools.ReadCache(r.Context(), in)
 	if err != nil {
-		s.fail(w, http.StatusBadRequest, err)
+		code := http.StatusBadRequest
+		if in.ID != "" {
+			code = http.StatusNotFound // no such record, whatever the ID looks like
+		}
+		s.fail(w, code, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, res.Output(len(res.Records), MaxSourceBytes))
@@ -355,10 +376,14 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 }
 
 // refusal is the status of a path or source a tool refused: 403 for a
-// dotfile or a path outside the roots, 400 for anything else wrong with it.
+// dotfile or a path outside the roots, 404 for a path that does not exist,
+// 400 for anything else wrong with it.
 func refusal(err error) int {
-	if errors.Is(err, tools.ErrDotfile) || errors.Is(err, tools.ErrOutsideRoots) {
+	switch {
+	case errors.Is(err, tools.ErrDotfile) || errors.Is(err, tools.ErrOutsideRoots):
 		return http.StatusForbidden
+	case errors.Is(err, fs.ErrNotExist):
+		return http.StatusNotFound
 	}
 	return http.StatusBadRequest
 }

@@ -208,3 +208,55 @@ func TestSlowClientsAreCut(t *testing.T) {
 		}
 	}
 }
+
+// TestLastEventID: where a stream resumes, and the values refused (each
+// found by fuzzing the API).
+func TestLastEventID(t *testing.T) {
+	for _, tc := range []struct {
+		header []string // nil: no header
+		query  string
+		want   int64
+		bad    bool
+	}{
+		{nil, "", 0, false},
+		{[]string{"7"}, "", 7, false},
+		{nil, "after=5", 5, false},
+		{[]string{"7"}, "after=5", 7, false},
+		{[]string{"0"}, "after=-1", 0, true},
+		{[]string{""}, "", 0, true},
+		{nil, "after=", 0, true},
+		{nil, "after=9007199254740992", 0, true},
+		{[]string{"x"}, "", 0, true},
+	} {
+		r, _ := http.NewRequest("GET", "/api/runs/r/events?"+tc.query, nil)
+		if tc.header != nil {
+			r.Header["Last-Event-Id"] = tc.header
+		}
+		got, err := lastEventID(r)
+		if (err != nil) != tc.bad || got != tc.want {
+			t.Errorf("header %q, query %q: %d, %v; want %d, refused %v", tc.header, tc.query, got, err, tc.want, tc.bad)
+		}
+	}
+}
+
+// TestStrictJSON: bodies are one object, without nulls or unknown fields;
+// whole numbers may be written as JSON allows.
+func TestStrictJSON(t *testing.T) {
+	for body, ok := range map[string]bool{
+		`{"question":"q","k":15}`:    true,
+		`{"question":"q","k":15.0}`:  true,
+		`{"question":"q","k":1.5e1}`: true,
+		`{"question":"q","k":15.5}`:  false,
+		`{"question":"q","k":null}`:  false,
+		`{"question":"q","x":1}`:     false,
+		`{"question":"q"} {}`:        false,
+		`null`:                       false,
+		`[]`:                         false,
+	} {
+		var in askInput
+		err := strictJSON([]byte(body), &in)
+		if (err == nil) != ok || ok && in.K != 15 && strings.Contains(body, "k") {
+			t.Errorf("%s: %+v, %v; want accepted %v", body, in, err, ok)
+		}
+	}
+}

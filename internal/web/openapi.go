@@ -28,20 +28,41 @@ type op struct {
 	// body is the JSON request body's schema; nil for none.
 	body *jsonschema.Schema
 	// ok is the success status; out its JSON schema, or stream describes
-	// the server-sent events answered instead.
+	// the server-sent events answered instead, whose names are events.
 	ok     int
 	out    *jsonschema.Schema
 	stream string
+	events []string
+	// links name operations that take a field of the answer (OpenAPI
+	// links, which fuzzers follow): link name -> operationId, parameter,
+	// JSON pointer into the answer.
+	links []link
 	// errs are the error statuses the route answers besides those every
 	// route may (401, 403, 413, 429).
 	errs []int
 }
+
+// link is an OpenAPI link from an answer's field to an operation's
+// parameter.
+type link struct{ name, operationID, param, pointer string }
 
 // param is a query, header or path parameter.
 type param struct {
 	in, name, desc string
 	required       bool
 	schema         *jsonschema.Schema
+}
+
+// bodyOf is schemaOf for a request body: decode refuses nulls, so no field
+// of it is nullable.
+func bodyOf[T any](tune ...func(*jsonschema.Schema)) *jsonschema.Schema {
+	s := schemaOf[T](tune...)
+	for _, p := range s.Properties {
+		if len(p.Types) == 2 && p.Types[0] == "null" {
+			p.Type, p.Types = p.Types[1], nil
+		}
+	}
+	return s
 }
 
 // schemaOf derives T's schema, json.RawMessage being any JSON value, and
@@ -82,12 +103,16 @@ func oneOf(vals ...string) func(*jsonschema.Schema) {
 }
 func nonEmpty(s *jsonschema.Schema) { one := 1; s.MinItems = &one }
 
+// maxSafe is the largest integer every JSON reader holds exactly (2^53-1):
+// the bound of IDs and sequence numbers the API takes.
+const maxSafe = 1<<53 - 1
+
 var (
 	stringSchema = func() *jsonschema.Schema { return &jsonschema.Schema{Type: "string"} }
 	afterParam   = param{in: "query", name: "after", desc: "replay the events after this sequence number (an EventSource sends Last-Event-ID instead)",
-		schema: &jsonschema.Schema{Type: "integer", Minimum: ptr(0.0)}}
+		schema: &jsonschema.Schema{Type: "integer", Minimum: ptr(0.0), Maximum: ptr(float64(maxSafe))}}
 	lastEventIDParam = param{in: "header", name: "Last-Event-ID", desc: "the id of the last event received, which EventSource sends when it reconnects",
-		schema: &jsonschema.Schema{Type: "string", Pattern: `^[0-9]+$`}}
+		schema: &jsonschema.Schema{Type: "string", Pattern: `^[0-9]{1,15}$`}}
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -101,26 +126,33 @@ func operations() map[string]op {
 
 		"GET /api/threads": {summary: "Chat threads, the most recent first", ok: 200, out: schemaOf[[]runView]()},
 		"POST /api/threads": {summary: "Start a chat thread", ok: 201, out: schemaOf[created](),
-			body: schemaOf[threadInput]()},
+			body:  bodyOf[threadInput](),
+			links: []link{{"ask", "post_threads_id_ask", "id", "/id"}, {"events", "get_threads_id_events", "id", "/id"}}},
 		"POST /api/threads/{id}/ask": {summary: "Ask a question in a thread; the turn's steps and answer stream from the thread's events", ok: 202,
-			body: schemaOf[askInput](func(s *jsonschema.Schema) { nonBlank(field(s, "question")); between(0, 20)(field(s, "k")) }),
+			body: bodyOf[askInput](func(s *jsonschema.Schema) { nonBlank(field(s, "question")); between(0, 20)(field(s, "k")) }),
 			out:  schemaOf[askAccepted](), errs: []int{400, 404, 409}},
 		"POST /api/threads/{id}/stop": {summary: "Stop the thread's turn", ok: 202, out: schemaOf[stopping](), errs: []int{409}},
 		"GET /api/threads/{id}/events": {summary: "The thread's events, then new ones as they come", ok: 200, errs: []int{400, 404},
 			params: []param{afterParam, lastEventIDParam},
-			stream: "Server-sent events, each id the event's sequence number: turn, step (a graph event), delta (a piece of a streamed answer), question, answer, spans, turn_error, status."},
+			stream: "Server-sent events, each id the event's sequence number: turn, step (a graph event), delta (a piece of a streamed answer), question, answer, spans, turn_error, status.",
+			events: []string{threadTurn, threadStep, "delta", "question", "answer", threadSpans, threadError, "status"}},
 
-		"POST /api/search": {summary: "Search the index", ok: 200, out: schemaOf[searchOutput](), errs: []int{400},
-			body: schemaOf[searchInput](func(s *jsonschema.Schema) {
+		"POST /api/search": {summary: "Search the index (semantic and hybrid need an index with embeddings: 409 without)", ok: 200, out: schemaOf[searchOutput](), errs: []int{400, 409},
+			links: []link{{"passage", "get_chunks_id", "id", "/results/0/chunkId"}, {"source", "get_source", "ref", "/results/0/source/id"}},
+			body: bodyOf[searchInput](func(s *jsonschema.Schema) {
 				nonBlank(field(s, "query"))
 				oneOf("", "keyword", "semantic", "hybrid")(field(s, "mode"))
 				between(0, 100)(field(s, "k"))
 				oneOf(sourceTypes...)(field(s, "types").Items)
 			})},
-		"POST /api/evaluate": {summary: "Judge results against a goal (recorded in the agent cache)", ok: 200, out: schemaOf[tools.EvaluateOutput](), errs: []int{400},
-			body: schemaOf[evaluateInput](func(s *jsonschema.Schema) { nonBlank(field(s, "goal")); nonEmpty(field(s, "chunkIds")) })},
+		"POST /api/evaluate": {summary: "Judge results against a goal (recorded in the agent cache)", ok: 200, out: schemaOf[tools.EvaluateOutput](), errs: []int{400, 404},
+			body: bodyOf[evaluateInput](func(s *jsonschema.Schema) {
+				nonBlank(field(s, "goal"))
+				nonEmpty(field(s, "chunkIds"))
+				between(-maxSafe, maxSafe)(field(s, "chunkIds").Items)
+			})},
 		"GET /api/chunks/{id}": {summary: "One passage, cut to 4000 characters", ok: 200, out: schemaOf[chunkOutput](), errs: []int{400, 404},
-			params: []param{{in: "path", name: "id", required: true, schema: &jsonschema.Schema{Type: "string", Pattern: `^-?[0-9]+$`}}}},
+			params: []param{{in: "path", name: "id", required: true, schema: &jsonschema.Schema{Type: "string", Pattern: `^-?[0-9]{1,15}$`}}}},
 		"GET /api/source": {summary: "A source, or one section of it, cut to 256 KiB", ok: 200, out: schemaOf[sourceOutput](), errs: []int{400, 404},
 			params: []param{
 				{in: "query", name: "ref", required: true, desc: "source ID, URI or a unique end of its URI", schema: &jsonschema.Schema{Type: "string", MinLength: ptr(1)}},
@@ -129,7 +161,8 @@ func operations() map[string]op {
 
 		"GET /api/runs": {summary: "Agent runs, the most recent first", ok: 200, out: schemaOf[[]runView]()},
 		"POST /api/runs": {summary: "Start a Plan-and-Act run toward a goal; its events stream from the run's events", ok: 202, out: schemaOf[runAccepted](), errs: []int{400, 409},
-			body: schemaOf[runInput](func(s *jsonschema.Schema) { nonBlank(field(s, "goal")) })},
+			body:  bodyOf[runInput](func(s *jsonschema.Schema) { nonBlank(field(s, "goal")) }),
+			links: []link{{"run", "get_runs_id", "id", "/id"}, {"stop", "post_runs_id_stop", "id", "/id"}}},
 		"GET /api/runs/{id}":         {summary: "A run: its plan, outcome and timeline", ok: 200, out: schemaOf[runDetail](), errs: []int{404}},
 		"POST /api/runs/{id}/resume": {summary: "Resume a stopped run from its last completed step", ok: 202, out: schemaOf[runAccepted](), errs: []int{404, 409}},
 		"POST /api/runs/{id}/stop":   {summary: "Stop a running run", ok: 202, out: schemaOf[stopping](), errs: []int{409}},
@@ -145,15 +178,18 @@ func operations() map[string]op {
 				{in: "query", name: "limit", schema: &jsonschema.Schema{Type: "integer", Minimum: ptr(1.0), Maximum: ptr(100.0)}},
 			}},
 		"GET /api/sources": {summary: "The index's sources", ok: 200, out: schemaOf[tools.ListOutput](), errs: []int{400},
+			links: []link{{"source", "get_source", "ref", "/sources/0/id"}},
 			params: []param{
 				{in: "query", name: "type", schema: &jsonschema.Schema{Type: "string", Enum: append([]any{""}, anys(sourceTypes)...)}},
 				{in: "query", name: "glob", desc: "only sources whose URI matches this glob", schema: stringSchema()},
 			}},
-		"POST /api/index": {summary: "Add a folder, file, glob or URL to the index; progress streams from the job's events", ok: 202, out: schemaOf[jobAccepted](), errs: []int{400},
-			body: schemaOf[indexInput](func(s *jsonschema.Schema) { nonBlank(field(s, "path")) })},
+		"POST /api/index": {summary: "Add a folder, file, glob or URL to the index (403: outside the roots or a dotfile; 404: no such path); progress streams from the job's events", ok: 202, out: schemaOf[jobAccepted](), errs: []int{400, 404},
+			body:  bodyOf[indexInput](func(s *jsonschema.Schema) { nonBlank(field(s, "path")) }),
+			links: []link{{"progress", "get_jobs_id_events", "id", "/job"}}},
 		"GET /api/jobs/{id}/events": {summary: "An index job's progress", ok: 200, errs: []int{400, 404},
 			params: []param{afterParam, lastEventIDParam},
-			stream: "Server-sent events: start, progress, then done (the report) or failed."},
+			stream: "Server-sent events: start, progress, then done (the report) or failed.",
+			events: []string{"start", "progress", "done", "failed"}},
 	}
 }
 
@@ -195,11 +231,23 @@ func openAPI(routes []string) ([]byte, error) {
 		}
 		responses := map[string]any{}
 		if o.stream != "" {
-			responses[fmt.Sprint(o.ok)] = map[string]any{"description": o.stream, "content": map[string]any{"text/event-stream": map[string]any{"schema": map[string]any{"type": "string"}}}}
+			responses[fmt.Sprint(o.ok)] = map[string]any{"description": o.stream, "content": map[string]any{"text/event-stream": map[string]any{"schema": sseSchema(o.events)}}}
 		} else {
-			responses[fmt.Sprint(o.ok)] = map[string]any{"description": "OK", "content": map[string]any{"application/json": map[string]any{"schema": o.out}}}
+			ok := map[string]any{"description": "OK", "content": map[string]any{"application/json": map[string]any{"schema": o.out}}}
+			if len(o.links) > 0 {
+				links := map[string]any{}
+				for _, l := range o.links {
+					links[l.name] = map[string]any{"operationId": l.operationID, "parameters": map[string]any{l.param: "$response.body#" + l.pointer}}
+				}
+				ok["links"] = links
+			}
+			responses[fmt.Sprint(o.ok)] = ok
 		}
-		for _, code := range append([]int{401, 403, 413, 429}, o.errs...) {
+		errs := append([]int{401, 403, 413, 429}, o.errs...)
+		if o.body != nil && !slices.Contains(errs, 400) {
+			errs = append(errs, 400) // a body that is not the JSON the route takes
+		}
+		for _, code := range errs {
 			responses[fmt.Sprint(code)] = map[string]any{"description": http.StatusText(code) + ": the error says what to do",
 				"content": map[string]any{"application/json": map[string]any{"schema": errSchema}}}
 		}
@@ -226,6 +274,20 @@ func openAPI(routes []string) ([]byte, error) {
 		"components": map[string]any{"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}}},
 		"paths":      paths,
 	}, "", " ")
+}
+
+// sseSchema is the schema of one server-sent event: its id (the sequence
+// number, when the event can be replayed), its name (one of names, when
+// given) and its data, a JSON value as text.
+func sseSchema(names []string) map[string]any {
+	event := map[string]any{"type": "string"}
+	if len(names) > 0 {
+		event["enum"] = names
+	}
+	return map[string]any{"type": "object", "required": []string{"event", "data"}, "properties": map[string]any{
+		"id": map[string]any{"type": "string", "pattern": "^[0-9]+$"}, "event": event,
+		"data": map[string]any{"type": "string", "contentMediaType": "application/json"},
+	}}
 }
 
 // operationID names an operation from its method and path:

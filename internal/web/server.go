@@ -6,15 +6,19 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -160,8 +164,15 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // the API's patterns, which the OpenAPI document describes.
 func (s *Server) routes() (*http.ServeMux, []string) {
 	mux := http.NewServeMux()
+	// The page's files by name (not "GET /", which would also claim every
+	// API path for GET).
 	static, _ := fs.Sub(assets, "assets")
-	mux.Handle("GET /", http.FileServerFS(static))
+	files := http.FileServerFS(static)
+	mux.Handle("GET /{$}", files)
+	names, _ := fs.ReadDir(static, ".")
+	for _, e := range names {
+		mux.Handle("GET /"+e.Name(), files)
+	}
 	var api []string
 	route := func(pattern string, h http.HandlerFunc) {
 		mux.HandleFunc(pattern, h)
@@ -324,6 +335,60 @@ func (s *Server) info(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
+// strictJSON decodes one JSON object into v, refusing unknown fields, null
+// values and anything after the object. A whole number may be written as
+// JSON allows (15, 15.0, 1.5e1).
+func strictJSON(raw []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var fields map[string]any
+	if err := dec.Decode(&fields); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("more follows the JSON object")
+	}
+	if fields == nil {
+		return errors.New("give a JSON object, not null")
+	}
+	for k, f := range fields {
+		if f == nil {
+			return fmt.Errorf("field %q is null: leave it out, or give a value", k)
+		}
+		fields[k] = wholeNumbers(f)
+	}
+	norm, err := json.Marshal(fields)
+	if err != nil {
+		return err
+	}
+	dec = json.NewDecoder(bytes.NewReader(norm))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// wholeNumbers rewrites the numbers in v that are whole (15.0, 1.5e1) as
+// integers, so that they decode into Go integers.
+func wholeNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if _, err := x.Int64(); err == nil {
+			return x
+		}
+		if f, err := x.Float64(); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			return json.Number(strconv.FormatInt(int64(f), 10))
+		}
+	case []any:
+		for i := range x {
+			x[i] = wholeNumbers(x[i])
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = wholeNumbers(x[k])
+		}
+	}
+	return v
+}
+
 // writeJSON answers with v as JSON.
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -345,13 +410,12 @@ func (s *Server) fail(w http.ResponseWriter, code int, err error) {
 }
 
 // decode reads a request body (capped at MaxBodyBytes by the guard) into
-// v; on failure it answers 400 (413 past the cap) and reports false.
+// v: one JSON object, without unknown fields or nulls (leave a field out
+// instead). On failure it answers 400 (413 past the cap) and reports false.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil && dec.More() {
-		err = errors.New("more follows the JSON value")
+	raw, err := io.ReadAll(r.Body)
+	if err == nil {
+		err = strictJSON(raw, v)
 	}
 	switch {
 	case httpguard.IsTooLarge(err):

@@ -111,19 +111,26 @@ func (s *sseWriter) comment(text string) error {
 
 // lastEventID is where a stream resumes: the Last-Event-ID header an
 // EventSource sends when it reconnects, else ?after=, else 0 (everything).
-// A value that is not a sequence number is an error.
+// A value given that is not a sequence number is an error.
 func lastEventID(r *http.Request) (int64, error) {
-	for _, kv := range [][2]string{{"Last-Event-ID", r.Header.Get("Last-Event-ID")}, {"after", r.URL.Query().Get("after")}} {
-		if kv[1] == "" {
+	after, found := int64(0), false
+	_, inHeader := r.Header["Last-Event-Id"]
+	for _, kv := range []struct {
+		name, value string
+		given       bool
+	}{{"Last-Event-ID", r.Header.Get("Last-Event-ID"), inHeader}, {"after", r.URL.Query().Get("after"), r.URL.Query().Has("after")}} {
+		if !kv.given {
 			continue
 		}
-		n, err := strconv.ParseInt(kv[1], 10, 64)
-		if err != nil || n < 0 {
-			return 0, fmt.Errorf("%s %q: give the sequence number of the last event received (0 or more)", kv[0], kv[1])
+		n, err := strconv.ParseInt(kv.value, 10, 64)
+		if err != nil || n < 0 || n > maxSafe {
+			return 0, fmt.Errorf("%s %q: give the sequence number of the last event received (0 or more)", kv.name, kv.value)
 		}
-		return n, nil
+		if !found {
+			after, found = n, true
+		}
 	}
-	return 0, nil
+	return after, nil
 }
 
 // keepAlive is how often an idle stream sends a comment, so that proxies
