@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"path/filepath"
@@ -158,9 +159,9 @@ browser origins other than loopback ones are refused unless allowed with
 // mcpToken returns the token kept for `sagasu mcp --http` in the user's
 // configuration folder (made on first use) and the file's path.
 func mcpToken(getenv func(string) string) (token, path string, err error) {
-	dir, err := userConfigDir(getenv)
-	if err != nil {
-		return "", "", fmt.Errorf("no token to keep (%w): give one with --token or SAGASU_MCP_TOKEN", err)
+	dir := app.UserConfigDir(getenv)
+	if dir == "" {
+		return "", "", errors.New("no token to keep (the environment names no home folder): give one with --token or SAGASU_MCP_TOKEN")
 	}
 	path = filepath.Join(dir, "mcp-token")
 	token, err = keptToken(path)
