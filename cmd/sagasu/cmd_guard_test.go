@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -12,8 +11,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/sagasu-dev/sagasu/internal/httpguard/httpguardtest"
 )
 
 // privateKey is what a neighbour must never read through sagasu's faces.
@@ -36,22 +36,10 @@ func homeWithKey(t *testing.T, bin string) string {
 	return home
 }
 
-// serverOutput is what a started server printed, safe to read while it runs.
-type serverOutput struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (o *serverOutput) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.String()
-}
-
 // startServer starts bin with args in dir, as a user would in a shell whose
 // HOME is dir, and returns the first line of its output (stdout or stderr)
 // that matches re, with everything it printed.
-func startServer(t *testing.T, bin, dir string, re *regexp.Regexp, args ...string) (string, *serverOutput) {
+func startServer(t *testing.T, bin, dir string, re *regexp.Regexp, args ...string) (string, *httpguardtest.Output) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -63,28 +51,7 @@ func startServer(t *testing.T, bin, dir string, re *regexp.Regexp, args ...strin
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cancel(); _ = cmd.Wait(); pw.Close() })
-	out := &serverOutput{}
-	found := make(chan string, 1)
-	go func() {
-		lines := bufio.NewScanner(pr)
-		sent := false
-		for lines.Scan() {
-			out.mu.Lock()
-			out.buf.WriteString(lines.Text() + "\n")
-			out.mu.Unlock()
-			if m := re.FindString(lines.Text()); m != "" && !sent {
-				found <- m
-				sent = true
-			}
-		}
-		if !sent {
-			close(found)
-		}
-	}()
-	m, ok := <-found
-	if !ok {
-		t.Fatalf("%s printed nothing matching %s:\n%s", strings.Join(args, " "), re, out)
-	}
+	m, out := httpguardtest.Watch(t, pr, re)
 	return m, out
 }
 

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/budget"
+	"github.com/sagasu-dev/sagasu/internal/httpguard/httpguardtest"
 )
 
 // mcpClients finds the real MCP clients installed by scripts/mcp-clients.sh.
@@ -254,7 +255,7 @@ func startHTTP(t *testing.T, bin, dir string, args ...string) string {
 }
 
 // printedToken is the bearer token a server printed for its clients.
-func printedToken(t *testing.T, out *serverOutput) string {
+func printedToken(t *testing.T, out *httpguardtest.Output) string {
 	t.Helper()
 	m := regexp.MustCompile(`Authorization: Bearer ([0-9a-f]{32,})`).FindStringSubmatch(out.String())
 	if m == nil {

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -12,8 +11,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/sagasu-dev/sagasu/internal/httpguard/httpguardtest"
 )
 
 // repoRoot is the repository's root, two folders up from this package.
@@ -121,7 +121,7 @@ func TestBrowser(t *testing.T) {
 	}
 	defer func() { cancel(); _ = serve.Wait(); pw.Close() }()
 	// The user clicks the link serve prints, token and all.
-	base, serveLog := printedLink(t, pr)
+	base, serveLog := httpguardtest.Watch(t, pr, linkRE)
 
 	out := os.Getenv("SAGASU_ARTIFACTS")
 	if out == "" {
@@ -206,53 +206,7 @@ func TestBrowser(t *testing.T) {
 	}
 }
 
-// printedLink reads the server's output until it prints its link (with
-// ?token=), and returns the link and what the server printed, which keeps
-// growing as the server runs.
-func printedLink(t *testing.T, r io.Reader) (string, *logBuffer) {
-	t.Helper()
-	log := &logBuffer{}
-	found := make(chan string, 1)
-	go func() {
-		lines := bufio.NewScanner(r)
-		sent := false
-		for lines.Scan() {
-			log.add(lines.Text())
-			if m := linkRE.FindString(lines.Text()); m != "" && !sent {
-				found <- m
-				sent = true
-			}
-		}
-		if !sent {
-			close(found)
-		}
-	}()
-	link, ok := <-found
-	if !ok {
-		t.Fatalf("sagasu serve printed no link: %s", log)
-	}
-	return link, log
-}
-
 var linkRE = regexp.MustCompile(`http://127\.0\.0\.1:\d+/\?token=[0-9a-f]+`)
-
-// logBuffer is a server's output, safe to read while it is written.
-type logBuffer struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (l *logBuffer) add(line string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.lines = append(l.lines, line)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Join(l.lines, "\n")
-}
 
 // writeDocs writes a few documents for when the shared data is absent.
 func writeDocs(t *testing.T, dir string) string {

@@ -1,5 +1,6 @@
-// Package httpguardtest checks, for tests, that a server built with
-// package httpguard cuts off clients that stall.
+// Package httpguardtest helps tests of sagasu's HTTP servers: it checks
+// that a server cuts off clients that stall, and reads a started server's
+// output for its address.
 package httpguardtest
 
 import (
@@ -8,6 +9,9 @@ import (
 	"io"
 	"net"
 	"os"
+	"regexp"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -41,4 +45,46 @@ func SlowClientIsCut(t *testing.T, serve func(net.Listener), slowHeaders bool) {
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("the server kept a connection open for 10 s with a stalled request (slow headers %v)", slowHeaders)
 	}
+}
+
+// Output is what a started server printed, safe to read while it runs.
+type Output struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (o *Output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
+}
+
+// Watch reads a server's output from r as it comes and returns the first
+// match of re on a line (its address, its link) with all it printed, which
+// keeps growing. It fails t when r ends without a match.
+func Watch(t *testing.T, r io.Reader, re *regexp.Regexp) (string, *Output) {
+	t.Helper()
+	out := &Output{}
+	found := make(chan string, 1)
+	go func() {
+		lines := bufio.NewScanner(r)
+		sent := false
+		for lines.Scan() {
+			out.mu.Lock()
+			out.buf.WriteString(lines.Text() + "\n")
+			out.mu.Unlock()
+			if m := re.FindString(lines.Text()); m != "" && !sent {
+				found <- m
+				sent = true
+			}
+		}
+		if !sent {
+			close(found)
+		}
+	}()
+	m, ok := <-found
+	if !ok {
+		t.Fatalf("the server printed nothing matching %s:\n%s", re, out)
+	}
+	return m, out
 }
