@@ -74,11 +74,13 @@ token="${link##*token=}"
 echo "api-fuzz: fuzzing $base for ${FUZZ_SECONDS}s (report in $out)" >&2
 
 status=0
-"$venv/bin/st" --config-file "$root/scripts/api-fuzz.toml" run "$base/api/openapi.json" \
+# Run from the report folder: schemathesis keeps its example database
+# (.schemathesis/) in the working directory.
+(cd "$out" && "$venv/bin/st" --config-file "$root/scripts/api-fuzz.toml" run "$base/api/openapi.json" \
 	-H "Authorization: Bearer $token" \
 	--checks all --max-time "$FUZZ_SECONDS" --request-timeout 10 --workers 2 \
 	--seed "${FUZZ_SEED:-24}" --no-color --output-sanitize true \
-	--report junit,ndjson --report-dir "$out" >"$out/schemathesis.txt" 2>&1 || status=$?
+	--report junit,ndjson --report-dir "$out" >"$out/schemathesis.txt" 2>&1) || status=$?
 tail -n 40 "$out/schemathesis.txt"
 
 fail() { echo "api-fuzz: $*" >&2; status=1; }
