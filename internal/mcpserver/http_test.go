@@ -24,18 +24,6 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
-// bearer adds a token to every request, as a configured MCP client does.
-type bearer struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(r)
-}
-
 // httpSession connects an SDK client to f's server over streamable HTTP,
 // sending token.
 func httpSession(t *testing.T, f *fixture, opt HTTPOptions, token string) *mcp.ClientSession {
@@ -44,7 +32,7 @@ func httpSession(t *testing.T, f *fixture, opt HTTPOptions, token string) *mcp.C
 	t.Cleanup(ts.Close)
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: ts.URL + Path, HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}},
+		Endpoint: ts.URL + Path, HTTPClient: &http.Client{Transport: httpguardtest.Bearer(token, nil)},
 	}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/httpguard/httpguardtest"
 )
 
 // BenchmarkHTTPSearchClients runs sagasu_search over streamable HTTP from
@@ -37,7 +38,7 @@ func BenchmarkHTTPSearchClients(b *testing.B) {
 			ctx := context.Background()
 			sessions := make([]*mcp.ClientSession, clients)
 			for c := range sessions {
-				hc := &http.Client{Transport: bearer{"bench", &http.Transport{MaxIdleConnsPerHost: 4}}}
+				hc := &http.Client{Transport: httpguardtest.Bearer("bench", &http.Transport{MaxIdleConnsPerHost: 4})}
 				cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx,
 					&mcp.StreamableClientTransport{Endpoint: ts.URL + Path, HTTPClient: hc, MaxRetries: -1}, nil)
 				if err != nil {

@@ -85,16 +85,7 @@ func TestBodiesAreCapped(t *testing.T) {
 	big := `{"title":"` + strings.Repeat("x", 2<<20) + `"}`
 	for _, p := range []string{"/api/threads", "/api/threads/" + th.ID + "/ask", "/api/threads/" + th.ID + "/stop",
 		"/api/search", "/api/evaluate", "/api/runs", "/api/runs/x/resume", "/api/runs/x/stop", "/api/index"} {
-		req, _ := http.NewRequest("POST", f.ts.URL+p, strings.NewReader(big))
-		req.Header.Set("X-Sagasu", "1")
-		req.Header.Set("Content-Type", "application/json")
-		f.auth(req)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(res.Body)
-		res.Body.Close()
+		res, body := f.send(t, "POST", p, big)
 		if res.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(string(body), "MiB") {
 			t.Errorf("POST %s with a 2 MiB body: %d %.200s, want 413 naming the limit", p, res.StatusCode, body)
 		}

@@ -87,6 +87,25 @@ func (f *fixture) roots(t *testing.T, dirs ...string) {
 	f.srv.useTools(ts)
 }
 
+// send makes a request as the page does (X-Sagasu: 1 on writes, the
+// token) with a raw body, and returns the answer with its body read.
+func (f *fixture) send(t *testing.T, method, path, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(method, f.ts.URL+path, strings.NewReader(body))
+	if method != http.MethodGet {
+		req.Header.Set("X-Sagasu", "1")
+		req.Header.Set("Content-Type", "application/json")
+	}
+	f.auth(req)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res, b
+}
+
 // call makes a request as the page does (X-Sagasu: 1 on writes).
 func (f *fixture) call(t *testing.T, method, path string, body any, out any) int {
 	t.Helper()
@@ -501,14 +520,7 @@ func TestToken(t *testing.T) {
 
 func TestRenderedPageHasNoInlineScript(t *testing.T) {
 	f := newFixture(t, "", nil)
-	req, _ := http.NewRequest("GET", f.ts.URL+"/", nil)
-	f.auth(req)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
+	_, body := f.send(t, "GET", "/", "")
 	page := string(body)
 	// The CSP forbids inline script; the page must not need any, and it
 	// carries the accessible names the browser test relies on.

@@ -30,6 +30,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sagasu-dev/sagasu/internal/httpguard/httpguardtest"
 )
 
 // binaries collects -bin NAME=PATH flags in order.
@@ -171,18 +173,6 @@ func cleanEnv() []string {
 // endpoint is a started server: its URL and the bearer token it takes.
 type endpoint struct{ url, token string }
 
-// bearer sends the token with every request, as a configured client does.
-type bearer struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(r)
-}
-
 // serve starts `bin mcp --http 127.0.0.1:0` with a fresh token and returns
 // its endpoint and a stop function.
 func serve(ctx context.Context, bin, dir, db, root string) (endpoint, func(), error) {
@@ -245,7 +235,7 @@ func round(ctx context.Context, ep endpoint, n, calls int, mode string, seed int
 	for c := range n {
 		client := mcp.NewClient(&mcp.Implementation{Name: "mcpload", Version: "1"}, nil)
 		// Each client its own connections, as separate agents have.
-		hc := &http.Client{Transport: bearer{ep.token, &http.Transport{MaxIdleConnsPerHost: 4}}}
+		hc := &http.Client{Transport: httpguardtest.Bearer(ep.token, &http.Transport{MaxIdleConnsPerHost: 4})}
 		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ep.url, HTTPClient: hc, MaxRetries: -1}, nil)
 		if err != nil {
 			connErr = err

@@ -1,6 +1,7 @@
-// Package httpguardtest helps tests of sagasu's HTTP servers: it checks
-// that a server cuts off clients that stall, and reads a started server's
-// output for its address.
+// Package httpguardtest helps tests (and load tools) of sagasu's HTTP
+// servers: it checks that a server cuts off clients that stall, reads a
+// started server's output for its address, and sends a bearer token as a
+// configured client does.
 package httpguardtest
 
 import (
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"regexp"
 	"strings"
@@ -87,4 +89,24 @@ func Watch(t *testing.T, r io.Reader, re *regexp.Regexp) (string, *Output) {
 		t.Fatalf("the server printed nothing matching %s:\n%s", re, out)
 	}
 	return m, out
+}
+
+// Bearer returns a transport that sends token with every request over next
+// (http.DefaultTransport when nil), as a configured client does.
+func Bearer(token string, next http.RoundTripper) http.RoundTripper {
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	return bearer{token, next}
+}
+
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
 }
