@@ -107,13 +107,17 @@ func nonEmpty(s *jsonschema.Schema) { one := 1; s.MinItems = &one }
 // the bound of IDs and sequence numbers the API takes.
 const maxSafe = 1<<53 - 1
 
-var (
-	stringSchema = func() *jsonschema.Schema { return &jsonschema.Schema{Type: "string"} }
-	afterParam   = param{in: "query", name: "after", desc: "replay the events after this sequence number (an EventSource sends Last-Event-ID instead)",
-		schema: &jsonschema.Schema{Type: "integer", Minimum: ptr(0.0), Maximum: ptr(float64(maxSafe))}}
-	lastEventIDParam = param{in: "header", name: "Last-Event-ID", desc: "the id of the last event received, which EventSource sends when it reconnects",
-		schema: &jsonschema.Schema{Type: "string", Pattern: `^[0-9]{1,15}$`}}
-)
+func stringSchema() *jsonschema.Schema { return &jsonschema.Schema{Type: "string"} }
+
+// streamParams are the parameters of every event stream: where it resumes.
+func streamParams() []param {
+	return []param{
+		{in: "query", name: "after", desc: "replay the events after this sequence number (an EventSource sends Last-Event-ID instead)",
+			schema: &jsonschema.Schema{Type: "integer", Minimum: ptr(0.0), Maximum: ptr(float64(maxSafe))}},
+		{in: "header", name: "Last-Event-ID", desc: "the id of the last event received, which EventSource sends when it reconnects",
+			schema: &jsonschema.Schema{Type: "string", Pattern: `^[0-9]{1,15}$`}},
+	}
+}
 
 func ptr[T any](v T) *T { return &v }
 
@@ -133,7 +137,7 @@ func operations() map[string]op {
 			out:  schemaOf[askAccepted](), errs: []int{400, 404, 409}},
 		"POST /api/threads/{id}/stop": {summary: "Stop the thread's turn", ok: 202, out: schemaOf[stopping](), errs: []int{409}},
 		"GET /api/threads/{id}/events": {summary: "The thread's events, then new ones as they come", ok: 200, errs: []int{400, 404},
-			params: []param{afterParam, lastEventIDParam},
+			params: streamParams(),
 			stream: "Server-sent events, each id the event's sequence number: turn, step (a graph event), delta (a piece of a streamed answer), question, answer, spans, turn_error, status.",
 			events: []string{threadTurn, threadStep, "delta", "question", "answer", threadSpans, threadError, "status"}},
 
@@ -167,7 +171,7 @@ func operations() map[string]op {
 		"POST /api/runs/{id}/resume": {summary: "Resume a stopped run from its last completed step", ok: 202, out: schemaOf[runAccepted](), errs: []int{404, 409}},
 		"POST /api/runs/{id}/stop":   {summary: "Stop a running run", ok: 202, out: schemaOf[stopping](), errs: []int{409}},
 		"GET /api/runs/{id}/events": {summary: "The run's events, then new ones as they come", ok: 200, errs: []int{400, 404},
-			params: []param{afterParam, lastEventIDParam},
+			params: streamParams(),
 			stream: "Server-sent events, each id the event's sequence number: state (the plan), a graph event by its type (thought, action, observation, ...), outcome, status."},
 
 		"GET /api/cache": {summary: "The agent cache's records and agent-cache.md", ok: 200, out: schemaOf[tools.ReadCacheOutput](), errs: []int{400, 404},
@@ -187,7 +191,7 @@ func operations() map[string]op {
 			body:  bodyOf[indexInput](func(s *jsonschema.Schema) { nonBlank(field(s, "path")) }),
 			links: []link{{"progress", "get_jobs_id_events", "id", "/job"}}},
 		"GET /api/jobs/{id}/events": {summary: "An index job's progress", ok: 200, errs: []int{400, 404},
-			params: []param{afterParam, lastEventIDParam},
+			params: streamParams(),
 			stream: "Server-sent events: start, progress, then done (the report) or failed.",
 			events: []string{"start", "progress", "done", "failed"}},
 	}
