@@ -154,30 +154,15 @@ func TestServeOnLoopbackNeedsToken(t *testing.T) {
 // JSON or an event-stream answer).
 func mcpCall(t *testing.T, endpoint, session, token, msg string) (int, string, map[string]any) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", endpoint, strings.NewReader(msg))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if session != "" {
-		req.Header.Set("Mcp-Session-Id", session)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
+	code, session, body := httpguardtest.PostMCP(t, endpoint, session, token, msg)
 	var out map[string]any
-	body := string(raw)
 	for _, line := range strings.Split(body, "\n") {
 		if d, ok := strings.CutPrefix(line, "data: "); ok {
 			body = d
 		}
 	}
 	_ = json.Unmarshal([]byte(body), &out)
-	return res.StatusCode, res.Header.Get("Mcp-Session-Id"), out
+	return code, session, out
 }
 
 // mcpSession initialises a session with token ("" sends none).

@@ -106,27 +106,17 @@ func (f *fixture) send(t *testing.T, method, path, body string) (*http.Response,
 	return res, b
 }
 
-// call makes a request as the page does (X-Sagasu: 1 on writes).
+// call makes a request as the page does (X-Sagasu: 1 on writes) with
+// body as JSON, and decodes the answer into out when not nil.
 func (f *fixture) call(t *testing.T, method, path string, body any, out any) int {
 	t.Helper()
-	var rd io.Reader
+	var raw []byte
 	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = strings.NewReader(string(b))
+		raw, _ = json.Marshal(body)
 	}
-	req, _ := http.NewRequest(method, f.ts.URL+path, rd)
-	if method != http.MethodGet {
-		req.Header.Set("X-Sagasu", "1")
-		req.Header.Set("Content-Type", "application/json")
-	}
-	f.auth(req)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
+	res, b := f.send(t, method, path, string(raw))
 	if out != nil {
-		if err := json.NewDecoder(res.Body).Decode(out); err != nil {
+		if err := json.Unmarshal(b, out); err != nil {
 			t.Fatalf("%s %s: decode: %v", method, path, err)
 		}
 	}

@@ -1,7 +1,7 @@
 // Package httpguardtest helps tests (and load tools) of sagasu's HTTP
 // servers: it checks that a server cuts off clients that stall, reads a
 // started server's output for its address, and sends a bearer token as a
-// configured client does.
+// configured client does, or one MCP message as a client posts it.
 package httpguardtest
 
 import (
@@ -109,4 +109,33 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return b.next.RoundTrip(r)
+}
+
+// PostMCP sends one JSON-RPC message to an MCP endpoint over HTTP as a
+// client does, with the session id and bearer token when not empty, and
+// returns the status, the session id the server gave and the body read.
+func PostMCP(t *testing.T, url, session, token, msg string) (code int, sessionID, body string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(msg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.StatusCode, res.Header.Get("Mcp-Session-Id"), string(b)
 }
