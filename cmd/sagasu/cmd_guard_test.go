@@ -216,8 +216,8 @@ func TestMCPHTTPOnLoopbackNeedsToken(t *testing.T) {
 		t.Fatalf("initialize with a wrong token: HTTP %d, want 401", code)
 	}
 
-	m := regexp.MustCompile(`Authorization: Bearer (\S+)`).FindStringSubmatch(out.String())
-	if m == nil || len(m[1]) < 32 {
+	m := out.Wait(t, regexp.MustCompile(`Authorization: Bearer (\S+)`))
+	if len(m[1]) < 32 {
 		t.Fatalf("sagasu mcp --http printed no bearer token to configure clients with:\n%s", out)
 	}
 	token := m[1]

@@ -257,11 +257,7 @@ func startHTTP(t *testing.T, bin, dir string, args ...string) string {
 // printedToken is the bearer token a server printed for its clients.
 func printedToken(t *testing.T, out *httpguardtest.Output) string {
 	t.Helper()
-	m := regexp.MustCompile(`Authorization: Bearer ([0-9a-f]{32,})`).FindStringSubmatch(out.String())
-	if m == nil {
-		t.Fatalf("the server printed no bearer token for its clients:\n%s", out)
-	}
-	return m[1]
+	return out.Wait(t, regexp.MustCompile(`Authorization: Bearer ([0-9a-f]{32,})`))[1]
 }
 
 func inspect(t *testing.T, inspector, dir string, args []string) []byte {

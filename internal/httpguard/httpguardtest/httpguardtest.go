@@ -51,8 +51,10 @@ func SlowClientIsCut(t *testing.T, serve func(net.Listener), slowHeaders bool) {
 
 // Output is what a started server printed, safe to read while it runs.
 type Output struct {
-	mu  sync.Mutex
-	buf strings.Builder
+	mu    sync.Mutex
+	grown *sync.Cond // signalled on each line and when the output ends
+	buf   strings.Builder
+	ended bool
 }
 
 func (o *Output) String() string {
@@ -61,34 +63,47 @@ func (o *Output) String() string {
 	return o.buf.String()
 }
 
+// Wait returns the first match of re in the output (with its submatches),
+// waiting for the server to print it; it fails t when the output ends
+// without one. A server prints its lines in an order, but a reader that
+// found one line has not necessarily read the next: wait, do not look.
+func (o *Output) Wait(t *testing.T, re *regexp.Regexp) []string {
+	t.Helper()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for {
+		if m := re.FindStringSubmatch(o.buf.String()); m != nil {
+			return m
+		}
+		if o.ended {
+			t.Fatalf("the server printed nothing matching %s:\n%s", re, o.buf.String())
+			return nil
+		}
+		o.grown.Wait()
+	}
+}
+
 // Watch reads a server's output from r as it comes and returns the first
 // match of re on a line (its address, its link) with all it printed, which
 // keeps growing. It fails t when r ends without a match.
 func Watch(t *testing.T, r io.Reader, re *regexp.Regexp) (string, *Output) {
 	t.Helper()
 	out := &Output{}
-	found := make(chan string, 1)
+	out.grown = sync.NewCond(&out.mu)
 	go func() {
 		lines := bufio.NewScanner(r)
-		sent := false
 		for lines.Scan() {
 			out.mu.Lock()
 			out.buf.WriteString(lines.Text() + "\n")
 			out.mu.Unlock()
-			if m := re.FindString(lines.Text()); m != "" && !sent {
-				found <- m
-				sent = true
-			}
+			out.grown.Broadcast()
 		}
-		if !sent {
-			close(found)
-		}
+		out.mu.Lock()
+		out.ended = true
+		out.mu.Unlock()
+		out.grown.Broadcast()
 	}()
-	m, ok := <-found
-	if !ok {
-		t.Fatalf("the server printed nothing matching %s:\n%s", re, out)
-	}
-	return m, out
+	return out.Wait(t, re)[0], out
 }
 
 // Bearer returns a transport that sends token with every request over next
