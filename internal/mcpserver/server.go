@@ -65,6 +65,10 @@ type Options struct {
 	// Middleware, when set, wraps every request before sagasu's own checks
 	// (tracing: it sees refused calls too).
 	Middleware mcp.Middleware
+	// AllowDotfiles lets clients index and read dotfiles and dot-folders
+	// (.env, .ssh/, .git/...); by default they are refused (see
+	// tools.Toolset.WithDotfiles).
+	AllowDotfiles bool
 }
 
 // Server is sagasu's MCP server. One Server may serve many sessions at once
@@ -119,6 +123,7 @@ func New(opt Options) (*Server, error) {
 		}
 		s.tools = t
 	}
+	s.tools = s.tools.WithDotfiles(opt.AllowDotfiles)
 	s.store = s.tools.Store()
 	if s.counter == nil {
 		c, err := budget.New(budget.Options{Margin: budget.DefaultMargin})
