@@ -30,6 +30,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sagasu-dev/sagasu/internal/embed"
+	"github.com/sagasu-dev/sagasu/internal/embed/safetensors"
 )
 
 // DefaultSIF is the SIF smoothing constant a: words much more frequent than
@@ -158,21 +159,26 @@ func openModel2Vec(dir string) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := os.ReadFile(filepath.Join(dir, "model.safetensors"))
+	st, err := safetensors.Open(filepath.Join(dir, "model.safetensors"))
 	if err != nil {
 		return nil, err
 	}
-	rows, cols, data, err := tensor(st, "embeddings")
-	if err != nil {
-		return nil, fmt.Errorf("model.safetensors: %w", err)
-	}
+	defer st.Close()
 	for _, name := range []string{"weights", "mapping"} {
-		if hasTensor(st, name) {
+		if _, ok := st.Info(name); ok {
 			// Newer Model2Vec models share rows between tokens and weigh
 			// them; pooling without that would give wrong vectors.
 			return nil, fmt.Errorf("model.safetensors has a %q tensor (vocabulary quantisation), which this reader does not support", name)
 		}
 	}
+	data, shape, err := st.Float32("embeddings")
+	if err != nil {
+		return nil, fmt.Errorf("model.safetensors: %w", err)
+	}
+	if len(shape) != 2 || shape[0] <= 0 || shape[1] <= 0 {
+		return nil, fmt.Errorf("model.safetensors: tensor \"embeddings\" has shape %v, want [vocabulary, dimensions]", shape)
+	}
+	rows, cols := shape[0], shape[1]
 	for w, id := range wp.vocab {
 		if id < 0 || int(id) >= rows {
 			return nil, fmt.Errorf("token %q has id %d but the embeddings have %d rows", w, id, rows)
