@@ -1,0 +1,366 @@
+package local
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/sagasu-dev/sagasu/internal/embed/safetensors"
+)
+
+// model holds a BERT-family encoder's weights, the linear layers packed
+// for the kernel.
+type model struct {
+	s       *settings
+	word    []float32 // vocab × hidden
+	pos     []float32 // positions × hidden
+	typ     []float32 // token type 0's row
+	embNorm norm
+	layers  []layer
+}
+
+type layer struct {
+	qkv      linear // query, key and value in one product: 3·hidden outputs
+	attnOut  linear
+	attnNorm norm
+	inter    linear
+	out      linear
+	outNorm  norm
+}
+
+type linear struct {
+	w    packed
+	bias []float32
+}
+
+type norm struct{ gain, bias []float32 }
+
+// loadModel reads the encoder's tensors. Names may carry a "bert." or
+// "roberta." prefix, as checkpoints saved with a task head do.
+func loadModel(f *safetensors.File, s *settings) (*model, error) {
+	prefix := ""
+	for _, p := range []string{"", "bert.", "roberta.", "model."} {
+		if _, ok := f.Info(p + "embeddings.word_embeddings.weight"); ok {
+			prefix = p
+			break
+		}
+	}
+	h := s.Hidden
+	get := func(name string, shape ...int) ([]float32, error) {
+		v, got, err := f.Float32(prefix + name)
+		if err != nil {
+			return nil, fmt.Errorf("model.safetensors: %w", err)
+		}
+		if !sameShape(got, shape) {
+			return nil, fmt.Errorf("model.safetensors: tensor %q has shape %v, config.json implies %v", prefix+name, got, shape)
+		}
+		return v, nil
+	}
+	getNorm := func(name string) (norm, error) {
+		// Old checkpoints call the LayerNorm's weight and bias gamma and beta.
+		g, errG := get(name+".weight", h)
+		if errG != nil {
+			if alt, err := get(name+".gamma", h); err == nil {
+				g, errG = alt, nil
+			}
+		}
+		if errG != nil {
+			return norm{}, errG
+		}
+		b, err := get(name+".bias", h)
+		if err != nil {
+			if alt, err2 := get(name+".beta", h); err2 == nil {
+				b, err = alt, nil
+			}
+		}
+		return norm{gain: g, bias: b}, err
+	}
+	m := &model{s: s}
+	var err error
+	info, ok := f.Info(prefix + "embeddings.word_embeddings.weight")
+	if !ok || len(info.Shape) != 2 {
+		return nil, fmt.Errorf("model.safetensors has no embeddings.word_embeddings.weight: is this a BERT-family encoder?")
+	}
+	vocab := info.Shape[0]
+	if m.word, err = get("embeddings.word_embeddings.weight", vocab, h); err != nil {
+		return nil, err
+	}
+	if m.pos, err = get("embeddings.position_embeddings.weight", s.MaxPositions, h); err != nil {
+		return nil, err
+	}
+	typ, err := get("embeddings.token_type_embeddings.weight", s.TypeVocab, h)
+	if err != nil {
+		return nil, err
+	}
+	m.typ = typ[:h]
+	if m.embNorm, err = getNorm("embeddings.LayerNorm"); err != nil {
+		return nil, err
+	}
+	for i := 0; i < s.Layers; i++ {
+		p := fmt.Sprintf("encoder.layer.%d.", i)
+		var l layer
+		var w [3][]float32
+		var b [3][]float32
+		for j, name := range []string{"query", "key", "value"} {
+			if w[j], err = get(p+"attention.self."+name+".weight", h, h); err != nil {
+				return nil, err
+			}
+			if b[j], err = get(p+"attention.self."+name+".bias", h); err != nil {
+				return nil, err
+			}
+		}
+		qkv := make([]float32, 0, 3*h*h)
+		qkv = append(append(append(qkv, w[0]...), w[1]...), w[2]...)
+		l.qkv = newLinear(qkv, append(append(append([]float32(nil), b[0]...), b[1]...), b[2]...), 3*h, h)
+		if l.attnOut, err = loadLinear(get, p+"attention.output.dense", h, h); err != nil {
+			return nil, err
+		}
+		if l.attnNorm, err = getNorm(p + "attention.output.LayerNorm"); err != nil {
+			return nil, err
+		}
+		if l.inter, err = loadLinear(get, p+"intermediate.dense", s.Intermediate, h); err != nil {
+			return nil, err
+		}
+		if l.out, err = loadLinear(get, p+"output.dense", h, s.Intermediate); err != nil {
+			return nil, err
+		}
+		if l.outNorm, err = getNorm(p + "output.LayerNorm"); err != nil {
+			return nil, err
+		}
+		m.layers = append(m.layers, l)
+	}
+	return m, nil
+}
+
+func loadLinear(get func(string, ...int) ([]float32, error), name string, out, in int) (linear, error) {
+	w, err := get(name+".weight", out, in)
+	if err != nil {
+		return linear{}, err
+	}
+	b, err := get(name+".bias", out)
+	if err != nil {
+		return linear{}, err
+	}
+	return newLinear(w, b, out, in), nil
+}
+
+func newLinear(w, bias []float32, out, in int) linear {
+	var l linear
+	packRows(&l.w, w, out, in, in)
+	l.bias = bias
+	return l
+}
+
+func sameShape(got, want []int) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// vocabSize is the number of rows of the word embedding table.
+func (m *model) vocabSize() int { return len(m.word) / m.s.Hidden }
+
+// workspace holds one worker's activations, grown as needed.
+type workspace struct {
+	x, qkv, ctx, tmp, inter []float32
+	scores, part            []float32
+	keys, vals              packed
+}
+
+func grow(b []float32, n int) []float32 {
+	if cap(b) < n {
+		return make([]float32, n)
+	}
+	return b[:n]
+}
+
+// forward runs the encoder over a batch of token sequences and writes each
+// one's pooled vector into out.
+func (m *model) forward(ws *workspace, seqs [][]int32, out [][]float32) {
+	s := m.s
+	h := s.Hidden
+	total := 0
+	for _, q := range seqs {
+		total += len(q)
+	}
+	rows := (total + mr - 1) / mr * mr
+	// One block of slack rows: a sequence's attention reads whole blocks of
+	// mr rows from where it starts.
+	ws.x = grow(ws.x, (rows+mr)*h)
+	ws.qkv = grow(ws.qkv, (rows+mr)*3*h)
+	ws.ctx = grow(ws.ctx, (rows+mr)*h)
+	ws.tmp = grow(ws.tmp, (rows+mr)*h)
+	ws.inter = grow(ws.inter, (rows+mr)*s.Intermediate)
+	clear(ws.x[total*h:])
+
+	// Embeddings: word + position + token type 0, then LayerNorm.
+	r := 0
+	for _, q := range seqs {
+		for p, id := range q {
+			x := ws.x[r*h : (r+1)*h]
+			wrow := m.word[int(id)*h : int(id+1)*h]
+			prow := m.pos[(p+s.posOffset)*h : (p+s.posOffset+1)*h]
+			for j := range x {
+				x[j] = wrow[j] + prow[j] + m.typ[j]
+			}
+			r++
+		}
+	}
+	layerNorm(ws.x[:total*h], h, m.embNorm, s.Eps)
+
+	for li := range m.layers {
+		l := &m.layers[li]
+		m.apply(ws, &l.qkv, ws.qkv, ws.x, rows, 3*h, h)
+		m.attention(ws, seqs)
+		m.apply(ws, &l.attnOut, ws.tmp, ws.ctx, rows, h, h)
+		addNorm(ws.x[:total*h], ws.tmp[:total*h], h, l.attnNorm, s.Eps)
+		m.apply(ws, &l.inter, ws.inter, ws.x, rows, s.Intermediate, h)
+		activate(ws.inter[:total*s.Intermediate], s.Act)
+		m.apply(ws, &l.out, ws.tmp, ws.inter, rows, h, s.Intermediate)
+		addNorm(ws.x[:total*h], ws.tmp[:total*h], h, l.outNorm, s.Eps)
+	}
+
+	r = 0
+	for i, q := range seqs {
+		pool(out[i], ws.x[r*h:(r+len(q))*h], h, s.pooling)
+		r += len(q)
+	}
+}
+
+// apply computes dst = src·Wᵀ + bias for rows rows.
+func (m *model) apply(ws *workspace, l *linear, dst, src []float32, rows, out, in int) {
+	for r := 0; r < rows; r++ {
+		copy(dst[r*out:(r+1)*out], l.bias)
+	}
+	gemm(dst, out, src, in, rows, &l.w)
+}
+
+// attention runs each sequence's self-attention, head by head, from the
+// queries, keys and values in ws.qkv into ws.ctx.
+func (m *model) attention(ws *workspace, seqs [][]int32) {
+	h := m.s.Hidden
+	heads := m.s.Heads
+	d := h / heads
+	scale := float32(1 / math.Sqrt(float64(d)))
+	r0 := 0
+	for _, q := range seqs {
+		n := len(q)
+		rows := (n + mr - 1) / mr * mr
+		ld := (n + nr - 1) / nr * nr
+		ws.scores = grow(ws.scores, rows*ld)
+		ws.part = grow(ws.part, rows*d)
+		for hd := 0; hd < heads; hd++ {
+			qs := ws.qkv[r0*3*h+hd*d:]
+			ks := ws.qkv[r0*3*h+h+hd*d:]
+			vs := ws.qkv[r0*3*h+2*h+hd*d:]
+			// scores = Q·Kᵀ: the keys are B given row by row.
+			packRows(&ws.keys, ks, n, d, 3*h)
+			clear(ws.scores)
+			gemm(ws.scores, ld, qs, 3*h, rows, &ws.keys)
+			for i := 0; i < n; i++ {
+				softmax(ws.scores[i*ld:i*ld+n], scale)
+			}
+			// context = P·V.
+			packCols(&ws.vals, vs, n, d, 3*h)
+			clear(ws.part)
+			gemm(ws.part, d, ws.scores, ld, rows, &ws.vals)
+			for i := 0; i < n; i++ {
+				copy(ws.ctx[(r0+i)*h+hd*d:(r0+i)*h+hd*d+d], ws.part[i*d:(i+1)*d])
+			}
+		}
+		r0 += n
+	}
+}
+
+// layerNorm normalises each row of h values to zero mean and unit
+// variance, then scales and shifts it.
+func layerNorm(x []float32, h int, n norm, eps float64) {
+	for r := 0; r+h <= len(x); r += h {
+		row := x[r : r+h]
+		var sum float64
+		for _, v := range row {
+			sum += float64(v)
+		}
+		mean := sum / float64(h)
+		var ss float64
+		for _, v := range row {
+			d := float64(v) - mean
+			ss += d * d
+		}
+		inv := 1 / math.Sqrt(ss/float64(h)+eps)
+		for j, v := range row {
+			row[j] = float32((float64(v)-mean)*inv)*n.gain[j] + n.bias[j]
+		}
+	}
+}
+
+// addNorm is x = LayerNorm(x + y).
+func addNorm(x, y []float32, h int, n norm, eps float64) {
+	for i := range x {
+		x[i] += y[i]
+	}
+	layerNorm(x, h, n, eps)
+}
+
+// softmax turns row·scale into probabilities.
+func softmax(row []float32, scale float32) {
+	hi := float32(math.Inf(-1))
+	for _, v := range row {
+		hi = max(hi, v)
+	}
+	inv := 1 / expSum(row, hi, scale)
+	for i := range row {
+		row[i] *= inv
+	}
+}
+
+func activate(x []float32, act string) {
+	switch act {
+	case "gelu":
+		gelu(x)
+	case "gelu_new", "gelu_pytorch_tanh":
+		for i, v := range x {
+			x[i] = geluTanh(v)
+		}
+	case "relu":
+		for i, v := range x {
+			x[i] = max(v, 0)
+		}
+	}
+}
+
+// pool reduces a sequence's rows (n×h) to one vector.
+func pool(dst, rows []float32, h int, how string) {
+	n := len(rows) / h
+	switch how {
+	case "cls":
+		copy(dst, rows[:h])
+		return
+	case "max":
+		copy(dst, rows[:h])
+		for r := 1; r < n; r++ {
+			for j, v := range rows[r*h : (r+1)*h] {
+				dst[j] = max(dst[j], v)
+			}
+		}
+		return
+	}
+	clear(dst)
+	for r := 0; r < n; r++ {
+		for j, v := range rows[r*h : (r+1)*h] {
+			dst[j] += v
+		}
+	}
+	div := float32(n)
+	if how == "mean_sqrt_len" {
+		div = float32(math.Sqrt(float64(n)))
+	}
+	for j := range dst {
+		dst[j] /= div
+	}
+}
