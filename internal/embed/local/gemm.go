@@ -19,14 +19,72 @@ const (
 type packed struct {
 	k, n int
 	data []float32
+	// q and scale replace data once the matrix is quantised: the same
+	// layout in int8, and one scale per column (output).
+	q     []int8
+	scale []float32
 }
 
 func (b *packed) panels() int { return (b.n + nr - 1) / nr }
 
-// panel returns rows [k0, k0+kk) of panel p.
-func (b *packed) panel(p, k0 int) []float32 {
+// panel returns rows [k0, k0+kk) of panel p, dequantised into tmp when
+// the matrix is int8.
+func (b *packed) panel(p, k0, kk int, tmp []float32) []float32 {
 	off := (p*b.k + k0) * nr
-	return b.data[off:]
+	if b.q == nil {
+		return b.data[off:]
+	}
+	sc := (*[nr]float32)(b.scale[p*nr : p*nr+nr])
+	src := b.q[off : off+kk*nr]
+	for k := 0; k < kk; k++ {
+		row := (*[nr]float32)(tmp[k*nr : k*nr+nr])
+		q := (*[nr]int8)(src[k*nr : k*nr+nr])
+		for j := range row {
+			row[j] = float32(q[j]) * sc[j]
+		}
+	}
+	return tmp
+}
+
+// quantize turns b into int8 with one scale per column, the largest
+// magnitude of the column mapping to 127, and drops the float values.
+func (b *packed) quantize() {
+	panels := b.panels()
+	b.scale = make([]float32, panels*nr)
+	b.q = make([]int8, len(b.data))
+	for p := 0; p < panels; p++ {
+		block := b.data[p*b.k*nr : (p+1)*b.k*nr]
+		for j := 0; j < nr; j++ {
+			var hi float32
+			for k := 0; k < b.k; k++ {
+				hi = max(hi, abs32(block[k*nr+j]))
+			}
+			if hi == 0 {
+				continue
+			}
+			s := hi / 127
+			b.scale[p*nr+j] = s
+			for k := 0; k < b.k; k++ {
+				b.q[p*b.k*nr+k*nr+j] = int8(roundHalfAway(block[k*nr+j] / s))
+			}
+		}
+	}
+	b.data = nil
+}
+
+func abs32(x float32) float32 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// roundHalfAway rounds to the nearest integer, halves away from zero.
+func roundHalfAway(x float32) float32 {
+	if x < 0 {
+		return -float32(int32(-x + 0.5))
+	}
+	return float32(int32(x + 0.5))
 }
 
 // packRows packs B = Wᵀ for W given row by row (n rows of k floats, stride
@@ -86,13 +144,17 @@ func gemm(c []float32, ldc int, a []float32, lda, m int, b *packed) {
 		panic("gemm: rows not a multiple of mr")
 	}
 	var tile [mr * nr]float32
+	var tmp []float32
+	if b.q != nil {
+		tmp = make([]float32, kc*nr)
+	}
 	full := b.n / nr
 	for k0 := 0; k0 < b.k; k0 += kc {
 		kk := min(kc, b.k-k0)
 		for i0 := 0; i0 < m; i0 += mc {
 			i1 := min(i0+mc, m)
 			for p := 0; p < b.panels(); p++ {
-				bp := b.panel(p, k0)
+				bp := b.panel(p, k0, kk, tmp)
 				for i := i0; i < i1; i += mr {
 					ap := a[i*lda+k0:]
 					if p < full {

@@ -99,7 +99,8 @@ func open(dir string, opt Options) (*Client, error) {
 		name = filepath.Base(filepath.Clean(dir))
 	}
 	if opt.Int8 {
-		name += "+int8" // TODO quantize
+		m.quantize()
+		name += "+int8"
 	}
 	c := &Client{
 		info:  embed.Info{Driver: "local", Model: name, Dim: s.Hidden, Endpoint: dir},

@@ -11,7 +11,9 @@ import (
 // for the kernel.
 type model struct {
 	s       *settings
-	word    []float32 // vocab × hidden
+	word    []float32 // vocab × hidden; nil when quantised
+	wordQ   []int8    // the same as int8, one scale per row
+	wordS   []float32
 	pos     []float32 // positions × hidden
 	typ     []float32 // token type 0's row
 	embNorm norm
@@ -163,7 +165,59 @@ func sameShape(got, want []int) bool {
 }
 
 // vocabSize is the number of rows of the word embedding table.
-func (m *model) vocabSize() int { return len(m.word) / m.s.Hidden }
+func (m *model) vocabSize() int {
+	if m.word == nil {
+		return len(m.wordS)
+	}
+	return len(m.word) / m.s.Hidden
+}
+
+// quantize keeps the linear layers' weights and the word embeddings as
+// int8 with one scale per output (per word), a quarter of their float
+// size. Activations stay float32: each panel of weights is widened back
+// to float32 as the product reaches it, so the speed is about the same
+// and only the rounding of the weights changes the vectors.
+func (m *model) quantize() {
+	for i := range m.layers {
+		l := &m.layers[i]
+		for _, lin := range []*linear{&l.qkv, &l.attnOut, &l.inter, &l.out} {
+			lin.w.quantize()
+		}
+	}
+	h := m.s.Hidden
+	rows := len(m.word) / h
+	m.wordQ = make([]int8, len(m.word))
+	m.wordS = make([]float32, rows)
+	for r := 0; r < rows; r++ {
+		row := m.word[r*h : (r+1)*h]
+		var hi float32
+		for _, v := range row {
+			hi = max(hi, abs32(v))
+		}
+		if hi == 0 {
+			continue
+		}
+		s := hi / 127
+		m.wordS[r] = s
+		for j, v := range row {
+			m.wordQ[r*h+j] = int8(roundHalfAway(v / s))
+		}
+	}
+	m.word = nil
+}
+
+// wordRow writes the embedding of token id into dst.
+func (m *model) wordRow(dst []float32, id int32) {
+	h := m.s.Hidden
+	if m.word != nil {
+		copy(dst, m.word[int(id)*h:int(id+1)*h])
+		return
+	}
+	s := m.wordS[id]
+	for j, q := range m.wordQ[int(id)*h : int(id+1)*h] {
+		dst[j] = float32(q) * s
+	}
+}
 
 // workspace holds one worker's activations, grown as needed.
 type workspace struct {
@@ -203,10 +257,10 @@ func (m *model) forward(ws *workspace, seqs [][]int32, out [][]float32) {
 	for _, q := range seqs {
 		for p, id := range q {
 			x := ws.x[r*h : (r+1)*h]
-			wrow := m.word[int(id)*h : int(id+1)*h]
+			m.wordRow(x, id)
 			prow := m.pos[(p+s.posOffset)*h : (p+s.posOffset+1)*h]
 			for j := range x {
-				x[j] = wrow[j] + prow[j] + m.typ[j]
+				x[j] += prow[j] + m.typ[j]
 			}
 			r++
 		}

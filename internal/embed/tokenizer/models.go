@@ -15,6 +15,7 @@ type model interface {
 	// id looks a token up; ok is false when the vocabulary lacks it.
 	id(token string) (int32, bool)
 	size() int
+	maxID() int32
 	unknown() int32
 }
 
@@ -84,6 +85,14 @@ func parseWordPiece(raw json.RawMessage) (*wordPiece, error) {
 func (w *wordPiece) id(token string) (int32, bool) { id, ok := w.vocab[token]; return id, ok }
 func (w *wordPiece) size() int                     { return len(w.vocab) }
 func (w *wordPiece) unknown() int32                { return w.unk }
+
+func (w *wordPiece) maxID() int32 {
+	m := int32(-1)
+	for _, id := range w.vocab {
+		m = max(m, id)
+	}
+	return m
+}
 
 func (w *wordPiece) tokenize(word string, ids []int32) []int32 {
 	if utf8.RuneCountInString(word) > w.maxChars {
@@ -170,6 +179,7 @@ func parseUnigram(raw json.RawMessage) (*unigram, error) {
 func (u *unigram) id(token string) (int32, bool) { id, ok := u.vocab[token]; return id, ok }
 func (u *unigram) size() int                     { return len(u.scores) }
 func (u *unigram) unknown() int32                { return u.unk }
+func (u *unigram) maxID() int32                  { return int32(len(u.scores) - 1) }
 
 func (u *unigram) tokenize(s string, ids []int32) []int32 {
 	if s == "" {

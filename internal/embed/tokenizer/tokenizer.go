@@ -199,7 +199,7 @@ func (t *Tokenizer) Unknown() int32 { return t.model.unknown() }
 
 // MaxID is the largest id Encode can return.
 func (t *Tokenizer) MaxID() int32 {
-	m := int32(t.model.size() - 1)
+	m := t.model.maxID()
 	for _, a := range t.added {
 		m = max(m, a.id)
 	}
