@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/sagasu-dev/sagasu/internal/embed"
@@ -100,7 +101,9 @@ func open(dir string, opt Options) (*Client, error) {
 	}
 	if opt.Int8 {
 		m.quantize()
-		name += "+int8"
+		if !strings.HasSuffix(name, "+int8") {
+			name += "+int8"
+		}
 	}
 	c := &Client{
 		info:  embed.Info{Driver: "local", Model: name, Dim: s.Hidden, Endpoint: dir},
