@@ -1,5 +1,7 @@
 package local
 
+import "sync"
+
 // The matrix products of a transformer layer, C += A·B, where A is a block
 // of activations (one row per token) and B a weight matrix packed once at
 // load. The work is cut as GotoBLAS cuts it: a micro-kernel multiplies mr
@@ -46,30 +48,22 @@ func (b *packed) panel(p, k0, kk int, tmp []float32) []float32 {
 	return tmp
 }
 
-// quantize turns b into int8 with one scale per column, the largest
-// magnitude of the column mapping to 127, and drops the float values.
-func (b *packed) quantize() {
-	panels := b.panels()
-	b.scale = make([]float32, panels*nr)
-	b.q = make([]int8, len(b.data))
-	for p := 0; p < panels; p++ {
-		block := b.data[p*b.k*nr : (p+1)*b.k*nr]
-		for j := 0; j < nr; j++ {
-			var hi float32
-			for k := 0; k < b.k; k++ {
-				hi = max(hi, abs32(block[k*nr+j]))
-			}
-			if hi == 0 {
-				continue
-			}
-			s := hi / 127
-			b.scale[p*nr+j] = s
-			for k := 0; k < b.k; k++ {
-				b.q[p*b.k*nr+k*nr+j] = int8(roundHalfAway(block[k*nr+j] / s))
-			}
+// packRowsInt8 packs W (n rows of k floats, as packRows) straight into
+// int8, one scale per row of W (a column of B), without a float copy.
+func packRowsInt8(dst *packed, w []float32, n, k int) {
+	panels := (n + nr - 1) / nr
+	dst.k, dst.n, dst.data = k, n, nil
+	dst.q = make([]int8, panels*nr*k)
+	dst.scale = make([]float32, panels*nr)
+	row := make([]int8, k)
+	for col := 0; col < n; col++ {
+		dst.scale[col] = quantizeRow(row, w[col*k:(col+1)*k])
+		p, j := col/nr, col%nr
+		out := dst.q[p*k*nr:]
+		for kk, v := range row {
+			out[kk*nr+j] = v
 		}
 	}
-	b.data = nil
 }
 
 func abs32(x float32) float32 {
@@ -135,6 +129,9 @@ func packCols(dst *packed, v []float32, k, n, ld int) {
 	}
 }
 
+// scratch holds the float32 copies of int8 weight blocks.
+var scratch = sync.Pool{New: func() any { return new([]float32) }}
+
 // gemm adds A·B to C: A is m×b.k (stride lda), C is m×b.n (stride ldc).
 // m must be a multiple of mr, and A and C must have rows up to there (the
 // extra rows may hold anything; their results are thrown away by the
@@ -144,17 +141,30 @@ func gemm(c []float32, ldc int, a []float32, lda, m int, b *packed) {
 		panic("gemm: rows not a multiple of mr")
 	}
 	var tile [mr * nr]float32
-	var tmp []float32
+	var deq *[]float32
 	if b.q != nil {
-		tmp = make([]float32, kc*nr)
+		deq = scratch.Get().(*[]float32)
+		defer scratch.Put(deq)
+		*deq = grow(*deq, b.panels()*kc*nr)
 	}
 	full := b.n / nr
 	for k0 := 0; k0 < b.k; k0 += kc {
 		kk := min(kc, b.k-k0)
+		if deq != nil {
+			// Widen this block of every panel once, for all the rows.
+			for p := 0; p < b.panels(); p++ {
+				b.panel(p, k0, kk, (*deq)[p*kc*nr:])
+			}
+		}
 		for i0 := 0; i0 < m; i0 += mc {
 			i1 := min(i0+mc, m)
 			for p := 0; p < b.panels(); p++ {
-				bp := b.panel(p, k0, kk, tmp)
+				var bp []float32
+				if deq != nil {
+					bp = (*deq)[p*kc*nr:]
+				} else {
+					bp = b.panel(p, k0, kk, nil)
+				}
 				for i := i0; i < i1; i += mr {
 					ap := a[i*lda+k0:]
 					if p < full {

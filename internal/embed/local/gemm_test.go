@@ -69,10 +69,9 @@ func TestQuantizedGemm(t *testing.T) {
 	m, k, n := 12, 300, 40
 	a, w := randSlice(r, m*k), randSlice(r, n*k)
 	var p packed
-	packRows(&p, w, n, k, k)
-	p.quantize()
+	packRowsInt8(&p, w, n, k)
 	if p.data != nil || len(p.q) == 0 {
-		t.Fatal("quantize kept the float data")
+		t.Fatal("packRowsInt8 made float data")
 	}
 	deq := make([]float32, n*k)
 	tmp := make([]float32, k*nr)

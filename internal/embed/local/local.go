@@ -52,8 +52,8 @@ type Client struct {
 }
 
 // tokensPerPass bounds the tokens one forward pass takes, so that a
-// worker's activations stay near 20 MB for a small model.
-const tokensPerPass = 2048
+// worker's activations stay near 15 MB for a small model.
+const tokensPerPass = 1024
 
 // Open loads the model in folder dir.
 func Open(dir string, opt Options) (*Client, error) {
@@ -85,7 +85,7 @@ func open(dir string, opt Options) (*Client, error) {
 		return nil, err
 	}
 	defer f.Close()
-	m, err := loadModel(f, s)
+	m, err := loadModel(f, s, opt.Int8)
 	if err != nil {
 		return nil, err
 	}
@@ -99,11 +99,8 @@ func open(dir string, opt Options) (*Client, error) {
 	if name == "" {
 		name = filepath.Base(filepath.Clean(dir))
 	}
-	if opt.Int8 {
-		m.quantize()
-		if !strings.HasSuffix(name, "+int8") {
-			name += "+int8"
-		}
+	if opt.Int8 && !strings.HasSuffix(name, "+int8") {
+		name += "+int8"
 	}
 	c := &Client{
 		info:  embed.Info{Driver: "local", Model: name, Dim: s.Hidden, Endpoint: dir},

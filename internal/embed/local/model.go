@@ -37,8 +37,11 @@ type linear struct {
 type norm struct{ gain, bias []float32 }
 
 // loadModel reads the encoder's tensors. Names may carry a "bert." or
-// "roberta." prefix, as checkpoints saved with a task head do.
-func loadModel(f *safetensors.File, s *settings) (*model, error) {
+// "roberta." prefix, as checkpoints saved with a task head do. With int8,
+// each weight matrix is quantised as soon as it is read, and the word
+// table a block of rows at a time, so the float weights are never all in
+// memory at once.
+func loadModel(f *safetensors.File, s *settings, int8 bool) (*model, error) {
 	prefix := ""
 	for _, p := range []string{"", "bert.", "roberta.", "model."} {
 		if _, ok := f.Info(p + "embeddings.word_embeddings.weight"); ok {
@@ -47,15 +50,43 @@ func loadModel(f *safetensors.File, s *settings) (*model, error) {
 		}
 	}
 	h := s.Hidden
+	check := func(name string, shape []int) (int, error) {
+		info, ok := f.Info(prefix + name)
+		if !ok {
+			_, _, err := f.Float32(prefix + name) // the error lists what there is
+			return 0, fmt.Errorf("model.safetensors: %w", err)
+		}
+		if !sameShape(info.Shape, shape) {
+			return 0, fmt.Errorf("model.safetensors: tensor %q has shape %v, config.json implies %v", prefix+name, info.Shape, shape)
+		}
+		return info.Len(), nil
+	}
 	get := func(name string, shape ...int) ([]float32, error) {
-		v, got, err := f.Float32(prefix + name)
+		n, err := check(name, shape)
 		if err != nil {
+			return nil, err
+		}
+		v := make([]float32, n)
+		if err := f.Float32Range(prefix+name, 0, v); err != nil {
 			return nil, fmt.Errorf("model.safetensors: %w", err)
 		}
-		if !sameShape(got, shape) {
-			return nil, fmt.Errorf("model.safetensors: tensor %q has shape %v, config.json implies %v", prefix+name, got, shape)
-		}
 		return v, nil
+	}
+	// Weight matrices are read into one buffer, reused, and packed from it.
+	var buf []float32
+	getWeight := func(name string, at int, shape ...int) ([]float32, error) {
+		n, err := check(name, shape)
+		if err != nil {
+			return nil, err
+		}
+		if cap(buf) < at+n {
+			buf = append(buf[:at:at], make([]float32, n)...) // keeps buf[:at]
+		}
+		buf = buf[:at+n]
+		if err := f.Float32Range(prefix+name, 0, buf[at:at+n]); err != nil {
+			return nil, fmt.Errorf("model.safetensors: %w", err)
+		}
+		return buf[:at+n], nil
 	}
 	getNorm := func(name string) (norm, error) {
 		// Old checkpoints call the LayerNorm's weight and bias gamma and beta.
@@ -83,7 +114,14 @@ func loadModel(f *safetensors.File, s *settings) (*model, error) {
 		return nil, fmt.Errorf("model.safetensors has no embeddings.word_embeddings.weight: is this a BERT-family encoder?")
 	}
 	vocab := info.Shape[0]
-	if m.word, err = get("embeddings.word_embeddings.weight", vocab, h); err != nil {
+	if info.Shape[1] != h {
+		return nil, fmt.Errorf("model.safetensors: tensor %q has shape %v, config.json implies [%d %d]", prefix+"embeddings.word_embeddings.weight", info.Shape, vocab, h)
+	}
+	if int8 {
+		if err := m.loadWordsInt8(f, prefix+"embeddings.word_embeddings.weight", vocab); err != nil {
+			return nil, fmt.Errorf("model.safetensors: %w", err)
+		}
+	} else if m.word, err = get("embeddings.word_embeddings.weight", vocab, h); err != nil {
 		return nil, err
 	}
 	if m.pos, err = get("embeddings.position_embeddings.weight", s.MaxPositions, h); err != nil {
@@ -100,29 +138,29 @@ func loadModel(f *safetensors.File, s *settings) (*model, error) {
 	for i := 0; i < s.Layers; i++ {
 		p := fmt.Sprintf("encoder.layer.%d.", i)
 		var l layer
-		var w [3][]float32
-		var b [3][]float32
+		var qkv []float32
+		bias := make([]float32, 0, 3*h)
 		for j, name := range []string{"query", "key", "value"} {
-			if w[j], err = get(p+"attention.self."+name+".weight", h, h); err != nil {
+			if qkv, err = getWeight(p+"attention.self."+name+".weight", j*h*h, h, h); err != nil {
 				return nil, err
 			}
-			if b[j], err = get(p+"attention.self."+name+".bias", h); err != nil {
+			b, err := get(p+"attention.self."+name+".bias", h)
+			if err != nil {
 				return nil, err
 			}
+			bias = append(bias, b...)
 		}
-		qkv := make([]float32, 0, 3*h*h)
-		qkv = append(append(append(qkv, w[0]...), w[1]...), w[2]...)
-		l.qkv = newLinear(qkv, append(append(append([]float32(nil), b[0]...), b[1]...), b[2]...), 3*h, h)
-		if l.attnOut, err = loadLinear(get, p+"attention.output.dense", h, h); err != nil {
+		l.qkv = newLinear(qkv, bias, 3*h, h, int8)
+		if l.attnOut, err = loadLinear(getWeight, get, p+"attention.output.dense", h, h, int8); err != nil {
 			return nil, err
 		}
 		if l.attnNorm, err = getNorm(p + "attention.output.LayerNorm"); err != nil {
 			return nil, err
 		}
-		if l.inter, err = loadLinear(get, p+"intermediate.dense", s.Intermediate, h); err != nil {
+		if l.inter, err = loadLinear(getWeight, get, p+"intermediate.dense", s.Intermediate, h, int8); err != nil {
 			return nil, err
 		}
-		if l.out, err = loadLinear(get, p+"output.dense", h, s.Intermediate); err != nil {
+		if l.out, err = loadLinear(getWeight, get, p+"output.dense", h, s.Intermediate, int8); err != nil {
 			return nil, err
 		}
 		if l.outNorm, err = getNorm(p + "output.LayerNorm"); err != nil {
@@ -133,8 +171,9 @@ func loadModel(f *safetensors.File, s *settings) (*model, error) {
 	return m, nil
 }
 
-func loadLinear(get func(string, ...int) ([]float32, error), name string, out, in int) (linear, error) {
-	w, err := get(name+".weight", out, in)
+func loadLinear(getWeight func(string, int, ...int) ([]float32, error), get func(string, ...int) ([]float32, error),
+	name string, out, in int, int8 bool) (linear, error) {
+	w, err := getWeight(name+".weight", 0, out, in)
 	if err != nil {
 		return linear{}, err
 	}
@@ -142,13 +181,16 @@ func loadLinear(get func(string, ...int) ([]float32, error), name string, out, i
 	if err != nil {
 		return linear{}, err
 	}
-	return newLinear(w, b, out, in), nil
+	return newLinear(w, b, out, in, int8), nil
 }
 
-func newLinear(w, bias []float32, out, in int) linear {
-	var l linear
-	packRows(&l.w, w, out, in, in)
-	l.bias = bias
+func newLinear(w, bias []float32, out, in int, int8 bool) linear {
+	l := linear{bias: bias}
+	if int8 {
+		packRowsInt8(&l.w, w, out, in)
+	} else {
+		packRows(&l.w, w, out, in, in)
+	}
 	return l
 }
 
@@ -172,38 +214,42 @@ func (m *model) vocabSize() int {
 	return len(m.word) / m.s.Hidden
 }
 
-// quantize keeps the linear layers' weights and the word embeddings as
-// int8 with one scale per output (per word), a quarter of their float
-// size. Activations stay float32: each panel of weights is widened back
-// to float32 as the product reaches it, so the speed is about the same
-// and only the rounding of the weights changes the vectors.
-func (m *model) quantize() {
-	for i := range m.layers {
-		l := &m.layers[i]
-		for _, lin := range []*linear{&l.qkv, &l.attnOut, &l.inter, &l.out} {
-			lin.w.quantize()
-		}
-	}
+// loadWordsInt8 reads the word table a block of rows at a time and keeps
+// it as int8 with one scale per row.
+func (m *model) loadWordsInt8(f *safetensors.File, name string, rows int) error {
 	h := m.s.Hidden
-	rows := len(m.word) / h
-	m.wordQ = make([]int8, len(m.word))
+	m.wordQ = make([]int8, rows*h)
 	m.wordS = make([]float32, rows)
-	for r := 0; r < rows; r++ {
-		row := m.word[r*h : (r+1)*h]
-		var hi float32
-		for _, v := range row {
-			hi = max(hi, abs32(v))
+	const block = 4096
+	buf := make([]float32, block*h)
+	for r0 := 0; r0 < rows; r0 += block {
+		n := min(block, rows-r0)
+		if err := f.Float32Range(name, r0*h, buf[:n*h]); err != nil {
+			return err
 		}
-		if hi == 0 {
-			continue
-		}
-		s := hi / 127
-		m.wordS[r] = s
-		for j, v := range row {
-			m.wordQ[r*h+j] = int8(roundHalfAway(v / s))
+		for r := 0; r < n; r++ {
+			m.wordS[r0+r] = quantizeRow(m.wordQ[(r0+r)*h:(r0+r+1)*h], buf[r*h:(r+1)*h])
 		}
 	}
-	m.word = nil
+	return nil
+}
+
+// quantizeRow writes row as int8 into dst, the largest magnitude mapping
+// to 127, and returns the scale.
+func quantizeRow(dst []int8, row []float32) float32 {
+	var hi float32
+	for _, v := range row {
+		hi = max(hi, abs32(v))
+	}
+	if hi == 0 {
+		clear(dst)
+		return 0
+	}
+	s := hi / 127
+	for j, v := range row {
+		dst[j] = int8(roundHalfAway(v / s))
+	}
+	return s
 }
 
 // wordRow writes the embedding of token id into dst.

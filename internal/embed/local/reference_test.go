@@ -54,7 +54,7 @@ func TestMatchesReference(t *testing.T) {
 	}
 	cos := cosines(t, c, "minilm-vectors.f32")
 	lo, med := quantiles(cos)
-	t.Logf("cosine to the reference over %d texts: min %.6f, median %.6f", len(cos), lo, med)
+	t.Logf("cosine to the reference over %d texts: min %.7f, median %.7f", len(cos), lo, med)
 	for i, v := range cos {
 		if v < 0.999 || math.IsNaN(v) {
 			t.Errorf("text %d: cosine %.5f to the reference", i, v)
@@ -73,7 +73,7 @@ func TestInt8Loss(t *testing.T) {
 	require.Equal(t, "all-MiniLM-L6-v2+int8", c.Info().Model)
 	cos := cosines(t, c, "minilm-vectors.f32")
 	lo, med := quantiles(cos)
-	t.Logf("int8: cosine to the reference over %d texts: min %.6f, median %.6f", len(cos), lo, med)
+	t.Logf("int8: cosine to the reference over %d texts: min %.7f, median %.7f", len(cos), lo, med)
 	require.Greater(t, lo, 0.99)
 	require.Less(t, med, 0.99999, "int8 weights should change the vectors a little; identical ones mean the quantisation did not run")
 }

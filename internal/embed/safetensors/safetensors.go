@@ -17,6 +17,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"unsafe"
 )
 
 // maxHeader bounds the JSON header: real ones are a few hundred kilobytes.
@@ -188,30 +189,67 @@ func (f *File) Float32(name string) ([]float32, []int, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if t.Dtype != "F32" && t.Dtype != "F16" && t.Dtype != "BF16" {
-		return nil, nil, fmt.Errorf("tensor %q has dtype %s; F32, F16 and BF16 are read", name, t.Dtype)
-	}
-	_, b, err := f.Raw(name)
-	if err != nil {
-		return nil, nil, err
-	}
 	out := make([]float32, t.Len())
-	switch t.Dtype {
-	case "F32":
-		for i := range out {
-			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-		}
-	case "F16":
-		for i := range out {
-			out[i] = FromHalf(binary.LittleEndian.Uint16(b[2*i:]))
-		}
-	case "BF16":
-		for i := range out {
-			out[i] = FromBFloat16(binary.LittleEndian.Uint16(b[2*i:]))
-		}
+	if err := f.Float32Range(name, 0, out); err != nil {
+		return nil, nil, err
 	}
 	return out, slices.Clone(t.Shape), nil
 }
+
+// Float32Range reads len(dst) values of tensor name, starting at value
+// from, into dst: a large tensor can be read a block of rows at a time.
+// F32 data on a little-endian machine is read straight into dst, with no
+// copy of the bytes.
+func (f *File) Float32Range(name string, from int, dst []float32) error {
+	t, err := f.lookup(name)
+	if err != nil {
+		return err
+	}
+	w := map[string]int{"F32": 4, "F16": 2, "BF16": 2}[t.Dtype]
+	if w == 0 {
+		return fmt.Errorf("tensor %q has dtype %s; F32, F16 and BF16 are read", name, t.Dtype)
+	}
+	if from < 0 || from+len(dst) > t.Len() {
+		return fmt.Errorf("tensor %q: values [%d, %d) are outside its %d", name, from, from+len(dst), t.Len())
+	}
+	if len(dst) == 0 {
+		return nil
+	}
+	off := f.base + t.start + int64(from*w)
+	if t.Dtype == "F32" && littleEndian {
+		b := unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), 4*len(dst))
+		if _, err := f.r.ReadAt(b, off); err != nil {
+			return fmt.Errorf("read tensor %q: %w", name, err)
+		}
+		return nil
+	}
+	b := make([]byte, w*len(dst))
+	if _, err := f.r.ReadAt(b, off); err != nil {
+		return fmt.Errorf("read tensor %q: %w", name, err)
+	}
+	switch t.Dtype {
+	case "F32":
+		for i := range dst {
+			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		}
+	case "F16":
+		for i := range dst {
+			dst[i] = FromHalf(binary.LittleEndian.Uint16(b[2*i:]))
+		}
+	case "BF16":
+		for i := range dst {
+			dst[i] = FromBFloat16(binary.LittleEndian.Uint16(b[2*i:]))
+		}
+	}
+	return nil
+}
+
+// littleEndian reports the machine's byte order: float32 values read
+// straight from the file need it to be the file's.
+var littleEndian = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
 
 // Tensor is one tensor to write: F32 values, or raw bytes of another dtype.
 type Tensor struct {

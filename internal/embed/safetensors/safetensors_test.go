@@ -43,6 +43,13 @@ func TestRoundTrip(t *testing.T) {
 	assert.Equal(t, []float32{7}, v)
 	assert.Empty(t, shape)
 
+	part := make([]float32, 3)
+	require.NoError(t, f.Float32Range("a.weight", 2, part))
+	assert.Equal(t, []float32{3, 4, 5}, part)
+	require.NoError(t, f.Float32Range("half", 1, part[:1]))
+	assert.Equal(t, float32(-2), part[0])
+	assert.ErrorContains(t, f.Float32Range("a.weight", 4, part), "outside its 6")
+
 	info, raw, err := f.Raw("codes")
 	require.NoError(t, err)
 	assert.Equal(t, "I8", info.Dtype)
