@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -14,17 +12,6 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/embed/embedtest"
 )
-
-// sagasuEnv runs one command line in dir with the environment env.
-func sagasuEnv(t *testing.T, dir string, env []string, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	wd, _ := os.Getwd()
-	require.NoError(t, os.Chdir(dir))
-	defer os.Chdir(wd)
-	code := run(context.Background(), args, strings.NewReader(""), &out, &errb, append([]string{"HOME=" + dir}, env...))
-	return code, out.String(), errb.String()
-}
 
 // TestLocalModelCommands: a sentence-transformers folder imported with
 // `sagasu model import DIR NAME` indexes and answers queries in process,
