@@ -81,16 +81,17 @@ func roundHalfAway(x float32) float32 {
 	return float32(int32(x + 0.5))
 }
 
+// reset sizes b's float data for a k×n matrix, reusing its memory.
+func (b *packed) reset(k, n int) {
+	b.k, b.n = k, n
+	b.data = grow(b.data, (n+nr-1)/nr*nr*k)
+}
+
 // packRows packs B = Wᵀ for W given row by row (n rows of k floats, stride
 // ld): the layout of a Linear layer's [out, in] weight, and of the keys in
 // an attention score Q·Kᵀ.
 func packRows(dst *packed, w []float32, n, k, ld int) {
-	dst.k, dst.n = k, n
-	size := (n + nr - 1) / nr * nr * k
-	if cap(dst.data) < size {
-		dst.data = make([]float32, size)
-	}
-	dst.data = dst.data[:size]
+	dst.reset(k, n)
 	for p := 0; p*nr < n; p++ {
 		out := dst.data[p*k*nr : (p+1)*k*nr]
 		for j := 0; j < nr; j++ {
@@ -112,12 +113,7 @@ func packRows(dst *packed, w []float32, n, k, ld int) {
 // packCols packs B given as k rows of n floats (stride ld): the values in
 // an attention's P·V.
 func packCols(dst *packed, v []float32, k, n, ld int) {
-	dst.k, dst.n = k, n
-	size := (n + nr - 1) / nr * nr * k
-	if cap(dst.data) < size {
-		dst.data = make([]float32, size)
-	}
-	dst.data = dst.data[:size]
+	dst.reset(k, n)
 	for p := 0; p*nr < n; p++ {
 		out := dst.data[p*k*nr : (p+1)*k*nr]
 		w := min(nr, n-p*nr)

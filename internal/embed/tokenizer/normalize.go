@@ -31,23 +31,8 @@ func parseNormalizer(raw json.RawMessage) (normalizer, error) {
 	}
 	switch c.Type {
 	case "Sequence":
-		var s struct {
-			Normalizers []json.RawMessage `json:"normalizers"`
-		}
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, err
-		}
-		var seq sequenceNorm
-		for _, r := range s.Normalizers {
-			n, err := parseNormalizer(r)
-			if err != nil {
-				return nil, err
-			}
-			if n != nil {
-				seq = append(seq, n)
-			}
-		}
-		return seq, nil
+		seq, err := parseSequence(raw, "normalizers", parseNormalizer)
+		return sequenceNorm(seq), err
 	case "BertNormalizer":
 		var b struct {
 			CleanText          *bool `json:"clean_text"`
@@ -142,6 +127,31 @@ func parseNormalizer(raw json.RawMessage) (normalizer, error) {
 		return formNorm{norm.NFKD}, nil
 	}
 	return nil, fmt.Errorf("normalizer %q is not supported", c.Type)
+}
+
+// parseSequence parses the list under key of a Sequence entry, each item
+// with parse, leaving out the items that do nothing (nil).
+func parseSequence[T comparable](raw json.RawMessage, key string, parse func(json.RawMessage) (T, error)) ([]T, error) {
+	var s map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, err
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(s[key], &items); err != nil {
+		return nil, fmt.Errorf("Sequence %s: %w", key, err)
+	}
+	var out []T
+	var none T
+	for _, r := range items {
+		v, err := parse(r)
+		if err != nil {
+			return nil, err
+		}
+		if v != none {
+			out = append(out, v)
+		}
+	}
+	return out, nil
 }
 
 func isNull(raw json.RawMessage) bool {

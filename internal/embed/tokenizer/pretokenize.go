@@ -32,23 +32,8 @@ func parsePreTokenizer(raw json.RawMessage) (preTokenizer, error) {
 	}
 	switch c.Type {
 	case "Sequence":
-		var s struct {
-			PreTokenizers []json.RawMessage `json:"pretokenizers"`
-		}
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, err
-		}
-		var seq sequencePre
-		for _, r := range s.PreTokenizers {
-			p, err := parsePreTokenizer(r)
-			if err != nil {
-				return nil, err
-			}
-			if p != nil {
-				seq = append(seq, p)
-			}
-		}
-		return seq, nil
+		seq, err := parseSequence(raw, "pretokenizers", parsePreTokenizer)
+		return sequencePre(seq), err
 	case "BertPreTokenizer":
 		return bertPre{}, nil
 	case "WhitespaceSplit":
