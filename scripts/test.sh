@@ -14,6 +14,9 @@
 #   SAGASU_SCIFACT        the BEIR SciFact folder (default ../shared/data/scifact
 #                         when it exists; without it the data tests skip)
 #   SAGASU_TEST_MODELS    0 skips installing and starting the local models
+#   SAGASU_TEST_LOCAL_MODEL  set by this script: the sentence-transformers
+#                         folder scripts/test-model.sh installs for the
+#                         in-process embedder's tests
 #   GOTESTFLAGS           extra flags for go test (e.g. -run, -short)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
