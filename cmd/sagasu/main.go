@@ -152,7 +152,7 @@ run sagasu trust (see sagasu trust --help).`,
 // addEmbedderFlags adds the flags that select an embedding model.
 func addEmbedderFlags(f *pflag.FlagSet) {
 	f.String("embedder", "", "embedding driver: "+strings.Join(app.EmbedderDrivers, ", ")+" (openai also serves Ollama, llama.cpp, vLLM, LM Studio)")
-	f.String("embedder-model", "", "embedding model name (local: a model in the model folder, see `sagasu model list`)")
+	f.String("embedder-model", "", "embedding model name (local: a model in the model folder, see sagasu model list)")
 	f.String("embedder-url", "", "base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1")
 	f.String("embedder-path", "", "static embedder: word-vector file or Model2Vec folder; local: sentence-transformers model folder")
 	f.Int("embedder-dim", 0, "embedding dimension (0: the model's own)")

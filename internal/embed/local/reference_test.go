@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -39,6 +40,31 @@ func quantiles(v []float64) (lo, med float64) {
 	return s[0], s[len(s)/2]
 }
 
+// logGroups logs the cosines' min and median over all texts and over each
+// kind of text (SciFact abstracts and claims, English and Japanese docs
+// paragraphs, hard cases), and returns those over all.
+func logGroups(t *testing.T, label string, cos []float64) (lo, med float64) {
+	groups := map[string][]float64{}
+	var names []string
+	for i, x := range embedtest.RefTexts(t) {
+		g, _, _ := strings.Cut(x.ID, "/")
+		if !strings.HasPrefix(g, "vitepress-") { // scifact-doc-ID, scifact-q-ID, hard-N
+			g = g[:strings.LastIndexByte(g, '-')]
+		}
+		if groups[g] == nil {
+			names = append(names, g)
+		}
+		groups[g] = append(groups[g], cos[i])
+	}
+	lo, med = quantiles(cos)
+	t.Logf("%s: cosine to the reference, min / median (1 - min): all %d texts %.6f / %.6f (%.1e)", label, len(cos), lo, med, 1-lo)
+	for _, g := range names {
+		l, m := quantiles(groups[g])
+		t.Logf("%s:   %-13s %3d texts %.6f / %.6f (%.1e)", label, g, len(groups[g]), l, m, 1-l)
+	}
+	return lo, med
+}
+
 // TestMatchesReference: all-MiniLM-L6-v2 in pure Go against
 // sentence-transformers on 477 texts (SciFact abstracts cut at 256 tokens,
 // claims, English and Japanese docs paragraphs, hard cases): every vector
@@ -53,8 +79,7 @@ func TestMatchesReference(t *testing.T) {
 		require.Equal(t, wantIDs[i], c.Tokenize(x.Text), x.ID)
 	}
 	cos := cosines(t, c, "minilm-vectors.f32")
-	lo, med := quantiles(cos)
-	t.Logf("cosine to the reference over %d texts: min %.7f, median %.7f", len(cos), lo, med)
+	logGroups(t, "float", cos)
 	for i, v := range cos {
 		if v < 0.999 || math.IsNaN(v) {
 			t.Errorf("text %d: cosine %.5f to the reference", i, v)
@@ -72,8 +97,7 @@ func TestInt8Loss(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "all-MiniLM-L6-v2+int8", c.Info().Model)
 	cos := cosines(t, c, "minilm-vectors.f32")
-	lo, med := quantiles(cos)
-	t.Logf("int8: cosine to the reference over %d texts: min %.7f, median %.7f", len(cos), lo, med)
+	lo, med := logGroups(t, "int8", cos)
 	require.Greater(t, lo, 0.99)
 	require.Less(t, med, 0.99999, "int8 weights should change the vectors a little; identical ones mean the quantisation did not run")
 }
