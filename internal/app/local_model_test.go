@@ -106,3 +106,40 @@ func TestLocalEmbedderConfig(t *testing.T) {
 	assert.False(t, IsModelFolder(f))
 	assert.True(t, strings.Contains(strings.Join(EmbedderDrivers, ","), "local"))
 }
+
+// TestLocalEmbedderPrefixes: a local model gets the query and passage
+// prefixes its name calls for (here an E5-style name), pinned with it, and
+// a query is embedded with the prefix in front.
+func TestLocalEmbedderPrefixes(t *testing.T) {
+	folder := embedtest.LocalModel(t)
+	ctx := context.Background()
+	env := map[string]string{"SAGASU_MODELS_DIR": t.TempDir()}
+	getenv := func(k string) string { return env[k] }
+	path, err := ImportModel(folder, "my-e5-copy", getenv)
+	require.NoError(t, err)
+
+	a := &App{Config: Defaults(), Getenv: getenv}
+	a.Config.Embedder = EmbedderConfig{Driver: "local", Model: "my-e5-copy"}
+	st, err := OpenStore(ctx, filepath.Join(t.TempDir(), "p.db"), true)
+	require.NoError(t, err)
+	defer st.Close()
+	e, err := a.Embedder(ctx, st, true)
+	require.NoError(t, err)
+	pin, err := Pinned(ctx, st)
+	require.NoError(t, err)
+	require.NotNil(t, pin.QueryPrefix)
+	require.NotNil(t, pin.DocumentPrefix)
+	assert.Equal(t, "query: ", *pin.QueryPrefix)
+	assert.Equal(t, "passage: ", *pin.DocumentPrefix)
+
+	bare, err := BuildEmbedder(ctx, EmbedderConfig{Driver: "local", Path: path, QueryPrefix: new(string), DocumentPrefix: new(string)}, getenv)
+	require.NoError(t, err)
+	got, err := e.EmbedQuery(ctx, "how do pages get their URLs")
+	require.NoError(t, err)
+	want, err := bare.EmbedQuery(ctx, "query: how do pages get their URLs")
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	plain, err := bare.EmbedQuery(ctx, "how do pages get their URLs")
+	require.NoError(t, err)
+	assert.NotEqual(t, plain, got)
+}
