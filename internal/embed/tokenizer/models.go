@@ -148,7 +148,7 @@ func parseUnigram(raw json.RawMessage) (*unigram, error) {
 		return nil, err
 	}
 	if m.ByteFallback {
-		return nil, errors.New("Unigram models with byte fallback are not supported")
+		return nil, errors.New("a Unigram model with byte fallback is not supported")
 	}
 	if len(m.Vocab) == 0 {
 		return nil, errors.New("the Unigram vocabulary is empty")
@@ -162,10 +162,10 @@ func parseUnigram(raw json.RawMessage) (*unigram, error) {
 		var piece string
 		var score float64
 		if err := json.Unmarshal(e[0], &piece); err != nil {
-			return nil, fmt.Errorf("Unigram vocabulary entry %d: %w", i, err)
+			return nil, fmt.Errorf("the Unigram vocabulary's entry %d: %w", i, err)
 		}
 		if err := json.Unmarshal(e[1], &score); err != nil {
-			return nil, fmt.Errorf("Unigram vocabulary entry %d: %w", i, err)
+			return nil, fmt.Errorf("the Unigram vocabulary's entry %d: %w", i, err)
 		}
 		u.vocab[piece] = int32(i) // a repeated piece is known by its last id, as in the reference
 		u.scores[i] = score

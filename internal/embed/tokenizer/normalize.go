@@ -91,11 +91,11 @@ func parseNormalizer(raw json.RawMessage) (normalizer, error) {
 		case r.Pattern.Regex != nil:
 			re, err := regexp.Compile(*r.Pattern.Regex)
 			if err != nil {
-				return nil, fmt.Errorf("Replace pattern %q: %w", *r.Pattern.Regex, err)
+				return nil, fmt.Errorf("the Replace pattern %q: %w", *r.Pattern.Regex, err)
 			}
 			return replaceNorm{re: re, new: r.Content}, nil
 		}
-		return nil, fmt.Errorf("Replace normalizer without a pattern")
+		return nil, fmt.Errorf("a Replace normalizer without a pattern")
 	case "Strip":
 		var s struct {
 			Left  bool `json:"strip_left"`
@@ -138,7 +138,7 @@ func parseSequence[T comparable](raw json.RawMessage, key string, parse func(jso
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(s[key], &items); err != nil {
-		return nil, fmt.Errorf("Sequence %s: %w", key, err)
+		return nil, fmt.Errorf("a Sequence of %s: %w", key, err)
 	}
 	var out []T
 	var none T

@@ -48,7 +48,7 @@ func parsePreTokenizer(raw json.RawMessage) (preTokenizer, error) {
 			return nil, err
 		}
 		if p.Behavior != "" && p.Behavior != "Isolated" {
-			return nil, fmt.Errorf("Punctuation pre-tokenizer with behavior %q is not supported", p.Behavior)
+			return nil, fmt.Errorf("a Punctuation pre-tokenizer with behavior %q is not supported", p.Behavior)
 		}
 		return punctuationPre{}, nil
 	case "Metaspace":
@@ -72,7 +72,7 @@ func parsePreTokenizer(raw json.RawMessage) (preTokenizer, error) {
 			p.scheme = "never"
 		}
 		if p.scheme != "always" && p.scheme != "first" && p.scheme != "never" {
-			return nil, fmt.Errorf("Metaspace prepend_scheme %q is not supported", p.scheme)
+			return nil, fmt.Errorf("a Metaspace prepend_scheme %q is not supported", p.scheme)
 		}
 		if m.Split != nil {
 			p.split = *m.Split
