@@ -125,7 +125,7 @@ func (e *Engine) Evaluate(ctx context.Context, in EvaluateInput) (Evaluation, er
 	if err != nil {
 		return Evaluation{}, err
 	}
-	ev, err := e.judge(w, aspects, in)
+	ev, err := e.judge(ctx, w, aspects, in, e.opt.Similarity)
 	if err != nil {
 		return Evaluation{}, err
 	}
@@ -142,7 +142,10 @@ func (e *Engine) saveEvaluation(ev Evaluation) {
 }
 
 // judge scores prepared aspects on the results and decides what comes next.
-func (e *Engine) judge(w *weights, aspects []aspect, in EvaluateInput) (Evaluation, error) {
+//
+// sim, when set, scores the aspects by meaning too (nil for a stage's
+// expected keywords, which are words to find as written).
+func (e *Engine) judge(ctx context.Context, w *weights, aspects []aspect, in EvaluateInput, sim Similarity) (Evaluation, error) {
 	minConf := in.MinConfidence
 	if minConf <= 0 {
 		minConf = DefaultMinConfidence
@@ -169,16 +172,26 @@ func (e *Engine) judge(w *weights, aspects []aspect, in EvaluateInput) (Evaluati
 	for i, a := range aspects {
 		best[i] = AspectScore{Name: a.name, NotInIndex: 1-a.unindexed < FoundThreshold}
 	}
+	// By meaning, each aspect against all results at once.
+	var sims [][]float64
+	if sim != nil && len(results) > 0 {
+		sims = make([][]float64, len(aspects))
+		for i, a := range aspects {
+			s, err := sim.Scores(ctx, a.name, results)
+			if err != nil {
+				return Evaluation{}, err
+			}
+			sims[i] = s
+		}
+	}
 	relevant := 0
-	for _, r := range results {
+	for j, r := range results {
 		sh := resultShape(e.an, r)
 		onTopic := false
 		for i, a := range aspects {
 			s, line := a.score(sh)
-			if e.opt.Similarity != nil {
-				if sim := e.opt.Similarity(a.name, r.Chunk.HeadingPath()+"\n"+r.Chunk.Text); sim > s {
-					s, line = sim, firstLine(r.Chunk.Text)
-				}
+			if sims != nil && sims[i][j] > s {
+				s, line = sims[i][j], firstLine(r.Chunk.Text)
 			}
 			if s >= FoundThreshold {
 				onTopic = true
@@ -277,7 +290,7 @@ func unindexedWords(w *weights, aspects []aspect) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, a := range aspects {
-		for _, word := range surfaceWords(a.name) {
+		for _, word := range words(w.an, a.name) {
 			terms := w.an.QueryTerms(word)
 			if len(terms) == 0 || seen[word] {
 				continue

@@ -18,29 +18,26 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/analyze"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/search"
-	"github.com/sagasu-dev/sagasu/internal/store"
 )
 
-// Searcher searches one index and gives the index it searches, whose
-// document frequencies weigh the terms of goals and results.
-// *search.Engine is one.
+// Searcher searches one index and gives the document frequencies of its
+// terms, which weigh the terms of goals and results. *search.Engine is one.
 type Searcher interface {
 	Search(ctx context.Context, req search.Request) (search.Response, error)
-	// Store is the index searched; nil when there are no statistics.
-	Store() store.Store
+	TermStats
 }
 
-// Options configure an Engine. The zero value works: no statistics (every
-// term weighs the same), no cache, no similarity.
+// Options configure an Engine. The zero value works: the searcher's
+// statistics, no cache, no similarity by meaning.
 type Options struct {
-	// Stats gives term document frequencies. New fills it from the search
-	// engine's store when nil.
+	// Stats gives term document frequencies; nil uses the searcher's
+	// (with no searcher, every term weighs the same).
 	Stats TermStats
-	// Similarity, when set, scores how well a text covers an aspect (0..1)
-	// by meaning, e.g. the cosine of two embeddings; an aspect then counts
-	// as covered when either the words or the similarity say so. Nil today:
-	// matching is lexical.
-	Similarity func(aspect, text string) float64
+	// Similarity, when set, says by meaning how well a result covers an
+	// aspect (see Similarity); an aspect then counts as covered when
+	// either its words or the similarity say so. New sets it from the
+	// searcher when that has an embedder (see Semantic).
+	Similarity Similarity
 	// Cache records every step and supplies refinements that worked before.
 	Cache *agentcache.Cache
 	// Logger receives warnings (e.g. a cache that cannot be written).
@@ -56,19 +53,34 @@ type Engine struct {
 	log    *slog.Logger
 }
 
+// analyzed is a searcher that says which analyzer its index is read with.
+type analyzed interface {
+	Analyzer() *analyze.Analyzer
+}
+
 // New returns an Engine searching with s (which may be nil for an engine
-// that only evaluates and refines given results).
+// that only evaluates and refines given results). Terms are analysed with
+// the analyzer the index is read with, when s says which.
 func New(s Searcher, opt Options) *Engine {
-	if opt.Stats == nil && s != nil {
-		if st := s.Store(); st != nil {
-			opt.Stats = st
+	an := analyze.New(analyze.Options{})
+	if s != nil {
+		if opt.Stats == nil {
+			opt.Stats = s
+		}
+		if a, ok := s.(analyzed); ok && a.Analyzer() != nil {
+			an = a.Analyzer()
+		}
+		if opt.Similarity == nil {
+			if sem, ok := s.(ByMeaning); ok && sem.ComparesMeaning() {
+				opt.Similarity = NewSimilarity(sem)
+			}
 		}
 	}
 	log := opt.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Engine{search: s, opt: opt, an: analyze.New(analyze.Options{}), log: log}
+	return &Engine{search: s, opt: opt, an: an, log: log}
 }
 
 // aspect is an aspect ready for matching.
@@ -96,7 +108,7 @@ func (e *Engine) prepare(ctx context.Context, w *weights, names []string) ([]asp
 		// Each word weighs its idf once: the bigrams of a long katakana
 		// word share its weight instead of outweighing the other words.
 		weight := map[string]float64{}
-		for _, word := range surfaceWords(n) {
+		for _, word := range words(e.an, n) {
 			terms := e.an.QueryTerms(word)
 			for _, t := range terms {
 				if _, ok := weight[t]; !ok {
@@ -252,7 +264,7 @@ func (e *Engine) facets(ctx context.Context, w *weights, name string) ([]string,
 	var segs []string
 	for _, h := range resp.Hits {
 		for _, seg := range h.Chunk.Heading {
-			segs = append(segs, cleanHeading(seg))
+			segs = append(segs, CleanHeading(seg))
 		}
 	}
 	if err := w.load(ctx, segs...); err != nil {
@@ -261,7 +273,7 @@ func (e *Engine) facets(ctx context.Context, w *weights, name string) ([]string,
 	byText := map[string]*facet{}
 	for rank, h := range resp.Hits {
 		for level, seg := range h.Chunk.Heading {
-			seg = cleanHeading(seg)
+			seg = CleanHeading(seg)
 			terms := makeSet(e.an, seg)
 			if len(terms) == 0 || len(terms) > 8 {
 				continue
@@ -368,8 +380,8 @@ func isHiraganaTerm(t string) bool {
 	return true
 }
 
-// cleanHeading drops markup a heading may keep: badges, anchors, backticks.
-func cleanHeading(s string) string {
+// CleanHeading drops markup a heading may keep: badges, anchors, backticks.
+func CleanHeading(s string) string {
 	if i := strings.Index(s, " <"); i > 0 { // a badge: "useData <Badge text=composable />"
 		s = s[:i]
 	}

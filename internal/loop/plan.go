@@ -111,7 +111,7 @@ func (e *Engine) Plan(ctx context.Context, goal string, opt PlanOptions) (Plan, 
 func (e *Engine) keywords(ctx context.Context, w *weights, name, q string) ([]string, error) {
 	var out []string
 	seen := newQuerySet(e)
-	for _, word := range surfaceWords(name) {
+	for _, word := range words(w.an, name) {
 		terms := w.an.QueryTerms(word)
 		ok := len(terms) > 0
 		for _, t := range terms {
@@ -134,7 +134,7 @@ func (e *Engine) keywords(ctx context.Context, w *weights, name, q string) ([]st
 			return nil, err
 		}
 		for _, c := range fb.cands {
-			if len(out) >= min(maxKeywords, len(surfaceWords(name))+2) {
+			if len(out) >= min(maxKeywords, len(words(w.an, name))+2) {
 				break
 			}
 			if !seen.has(c.word) {
@@ -285,7 +285,7 @@ func (e *Engine) ExecuteStage(ctx context.Context, plan Plan, stageIndex int, op
 	for i := range aspects {
 		aspects[i].plain = true
 	}
-	ev, err := e.judge(w, aspects, EvaluateInput{Goal: plan.Goal, Query: st.Query, Results: resp.Hits})
+	ev, err := e.judge(ctx, w, aspects, EvaluateInput{Goal: plan.Goal, Query: st.Query, Results: resp.Hits}, nil)
 	if err != nil {
 		return StageResult{}, err
 	}
