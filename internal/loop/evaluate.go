@@ -121,7 +121,7 @@ func (e *Engine) Evaluate(ctx context.Context, in EvaluateInput) (Evaluation, er
 	if strings.TrimSpace(in.Goal) == "" {
 		return Evaluation{}, ErrEmptyGoal
 	}
-	w, aspects, err := e.goalAspects(ctx, in.Goal, in.Aspects)
+	w, aspects, err := e.goalAspects(ctx, in.Goal, in.Aspects, "")
 	if err != nil {
 		return Evaluation{}, err
 	}
@@ -327,4 +327,42 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n]) + "…"
+}
+
+// AspectScores scores each result for one aspect of goal as Evaluate does
+// (by words in its lines and headings, and by meaning when the engine has
+// a Similarity): 0..1, FoundThreshold and above is covered. Callers that
+// keep a pool of results use it to rank the results that cover an aspect.
+func (e *Engine) AspectScores(ctx context.Context, goal, aspect string, results []doc.Hit) ([]float64, error) {
+	if strings.TrimSpace(goal) == "" {
+		return nil, ErrEmptyGoal
+	}
+	w := newWeights(e.opt.Stats, e.an)
+	as, err := e.prepare(ctx, w, []string{aspect})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, len(results))
+	if len(as) == 0 || len(results) == 0 {
+		return out, nil
+	}
+	a := as[0]
+	for i, r := range results {
+		if hasText(r) {
+			out[i], _ = a.score(resultShape(e.an, r))
+		}
+	}
+	if e.opt.Similarity != nil {
+		sims, err := e.opt.Similarity.Scores(ctx, a.name, results)
+		if err != nil {
+			return nil, err
+		}
+		for i := range out {
+			out[i] = max(out[i], sims[i])
+		}
+	}
+	for i := range out {
+		out[i] = round3(out[i])
+	}
+	return out, nil
 }

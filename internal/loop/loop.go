@@ -144,8 +144,8 @@ func (e *Engine) prepare(ctx context.Context, w *weights, names []string) ([]asp
 
 // goalAspects returns the goal's aspects (see Aspects) ready for matching,
 // with the term weights they were prepared with.
-func (e *Engine) goalAspects(ctx context.Context, goal string, explicit []string) (*weights, []aspect, error) {
-	names, err := e.Aspects(ctx, goal, explicit)
+func (e *Engine) goalAspects(ctx context.Context, goal string, explicit []string, mode search.Mode) (*weights, []aspect, error) {
+	names, err := e.aspects(ctx, goal, explicit, mode)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -215,6 +215,12 @@ func (a aspect) keyTerms(w *weights) []string {
 // up to four section titles that contain the aspect's key words (サイト設定,
 // デフォルトテーマの設定, フロントマター設定), page titles first.
 func (e *Engine) Aspects(ctx context.Context, goal string, explicit []string) ([]string, error) {
+	return e.aspects(ctx, goal, explicit, "")
+}
+
+// aspects is Aspects whose look-up of facets searches in mode ("" for the
+// index's default).
+func (e *Engine) aspects(ctx context.Context, goal string, explicit []string, mode search.Mode) ([]string, error) {
 	p, err := ParseGoal(goal)
 	if err != nil {
 		return nil, err
@@ -226,7 +232,7 @@ func (e *Engine) Aspects(ctx context.Context, goal string, explicit []string) ([
 		return p.Aspects, nil
 	}
 	w := newWeights(e.opt.Stats, e.an)
-	facets, err := e.facets(ctx, w, p.Aspects[0])
+	facets, err := e.facets(ctx, w, p.Aspects[0], mode)
 	if err != nil {
 		return nil, err
 	}
@@ -239,8 +245,9 @@ func (e *Engine) Aspects(ctx context.Context, goal string, explicit []string) ([
 // maxFacets bounds how many facets a one-aspect goal expands into.
 const maxFacets = 4
 
-// facets finds section titles in the index that name a kind of the aspect.
-func (e *Engine) facets(ctx context.Context, w *weights, name string) ([]string, error) {
+// facets finds section titles in the index that name a kind of the aspect,
+// among the results of a search for it in mode.
+func (e *Engine) facets(ctx context.Context, w *weights, name string, mode search.Mode) ([]string, error) {
 	as, err := e.prepare(ctx, w, []string{name})
 	if err != nil || len(as) == 0 {
 		return nil, err
@@ -250,7 +257,7 @@ func (e *Engine) facets(ctx context.Context, w *weights, name string) ([]string,
 	if len(key) == 0 {
 		return nil, nil
 	}
-	resp, err := e.search.Search(ctx, search.Request{Query: name, K: 100, Mode: search.ModeKeyword})
+	resp, err := e.search.Search(ctx, search.Request{Query: name, K: 100, Mode: mode})
 	if err != nil {
 		return nil, fmt.Errorf("look up facets of %q: %w", name, err)
 	}

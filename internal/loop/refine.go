@@ -40,6 +40,9 @@ type RefineInput struct {
 	Results []doc.Hit `json:"-"`
 	// Avoid lists queries already issued; the refined query is none of them.
 	Avoid []string `json:"avoid,omitempty"`
+	// Mode is the retrieval mode of the search Refine makes without
+	// Results ("" for the index's default).
+	Mode search.Mode `json:"-"`
 }
 
 // Refinement is a better query, with why, and other queries worth trying.
@@ -171,7 +174,7 @@ func (e *Engine) refine(ctx context.Context, w *weights, in RefineInput) (Refine
 	// Feedback: the given results, or a probe search for the target.
 	results := in.Results
 	if len(results) == 0 && e.search != nil {
-		resp, err := e.search.Search(ctx, search.Request{Query: base, K: 10, Mode: search.ModeKeyword})
+		resp, err := e.search.Search(ctx, search.Request{Query: base, K: 10, Mode: in.Mode})
 		if err != nil {
 			return Refinement{}, fmt.Errorf("search for feedback: %w", err)
 		}

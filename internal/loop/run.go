@@ -92,9 +92,9 @@ type Iteration struct {
 	Hits []doc.Hit `json:"-"`
 }
 
-// closeEnough is the least coverage for which a hit is kept as an aspect's
+// CloseEnough is the least coverage for which a hit is kept as an aspect's
 // closest lead when no hit covers it.
-const closeEnough = 0.4
+const CloseEnough = 0.4
 
 // maxAttempts is how many focused queries a loop spends on one aspect.
 const maxAttempts = 2
@@ -132,7 +132,7 @@ func (e *Engine) Run(ctx context.Context, opt RunOptions) (RunResult, error) {
 	if err != nil {
 		return RunResult{}, err
 	}
-	w, aspects, err := e.goalAspects(ctx, opt.Goal, opt.Aspects)
+	w, aspects, err := e.goalAspects(ctx, opt.Goal, opt.Aspects, opt.Mode)
 	if err != nil {
 		return RunResult{}, err
 	}
@@ -194,6 +194,7 @@ func (e *Engine) Run(ctx context.Context, opt RunOptions) (RunResult, error) {
 			break
 		}
 		next := e.nextRefinement(ev, q, attempts, queries, opt.Goal)
+		next.Mode = opt.Mode
 		if len(next.MissingAspects) > 0 && attempts[next.MissingAspects[0]] >= maxAttempts {
 			res.Iterations = append(res.Iterations, iter)
 			res.Stopped = fmt.Sprintf("%s: %s searched for %d times each without being found", ActionUseResults,
@@ -375,7 +376,7 @@ func (p *pool) top(aspects []aspect, k int) []doc.Hit {
 		// fair and on two pages: they are the best leads the agent has.
 		var cands []*pooled
 		for _, it := range p.items {
-			if it.cover[i] >= closeEnough {
+			if it.cover[i] >= CloseEnough {
 				cands = append(cands, it)
 			}
 		}

@@ -108,7 +108,11 @@ func New(s Searcher, opt Options) *Agent {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	return &Agent{search: s, an: analyze.New(analyze.Options{}), opt: opt}
+	an := analyze.New(analyze.Options{})
+	if x, ok := s.(interface{ Analyzer() *analyze.Analyzer }); ok && x.Analyzer() != nil {
+		an = x.Analyzer() // the index's own
+	}
+	return &Agent{search: s, an: an, opt: opt}
 }
 
 // run is the record of one question being answered.
@@ -189,7 +193,8 @@ func (a *Agent) Answer(ctx context.Context, question string) (*Result, error) {
 			return r.res, ErrEmptyIndex
 		}
 	}
-	draft := Extract(a.an, question, hits, &r.passages, ExtractOptions{})
+	xo := a.extractOptions(ctx, question)
+	draft := Extract(a.an, question, hits, &r.passages, xo)
 	if draft == "" && len(hits) > 0 {
 		// The question's words matched chunks but no sentence: try the
 		// content words alone.
@@ -201,7 +206,7 @@ func (a *Agent) Answer(ctx context.Context, question string) (*Result, error) {
 			}
 			r.res.Turns++
 			hits = append(hits, more...)
-			draft = Extract(a.an, question, hits, &r.passages, ExtractOptions{})
+			draft = Extract(a.an, question, hits, &r.passages, xo)
 		}
 	}
 	if draft == "" {
@@ -215,6 +220,27 @@ func (a *Agent) Answer(ctx context.Context, question string) (*Result, error) {
 	r.finish(final, a.Checker().Check(final, &r.passages), refl)
 	r.res.TookMs = time.Since(start).Milliseconds()
 	return r.res, nil
+}
+
+// byMeaning is a searcher that compares texts by meaning: *search.Engine
+// over an index with an embedder.
+type byMeaning interface {
+	ComparesMeaning() bool
+	Relatedness(ctx context.Context, text string, ids []int64) (map[int64]float64, error)
+	TextSimilarity(ctx context.Context, query string, texts []string) ([]float64, error)
+}
+
+// extractOptions ranks the answer's sentences by meaning too when the
+// index has an embedder; by words alone otherwise.
+func (a *Agent) extractOptions(ctx context.Context, question string) ExtractOptions {
+	m, ok := a.search.(byMeaning)
+	if !ok || !m.ComparesMeaning() {
+		return ExtractOptions{}
+	}
+	return ExtractOptions{
+		Related: func(ids []int64) (map[int64]float64, error) { return m.Relatedness(ctx, question, ids) },
+		Similar: func(texts []string) ([]float64, error) { return m.TextSimilarity(ctx, question, texts) },
+	}
 }
 
 // indexEmpty reports whether the index holds no documents, when the
