@@ -327,14 +327,3 @@ func notFound(lang Lang) string {
 	}
 	return "The knowledge base has nothing that answers this question."
 }
-
-// passageIn reports whether chunk id is one of the passages res's searches
-// returned (its observations list them).
-func (a *Agent) passageIn(res *Result, id int64) (int, bool) {
-	for _, c := range res.Citations {
-		if c.ChunkID == id {
-			return c.N, true
-		}
-	}
-	return 0, false
-}
