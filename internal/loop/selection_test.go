@@ -115,3 +115,41 @@ func TestWordsSplitJapaneseIntoContentWords(t *testing.T) {
 		t.Errorf("words with version 1 = %q", got)
 	}
 }
+
+// modes records the mode of every search it passes on.
+type modes struct {
+	Searcher
+	seen []search.Mode
+}
+
+func (m *modes) Search(ctx context.Context, req search.Request) (search.Response, error) {
+	m.seen = append(m.seen, req.Mode)
+	return m.Searcher.Search(ctx, req)
+}
+
+// TestEverySearchUsesTheRunsMode: a loop's searches, its probes for facets
+// and feedback and a plan's probes included, search in the mode asked for,
+// and with none asked for in the index's default (decided by the search
+// engine alone: hybrid when the index has an embedder).
+func TestEverySearchUsesTheRunsMode(t *testing.T) {
+	base := testEngine(t, corpus, Options{}).search
+	for _, mode := range []search.Mode{"", search.ModeKeyword} {
+		m := &modes{Searcher: base}
+		e := New(m, Options{})
+		ctx := context.Background()
+		if _, err := e.Run(ctx, RunOptions{Goal: deployGoal, Query: "deploy", K: 4, Mode: mode}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Plan(ctx, "deploy", PlanOptions{Mode: mode}); err != nil {
+			t.Fatal(err)
+		}
+		if len(m.seen) < 3 {
+			t.Fatalf("only %d searches", len(m.seen))
+		}
+		for i, got := range m.seen {
+			if got != mode {
+				t.Errorf("mode %q: search %d ran in %q", mode, i+1, got)
+			}
+		}
+	}
+}
