@@ -17,7 +17,7 @@ import (
 func newEvalGoalsCmd(g *globals) *cobra.Command {
 	var setPath, docs, mode string
 	var maxIt int
-	var research bool
+	var research, calibrate bool
 	cmd := &cobra.Command{
 		Use:   "goals --set FILE --docs DIR",
 		Short: "Measure what the loop finds against a labelled goal set (aspect coverage)",
@@ -38,7 +38,10 @@ the loop's own confidence compares with labelled coverage. No agent cache is
 used, so goals do not learn from one another. With an embedder (--embedder,
 or SAGASU_EMBEDDER) the documents are embedded and every method searches in
 the index's default mode (hybrid), with the loop's aspects judged by meaning
-too; --db reuses an index built before.`,
+too; --db reuses an index built before. --calibrate measures that judging
+alone: every labelled aspect against every chunk, precision, recall and F1
+of "relatedness at least z" for z from 0.5 to 6 (the loop uses
+loop.SemanticThreshold, chosen on the project's sets).`,
 		Example: `  sagasu eval goals --set testdata/goals/vitepress.json --docs ../shared/data/vitepress-docs
   sagasu eval goals --set testdata/goals/vitepress.json --docs ../shared/data/vitepress-docs --json`,
 		Args: cobra.NoArgs,
@@ -74,6 +77,17 @@ too; --db reuses an index built before.`,
 				fmt.Fprintf(g.stderr, "indexed %d documents (%d chunks) from %s\n", irep.Added+irep.Updated+irep.Unchanged, irep.Chunks, docs)
 			}
 			se := a.Engine(mi.store, mi.embedder)
+			if calibrate {
+				cal, err := loopeval.CalibrateMeaning(ctx, se, mi.store, set)
+				if err != nil {
+					return err
+				}
+				if a.Config.JSON {
+					return writeJSON(g.stdout, cal)
+				}
+				printCalibration(g.stdout, cal)
+				return nil
+			}
 			gopt := loopeval.GoalOptions{K: k, MaxIterations: maxIt, Mode: search.Mode(mode)}
 			if research {
 				gopt.Research = app.ResearchHits(se, a.Log)
@@ -96,6 +110,7 @@ too; --db reuses an index built before.`,
 	f.IntVar(&maxIt, "max-iterations", loop.DefaultMaxIterations, "loop budget")
 	f.StringVar(&mode, "mode", "", "retrieval mode: keyword, semantic, hybrid (default: hybrid with an embedder)")
 	f.BoolVar(&research, "research", false, "also measure the pages Plan-and-Act's research brain cites (no model)")
+	f.BoolVar(&calibrate, "calibrate", false, "instead, sweep the loop's threshold of similarity by meaning over every labelled aspect and chunk (needs an embedder)")
 	addEmbedderFlags(f)
 	return cmd
 }
@@ -145,4 +160,15 @@ func printGoalReport(w io.Writer, rep loopeval.GoalReport) {
 		}
 		fmt.Fprintf(w, "  [%.2f, %-6s %3d result lists, mean coverage %.2f, all aspects covered in %.0f%%\n", b.Low, hi, b.Lists, b.MeanCoverage, b.AllCovered*100)
 	}
+}
+
+// printCalibration prints the threshold sweep of similarity by meaning.
+func printCalibration(w io.Writer, cal loopeval.Calibration) {
+	fmt.Fprintf(w, "goal set %s: %d labelled aspects × %d chunks, %d pairs in a labelled page or section\n\n", cal.Set, cal.Aspects, cal.Chunks, cal.Positives)
+	fmt.Fprintf(w, "%6s %9s %7s %6s %6s %6s %6s\n", "z ≥", "precision", "recall", "F1", "TP", "FP", "FN")
+	for _, s := range cal.Sweep {
+		fmt.Fprintf(w, "%6.2f %9.3f %7.3f %6.3f %6d %6d %6d\n", s.Z, s.Precision, s.Recall, s.F1, s.TP, s.FP, s.FN)
+	}
+	fmt.Fprintf(w, "\nbest F1 at z ≥ %.2f (precision %.3f, recall %.3f, F1 %.3f); the loop's threshold %.2f: precision %.3f, recall %.3f, F1 %.3f\n",
+		cal.Best.Z, cal.Best.Precision, cal.Best.Recall, cal.Best.F1, cal.AtDefault.Z, cal.AtDefault.Precision, cal.AtDefault.Recall, cal.AtDefault.F1)
 }
