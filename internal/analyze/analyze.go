@@ -50,6 +50,7 @@ type Options struct {
 type Analyzer struct {
 	opt  Options
 	pool sync.Pool // of *scratch
+	ja   jaMemo    // the terms of short Japanese runs already analysed
 }
 
 // New returns an analyzer with the given options.

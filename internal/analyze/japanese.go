@@ -84,7 +84,67 @@ func japaneseCut(run string, max int) int {
 	return cut
 }
 
+// jaMemo remembers the terms of short runs of Japanese: documentation
+// repeats its phrases, titles and headings ("の設定", "を使用します"), and the
+// morphological analysis of a run costs far more than a map look-up. It is
+// bounded: when full it starts over.
+type jaMemo struct {
+	mu    sync.Mutex
+	terms map[string][]string
+}
+
+// Memo bounds: runs longer than maxMemoRun bytes are not remembered, and at
+// most maxMemoRuns are.
+const (
+	maxMemoRun  = 48
+	maxMemoRuns = 1 << 15
+)
+
+func (m *jaMemo) get(run string) ([]string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ts, ok := m.terms[run]
+	return ts, ok
+}
+
+func (m *jaMemo) put(run string, terms []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.terms == nil || len(m.terms) >= maxMemoRuns {
+		m.terms = make(map[string][]string, 1024)
+	}
+	m.terms[run] = terms
+}
+
 func (t *tokenizer) japaneseWords(run string) {
+	short := len(run) <= maxMemoRun
+	if short {
+		if ts, ok := t.a.ja.get(run); ok {
+			for _, term := range ts {
+				t.cjkTerm(term)
+			}
+			return
+		}
+	}
+	from := len(t.sc.ends)
+	t.analyseJapanese(run)
+	if short {
+		// The run's terms are the ones just emitted.
+		ts := make([]string, 0, len(t.sc.ends)-from)
+		start := 0
+		if from > 0 {
+			start = t.sc.ends[from-1]
+		}
+		for _, end := range t.sc.ends[from:] {
+			ts = append(ts, string(t.sc.terms[start:end]))
+			start = end
+		}
+		t.a.ja.put(run, ts)
+	}
+}
+
+// analyseJapanese runs the morphological analysis of run and emits its terms.
+func (t *tokenizer) analyseJapanese(run string) {
 	m := loadMorphology()
 	for _, tok := range m.tok.Analyze(run, kagome.Search) {
 		s := tok.Surface
