@@ -114,28 +114,3 @@ func (e *Engine) background(ctx context.Context) ([][]float32, error) {
 	e.bg = bg
 	return bg, nil
 }
-
-// TextSimilarity returns the cosine similarity of each text (embedded as a
-// document) to query (embedded as a query): for ranking passages that are
-// not chunks of the index, such as the sentences of an answer.
-func (e *Engine) TextSimilarity(ctx context.Context, query string, texts []string) ([]float64, error) {
-	if e.embedder == nil {
-		return nil, fmt.Errorf("text similarity needs an embedder, and this index has none")
-	}
-	out := make([]float64, len(texts))
-	if len(texts) == 0 {
-		return out, nil
-	}
-	q, err := e.embedder.EmbedQuery(ctx, query)
-	if err != nil {
-		return nil, fmt.Errorf("embed %q: %w", query, err)
-	}
-	vs, err := e.embedder.EmbedDocuments(ctx, texts)
-	if err != nil {
-		return nil, fmt.Errorf("embed %d texts: %w", len(texts), err)
-	}
-	for i, v := range vs {
-		out[i] = float64(embed.Dot(q, v))
-	}
-	return out, nil
-}

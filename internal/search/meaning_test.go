@@ -52,10 +52,6 @@ func TestRelatedness(t *testing.T) {
 	if len(rel) != 2 || !(rel[ids[0]] > 1 && rel[ids[0]] > rel[ids[1]]) {
 		t.Errorf("relatedness = %v: the nearest chunk must stand well above the mean and the farthest", rel)
 	}
-	sims, err := e.TextSimilarity(ctx, q, []string{"the cat hunts mice at night", "stock market revenue"})
-	if err != nil || len(sims) != 2 || sims[0] <= sims[1] {
-		t.Errorf("text similarity = %v, %v", sims, err)
-	}
 	// Without an embedder, or with one kept for recall only, it does not.
 	if search.New(s).ComparesMeaning() || search.New(s, search.WithEmbedder(embedtest.New(storetest.VectorDim)), search.WithDefaultMode(search.ModeKeyword)).ComparesMeaning() {
 		t.Error("an engine whose default is keyword does not compare meaning")

@@ -222,16 +222,16 @@ func (a *Agent) Answer(ctx context.Context, question string) (*Result, error) {
 	return r.res, nil
 }
 
-// byMeaning is a searcher that compares texts by meaning: *search.Engine
-// over an index with an embedder.
+// byMeaning is a searcher that compares texts with the index's chunks by
+// meaning: *search.Engine over an index with an embedder.
 type byMeaning interface {
 	ComparesMeaning() bool
 	Relatedness(ctx context.Context, text string, ids []int64) (map[int64]float64, error)
-	TextSimilarity(ctx context.Context, query string, texts []string) ([]float64, error)
 }
 
 // extractOptions ranks the answer's sentences by meaning too when the
-// index has an embedder; by words alone otherwise.
+// index has an embedder (each sentence by how close its chunk's stored
+// vector is to the question); by words alone otherwise.
 func (a *Agent) extractOptions(ctx context.Context, question string) ExtractOptions {
 	m, ok := a.search.(byMeaning)
 	if !ok || !m.ComparesMeaning() {
@@ -239,7 +239,6 @@ func (a *Agent) extractOptions(ctx context.Context, question string) ExtractOpti
 	}
 	return ExtractOptions{
 		Related: func(ids []int64) (map[int64]float64, error) { return m.Relatedness(ctx, question, ids) },
-		Similar: func(texts []string) ([]float64, error) { return m.TextSimilarity(ctx, question, texts) },
 	}
 }
 

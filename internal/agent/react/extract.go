@@ -17,12 +17,9 @@ type ExtractOptions struct {
 	MaxRunes     int // default 700
 	// Related, when set, says by meaning how close each retrieved chunk is
 	// to the question (in standard deviations above the index's mean, as
-	// search.Engine.Relatedness does); it replaces the retrieval rank as the
-	// prior of the chunk's sentences.
+	// search.Engine.Relatedness does, from the stored vectors); it adds to
+	// the prior of the chunk's sentences.
 	Related func(ids []int64) (map[int64]float64, error)
-	// Similar, when set, gives the cosine similarity of texts to the
-	// question by meaning; the best sentences by words are re-ranked with it.
-	Similar func(texts []string) ([]float64, error)
 }
 
 // questionWords carry the shape of a question, not its topic.
@@ -278,9 +275,6 @@ func Extract(an *analyze.Analyzer, question string, hits []doc.Hit, ps *Passages
 	if favour(cands, question, top) {
 		slices.SortStableFunc(cands, byScore)
 	}
-	if opt.Similar != nil {
-		rerankByMeaning(cands, opt.Similar)
-	}
 	top = cands[0].score
 	var picked []candidate
 	runes := 0
@@ -475,46 +469,6 @@ func favour(cands []candidate, question string, top float64) bool {
 		}
 	}
 	return true
-}
-
-// rerankTop is how many of the best candidates by words are re-ranked by
-// meaning (each is embedded).
-const rerankTop = 8
-
-// rerankByMeaning adds to the best candidates by words (sorted) a share of
-// the top score for how close each is to the question by meaning, relative
-// to the others, and sorts them again.
-func rerankByMeaning(cands []candidate, similar func([]string) ([]float64, error)) {
-	n := min(rerankTop, len(cands))
-	texts := make([]string, n)
-	for i := range n {
-		lead, _, _ := strings.Cut(cands[i].text, "\n\n")
-		texts[i] = lead
-	}
-	sims, err := similar(texts)
-	if err != nil || len(sims) != n {
-		return // by words alone
-	}
-	lo, hi := sims[0], sims[0]
-	for _, v := range sims {
-		lo, hi = min(lo, v), max(hi, v)
-	}
-	if hi-lo < 1e-9 {
-		return
-	}
-	top := cands[0].score
-	for i := range n {
-		cands[i].score += 0.5 * top * (sims[i] - lo) / (hi - lo)
-	}
-	slices.SortStableFunc(cands[:n], func(a, b candidate) int {
-		switch {
-		case a.score > b.score:
-			return -1
-		case a.score < b.score:
-			return 1
-		}
-		return 0
-	})
 }
 
 // camelRE finds identifiers written in camelCase.

@@ -83,34 +83,28 @@ func TestAnswerNamesTheOption(t *testing.T) {
 	}
 }
 
-// TestRerankByMeaning: with an embedder, the sentence closest to the
-// question by meaning comes first among those that match its words.
-func TestRerankByMeaning(t *testing.T) {
+// TestRelatedChunksRankFirst: with an embedder, a sentence of the chunk
+// closest to the question by meaning wins over an equal one by words.
+func TestRelatedChunksRankFirst(t *testing.T) {
 	an := analyze.New(analyze.Options{})
-	hits := []doc.Hit{refHit(1, "guide/deploy.md", "Deploy > Preview", "Run the build command to build the site for deployment. Run the preview command to serve the build locally and check the site before you deploy it. The deploy command uploads the site.")}
-	question := "How do I check the built site on my machine before I deploy it?"
+	hits := []doc.Hit{
+		refHit(1, "guide/a.md", "Guide > Build", "Run the build command to write the site to the output folder."),
+		refHit(2, "guide/b.md", "Guide > Preview", "Run the preview command to serve the site from the output folder."),
+	}
+	question := "How do I look at the finished site on my machine before publishing?"
 	var ps Passages
 	plain := Extract(an, question, hits, &ps, ExtractOptions{MaxSentences: 1})
-	closest := "Run the preview command to serve the build locally and check the site before you deploy it."
-	var asked []string
+	var asked []int64
 	ps = Passages{}
-	ans := Extract(an, question, hits, &ps, ExtractOptions{MaxSentences: 1, Similar: func(texts []string) ([]float64, error) {
-		asked = texts
-		out := make([]float64, len(texts))
-		for i, s := range texts {
-			if s == closest {
-				out[i] = 0.9
-			} else {
-				out[i] = 0.2
-			}
-		}
-		return out, nil
+	ans := Extract(an, question, hits, &ps, ExtractOptions{MaxSentences: 1, Related: func(ids []int64) (map[int64]float64, error) {
+		asked = ids
+		return map[int64]float64{1: 0.2, 2: 4.5}, nil
 	}})
-	if len(asked) == 0 {
-		t.Fatal("the similarity was not asked")
+	if len(asked) != 2 {
+		t.Fatalf("relatedness asked for %v", asked)
 	}
-	if !strings.HasPrefix(ans, closest) {
-		t.Errorf("answer %q; want the sentence closest by meaning first (by words alone: %q)", ans, plain)
+	if !strings.HasPrefix(ans, "Run the preview command") {
+		t.Errorf("answer %q; want the sentence of the chunk closest by meaning (by words alone: %q)", ans, plain)
 	}
 }
 
