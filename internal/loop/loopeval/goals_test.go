@@ -178,18 +178,14 @@ func TestGoalSetLabelsResolve(t *testing.T) {
 func TestLoopBeatsBaselines(t *testing.T) {
 	s, e := vitepressEngine(t)
 	for _, file := range tuningSets {
-		loopBeatsBaselines(t, s, e, file, true)
+		loopBeatsBaselines(t, s, e, file)
 	}
 }
 
-// TestLoopOnHeldOutGoals holds the loop to the same on the goal set written
-// for issue 26 before the loop was changed, which nothing was tuned on.
-func TestLoopOnHeldOutGoals(t *testing.T) {
-	s, e := vitepressEngine(t)
-	loopBeatsBaselines(t, s, e, heldOut, false)
-}
-
-func loopBeatsBaselines(t *testing.T, s *search.Engine, e *loop.Engine, file string, calibrated bool) {
+// loopBeatsBaselines checks one goal set. The held-out set is not checked
+// here: it is measured and reported (sagasu eval goals), never a gate the
+// loop is fitted to.
+func loopBeatsBaselines(t *testing.T, s *search.Engine, e *loop.Engine, file string) {
 	t.Helper()
 	set, err := LoadGoalSet(file)
 	if err != nil {
@@ -215,9 +211,6 @@ func loopBeatsBaselines(t *testing.T, s *search.Engine, e *loop.Engine, file str
 		if g.Iterations < 1 || g.Iterations > loop.DefaultMaxIterations {
 			t.Errorf("%s: goal %s used %d iterations", set.Name, g.ID, g.Iterations)
 		}
-	}
-	if !calibrated {
-		return
 	}
 	var low, high *CalibrationBin
 	for i := range rep.Calibration {

@@ -247,7 +247,7 @@ func TestTSVectorHoldsTheAnalysedTerms(t *testing.T) {
 	}
 	conn := rawConn(t, dsn)
 	defer conn.Close(ctx)
-	for q, want := range map[string]string{"設定 & ファ": "ja.md", "gener & rout": "en.md"} {
+	for q, want := range map[string]string{"設定 & ファイル & 作成": "ja.md", "gener & rout": "en.md"} {
 		var uri string
 		err := conn.QueryRow(ctx, `SELECT s.uri FROM `+quoteIdent(s.set.Schema)+`.chunks c JOIN `+quoteIdent(s.set.Schema)+`.sources s ON s.id = c.source_id
 			WHERE c.tsv @@ $1::tsquery`, q).Scan(&uri)
