@@ -8,8 +8,6 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/agent/react"
 	"github.com/sagasu-dev/sagasu/internal/agent/react/reacteval"
-	"github.com/sagasu-dev/sagasu/internal/index"
-	"github.com/sagasu-dev/sagasu/internal/loop/loopeval"
 	"github.com/sagasu-dev/sagasu/internal/search"
 )
 
@@ -45,20 +43,11 @@ A set is JSON: {"name": ..., "questions": [{"id", "question", "pages":
 				return err
 			}
 			ctx := cmd.Context()
-			mi, err := openMeasureIndex(ctx, cmd, a, "ask")
+			mi, err := openCorpusIndex(ctx, cmd, g, a, "ask", docs)
 			if err != nil {
 				return err
 			}
 			defer mi.close()
-			opt := a.IndexOptions()
-			opt.Embedder = mi.embedder
-			irep, err := loopeval.IndexCorpus(ctx, index.New(mi.store, opt), docs, opt.Source)
-			if err != nil {
-				return err
-			}
-			if !a.Config.JSON {
-				fmt.Fprintf(g.stderr, "indexed %d documents (%d chunks) from %s\n", irep.Added+irep.Updated+irep.Unchanged, irep.Chunks, docs)
-			}
 			agent := react.New(a.Engine(mi.store, mi.embedder), react.Options{Mode: search.Mode(mode)})
 			rep, err := reacteval.Evaluate(ctx, agent, set)
 			if err != nil {

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sagasu-dev/sagasu/internal/app"
-	"github.com/sagasu-dev/sagasu/internal/index"
 	"github.com/sagasu-dev/sagasu/internal/loop"
 	"github.com/sagasu-dev/sagasu/internal/loop/loopeval"
 	"github.com/sagasu-dev/sagasu/internal/search"
@@ -62,20 +61,11 @@ loop.SemanticThreshold, chosen on the project's sets).`,
 				return err
 			}
 			ctx := cmd.Context()
-			mi, err := openMeasureIndex(ctx, cmd, a, "goals")
+			mi, err := openCorpusIndex(ctx, cmd, g, a, "goals", docs)
 			if err != nil {
 				return err
 			}
 			defer mi.close()
-			opt := a.IndexOptions()
-			opt.Embedder = mi.embedder
-			irep, err := loopeval.IndexCorpus(ctx, index.New(mi.store, opt), docs, opt.Source)
-			if err != nil {
-				return err
-			}
-			if !a.Config.JSON {
-				fmt.Fprintf(g.stderr, "indexed %d documents (%d chunks) from %s\n", irep.Added+irep.Updated+irep.Unchanged, irep.Chunks, docs)
-			}
 			se := a.Engine(mi.store, mi.embedder)
 			if calibrate {
 				cal, err := loopeval.CalibrateMeaning(ctx, se, mi.store, set)

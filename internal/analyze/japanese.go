@@ -153,14 +153,7 @@ func (t *tokenizer) analyseJapanese(run string) {
 		}
 		switch tok.Class {
 		case kagome.KNOWN:
-			ids := m.pos.POSs[tok.ID]
-			if len(ids) == 0 {
-				continue
-			}
-			pos, sub := m.pos.NameList[ids[0]], ""
-			if len(ids) > 1 {
-				sub = m.pos.NameList[ids[1]]
-			}
+			pos, sub := m.posOf(tok)
 			if term := contentWord(pos, sub, s); term != "" {
 				t.cjkTerm(term)
 			}
@@ -170,6 +163,19 @@ func (t *tokenizer) analyseJapanese(run string) {
 			t.bigrams(s)
 		}
 	}
+}
+
+// posOf returns a known word's part of speech and its first sub-category
+// ("名詞", "サ変接続"); "" for a word the dictionary gives none.
+func (m *morphology) posOf(tok kagome.Token) (pos, sub string) {
+	ids := m.pos.POSs[tok.ID]
+	if len(ids) > 0 {
+		pos = m.pos.NameList[ids[0]]
+	}
+	if len(ids) > 1 {
+		sub = m.pos.NameList[ids[1]]
+	}
+	return pos, sub
 }
 
 // contentWord returns the term of a known word with part of speech pos
@@ -220,14 +226,7 @@ func (a *Analyzer) Words(run string) []string {
 		content := false
 		switch tok.Class {
 		case kagome.KNOWN:
-			ids := m.pos.POSs[tok.ID]
-			if len(ids) == 0 {
-				continue
-			}
-			pos, sub := m.pos.NameList[ids[0]], ""
-			if len(ids) > 1 {
-				sub = m.pos.NameList[ids[1]]
-			}
+			pos, sub := m.posOf(tok)
 			content = contentWord(pos, sub, s) != ""
 		case kagome.UNKNOWN:
 			content = s != "" && !(onlyHiragana(s) && utf8.RuneCountInString(s) == 1)
