@@ -138,6 +138,9 @@ func (r *run) emit(ev graph.Event) {
 
 // searchTool runs search_knowledge_base and records it.
 func (r *run) searchTool(ctx context.Context, query string, k int, mode search.Mode) ([]doc.Hit, string, error) {
+	if d, ok := r.a.search.(interface{ DefaultMode() search.Mode }); ok && mode == "" {
+		mode = d.DefaultMode() // the trace says how it searched
+	}
 	args, _ := json.Marshal(map[string]any{"query": query, "k": k, "mode": mode})
 	r.emit(graph.Event{Type: graph.TypeAction, Tool: ToolSearch, Arguments: args})
 	start := time.Now()
