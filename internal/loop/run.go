@@ -354,12 +354,14 @@ func ids(hits []doc.Hit) []int64 {
 }
 
 // top chooses k hits: first, for each aspect, the hit that covers it best
-// (when one covers it at least fairly); then the pages of the loop's first
-// search that are not chosen yet, in its order, so that the loop only adds to
-// what its first query found and never trades one of its pages for another
-// chunk of a page already chosen; then the rest by fused rank, each further
-// hit from a page already chosen counting half as much, so the results span
-// more pages.
+// (when one covers it at least fairly); then the hits of the loop's first
+// search that cover an aspect at least fairly, a second section of a page
+// included; then the first search's other pages not chosen yet, in its
+// order, so that the loop only adds to what its first query found and never
+// trades one of its pages, or a section that answers part of the goal, for
+// another chunk of a page already chosen; then the rest by fused rank, each
+// further hit from a page already chosen counting half as much, so the
+// results span more pages.
 func (p *pool) top(aspects []aspect, k int) []doc.Hit {
 	chosen := map[*pooled]bool{}
 	perSource := map[string]int{}
@@ -414,6 +416,11 @@ func (p *pool) top(aspects []aspect, k int) []doc.Hit {
 			if !chosen[it] {
 				take(it)
 			}
+		}
+	}
+	for _, it := range p.items {
+		if len(sel) < k && it.first > 0 && !chosen[it] && slices.ContainsFunc(it.cover, func(c float64) bool { return c >= CloseEnough }) {
+			take(it) // the first search's hits that cover an aspect at least fairly, in its order
 		}
 	}
 	for _, it := range p.items {

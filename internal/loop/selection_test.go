@@ -153,3 +153,37 @@ func TestEverySearchUsesTheRunsMode(t *testing.T) {
 		}
 	}
 }
+
+// TestTopKeepsTheFirstSearchsSectionsThatAnswer: a second section of a page
+// the first search found, which covers an aspect fairly though another
+// page covers it best, stays in the selection ahead of hits that later
+// searches return often.
+func TestTopKeepsTheFirstSearchsSectionsThatAnswer(t *testing.T) {
+	e := New(nil, Options{})
+	aspects := []aspect{
+		{name: "a", terms: []string{"zzz"}, weight: []float64{1}, total: 1},
+		{name: "b", terms: []string{"yyy"}, weight: []float64{1}, total: 1},
+	}
+	p := &pool{byID: map[int64]*pooled{}}
+	a1, a2, c1, d1, e1 := pageHit(1, "a.md"), pageHit(2, "a.md"), pageHit(3, "c.md"), pageHit(4, "d.md"), pageHit(5, "e.md")
+	ctx := context.Background()
+	if _, err := p.add(ctx, e, aspects, []doc.Hit{a1, a2, c1}); err != nil {
+		t.Fatal(err)
+	}
+	p.byID[1].cover[0] = 1   // a1 covers a
+	p.byID[2].cover[1] = 0.5 // a2, a second section of a.md, covers b fairly
+	for range 3 {
+		if _, err := p.add(ctx, e, aspects, []doc.Hit{e1, d1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.byID[4].cover[1] = 1 // d1 covers b best
+	var got []int64
+	for _, h := range p.top(aspects, 4) {
+		got = append(got, h.Chunk.ID)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, []int64{1, 2, 3, 4}) {
+		t.Errorf("top 4 = chunks %v; want a1 and d1 (each aspect's best), a2 (the first search's section on b) and c1 (its other page), not e1 (5)", got)
+	}
+}
