@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,13 +39,24 @@ type fixture struct {
 
 func newFixture(t testing.TB, opt Options) *fixture {
 	t.Helper()
+	return newFixtureOver(t, opt, nil)
+}
+
+// newFixtureOver is newFixture with the server's store seen through wrap
+// (nil: as it is), for tests that step in between the server and its index.
+func newFixtureOver(t testing.TB, opt Options, wrap func(store.Store) store.Store) *fixture {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
+	var st store.Store
 	st, err := app.OpenStore(ctx, filepath.Join(dir, "sagasu.db"), true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	if wrap != nil {
+		st = wrap(st)
+	}
 	cache, err := agentcache.Open(filepath.Join(dir, "cache", "agent"), agentcache.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -377,25 +390,89 @@ func TestIndexRootsAndSymlinks(t *testing.T) {
 	}
 }
 
+// heldStore is a store whose first Replace commits its batch, calls
+// onFirst and then holds the writer until the run's context is cancelled;
+// every later Replace of that run waits for the cancellation and writes
+// nothing. So the cancelled run has written exactly one batch, however the
+// scheduler orders the reader and the writers. released is closed when
+// that run lets go of the index's writer lock; from then on the store is
+// the plain one.
+type heldStore struct {
+	store.Store
+	onFirst  func()
+	released chan struct{}
+	mu       sync.Mutex
+	calls    int
+	done     bool
+}
+
+func (h *heldStore) Replace(ctx context.Context, batch []store.SourceData) error {
+	h.mu.Lock()
+	h.calls++
+	first, done := h.calls == 1, h.done
+	h.mu.Unlock()
+	switch {
+	case done:
+		return h.Store.Replace(ctx, batch)
+	case first:
+		if err := h.Store.Replace(ctx, batch); err != nil {
+			return err
+		}
+		h.onFirst()
+		<-ctx.Done()
+		return nil
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (h *heldStore) Lock(ctx context.Context) (func(), error) {
+	unlock, err := h.Store.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	done := h.done
+	h.mu.Unlock()
+	if done {
+		return unlock, nil
+	}
+	return func() {
+		unlock()
+		h.mu.Lock()
+		h.done = true
+		h.mu.Unlock()
+		close(h.released)
+	}, nil
+}
+
 func TestIndexCancelledMidRunStaysConsistent(t *testing.T) {
-	f := newFixture(t, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var held *heldStore
+	var f *fixture
+	var progressSeen atomic.Bool
+	f = newFixtureOver(t, Options{Index: index.Options{BatchBytes: 200 << 10}}, func(s store.Store) store.Store {
+		held = &heldStore{Store: s, released: make(chan struct{}), onFirst: func() {
+			// The first batch is committed: wait for the progress
+			// notification the reader sent before it (so the client has
+			// it), then cancel the call.
+			<-f.progress
+			progressSeen.Store(true)
+			cancel()
+		}}
+		return held
+	})
 	docs := filepath.Join(f.dir, "corpus")
 	if err := os.MkdirAll(docs, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// Six batches' worth of files.
-	for i := range 60 {
-		d := english(i, 40, 60)
+	// About 60 KB a file and 200 KB a batch: six batches.
+	const files = 24
+	for i := range files {
+		d := english(i, 10, 60)
 		if err := os.WriteFile(filepath.Join(docs, fmt.Sprintf("f%02d.md", i)), []byte(d.Content), 0o644); err != nil {
 			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	f.srv.onIndexProgress = func(c context.Context) {
-		// Cancel at the first notification after a batch was written.
-		if st, err := f.store.Stats(c); err == nil && st.Sources > 0 {
-			cancel()
-			<-c.Done() // the server has seen the cancellation
 		}
 	}
 	_, err := f.cs.CallTool(ctx, &mcp.CallToolParams{Name: ToolIndex, Arguments: map[string]any{"file": docs},
@@ -403,17 +480,19 @@ func TestIndexCancelledMidRunStaysConsistent(t *testing.T) {
 	if err == nil {
 		t.Fatal("the cancelled call returned a result")
 	}
-	if len(f.progress) == 0 {
+	if !progressSeen.Load() {
 		t.Error("no progress notification arrived")
 	}
-	f.srv.onIndexProgress = nil
-	// Every source written so far is whole: its chunks are all there.
+	// The cancelled run ends and lets go of the index's writer lock.
+	<-held.released
+	// Exactly the first batch is written, and every source of it is
+	// whole: its chunks are all there.
 	st, err := f.store.Stats(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Sources == 0 || st.Sources >= 60 {
-		t.Fatalf("%d sources after cancelling mid-run; want some but not all of 60", st.Sources)
+	if st.Sources == 0 || st.Sources >= files {
+		t.Fatalf("%d sources after cancelling mid-run; want the first batch's (some but not all of %d)", st.Sources, files)
 	}
 	srcs, _ := f.store.Sources(context.Background(), store.ListOptions{})
 	for _, s := range srcs {
@@ -422,28 +501,13 @@ func TestIndexCancelledMidRunStaysConsistent(t *testing.T) {
 			t.Fatalf("source %s: %d chunks stored, record says %d (%v)", s.URI, len(cs), s.Chunks, err)
 		}
 	}
-	// The server still serves, and running again finishes the job (once
-	// the cancelled run has let go of the index's writer lock).
-	var sc map[string]any
-	for range 200 {
-		res, got, _ := f.call(ToolIndex, map[string]any{"file": docs})
-		if !res.IsError {
-			sc = got
-			break
-		}
-		if !strings.Contains(text(res), "another indexing run") {
-			t.Fatalf("second run: %s", text(res))
-		}
-		time.Sleep(20 * time.Millisecond)
+	// The server still serves, and running again finishes the job.
+	sc, _ := f.ok(ToolIndex, map[string]any{"file": docs})
+	if num(sc, "unchanged") != st.Sources || num(sc, "added") != files-st.Sources {
+		t.Errorf("second run: %v added, %v unchanged; want %d and %d", sc["added"], sc["unchanged"], files-st.Sources, st.Sources)
 	}
-	if sc == nil {
-		t.Fatal("the cancelled run never released the index")
-	}
-	if num(sc, "unchanged") != st.Sources || num(sc, "added") != 60-st.Sources {
-		t.Errorf("second run: %v added, %v unchanged; want %d and %d", sc["added"], sc["unchanged"], 60-st.Sources, st.Sources)
-	}
-	if idx := sc["index"].(map[string]any); int(idx["sources"].(float64)) != 60 {
-		t.Errorf("index holds %v sources after finishing, want 60", idx["sources"])
+	if idx := sc["index"].(map[string]any); int(idx["sources"].(float64)) != files {
+		t.Errorf("index holds %v sources after finishing, want %d", idx["sources"], files)
 	}
 }
 

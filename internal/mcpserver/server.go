@@ -81,10 +81,6 @@ type Server struct {
 	schemas map[string]*jsonschema.Schema
 	// queue admits quick tool calls in turn (queueCalls).
 	queue *queue
-
-	// onIndexProgress, when set (by tests), runs after each progress
-	// notification of sagasu_index.
-	onIndexProgress func(ctx context.Context)
 }
 
 // Tool names (the tools package owns them).
