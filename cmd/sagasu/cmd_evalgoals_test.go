@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sagasu-dev/sagasu/internal/loop"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // TestEvalGoalsCommand runs the measurement the issue asks for on the real
@@ -15,11 +16,8 @@ import (
 // goal text, and never fewer than one query on any goal.
 func TestEvalGoalsCommand(t *testing.T) {
 	wd, _ := os.Getwd()
-	docs := filepath.Join(wd, "../../../shared/data/vitepress-docs")
+	docs := testenv.Shared(t, "vitepress-docs")
 	set := filepath.Join(wd, "../../testdata/goals/vitepress.json")
-	if _, err := os.Stat(docs); err != nil {
-		t.Skipf("VitePress documentation not found: %v", err)
-	}
 	dir := t.TempDir()
 	out := mustAgentCLI(t, dir, "eval", "goals", "--set", set, "--docs", docs, "--json")
 	var rep loop.GoalReport

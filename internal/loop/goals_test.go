@@ -12,10 +12,8 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/source"
 	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
-
-// vitepressDocs is the real corpus the goal sets label, beside the repository.
-const vitepressDocs = "../../../shared/data/vitepress-docs"
 
 var goalSets = []string{"../../testdata/goals/vitepress.json", "../../testdata/goals/vitepress-holdout.json"}
 
@@ -23,9 +21,8 @@ var goalSets = []string{"../../testdata/goals/vitepress.json", "../../testdata/g
 // when it is not there.
 func vitepressEngine(t *testing.T) *Engine {
 	t.Helper()
-	if _, err := os.Stat(vitepressDocs); err != nil {
-		t.Skipf("the VitePress documentation is not at %s: %v", vitepressDocs, err)
-	}
+	// The real corpus the goal sets label, beside the repository.
+	vitepressDocs := testenv.Shared(t, "vitepress-docs")
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "vp.db"), sqlite.Options{Create: true})
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -19,32 +18,8 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/source"
 	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
-
-// SharedData is ../shared/data beside the repository root (or
-// $SAGASU_SHARED_DATA).
-func SharedData() string {
-	if d := os.Getenv("SAGASU_SHARED_DATA"); d != "" {
-		return d
-	}
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	return filepath.Join(root, "..", "shared", "data")
-}
-
-// Need returns the path of a corpus under SharedData, or skips the test
-// (fails it with CI=true) when it is not there.
-func Need(t testing.TB, name string) string {
-	t.Helper()
-	dir := filepath.Join(SharedData(), name)
-	if _, err := os.Stat(dir); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not at %s (CI runs with ../shared beside the repository)", name, dir)
-		}
-		t.Skipf("%s is not at %s: %v", name, dir, err)
-	}
-	return dir
-}
 
 var (
 	mu      sync.Mutex
@@ -57,7 +32,7 @@ var (
 // and set of folders; Close releases them.
 func VitePress(t testing.TB, langs ...string) *search.Engine {
 	t.Helper()
-	docs := Need(t, "vitepress-docs")
+	docs := testenv.Shared(t, "vitepress-docs")
 	if len(langs) == 0 {
 		langs = []string{"en", "ja"}
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/graph"
 	"github.com/sagasu-dev/sagasu/internal/llm"
 	"github.com/sagasu-dev/sagasu/internal/mcpclient"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // playwrightServer is the Playwright MCP server scripts/playwright-mcp.sh
@@ -28,12 +29,7 @@ import (
 func playwrightServer(t *testing.T) mcpclient.ServerConfig {
 	t.Helper()
 	cfg, err := mcpclient.Playwright(filepath.Join(repoRoot(t), ".tools"), t.TempDir())
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	testenv.Need(t, err == nil, fmt.Sprint(err))
 	cfg.Name = ""
 	return cfg
 }

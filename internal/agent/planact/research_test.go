@@ -16,13 +16,14 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/loop"
 	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/testcorpus"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // vitepress is the English VitePress documentation, indexed once per test
 // binary; vitepressDocs is the corpus folder.
 func vitepress(t *testing.T) *search.Engine { return testcorpus.VitePress(t, "en") }
 
-func vitepressDocs(t *testing.T) string { return testcorpus.Need(t, "vitepress-docs") }
+func vitepressDocs(t *testing.T) string { return testenv.Shared(t, "vitepress-docs") }
 
 func TestResearchWithoutAModel(t *testing.T) {
 	e := vitepress(t)

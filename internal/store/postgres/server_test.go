@@ -21,6 +21,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
 	"github.com/sagasu-dev/sagasu/internal/store/storetest"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // pgBin is where Debian's PostgreSQL 15 (scripts/postgres.sh) keeps its programs.
@@ -42,12 +43,9 @@ type server struct {
 func privateServer(t *testing.T, pgvector bool) *server {
 	t.Helper()
 	testDSN(t) // skips (or fails in CI) like every other PostgreSQL test
-	if os.Geteuid() != 0 {
-		t.Skip("a private PostgreSQL runs as the postgres user: run the tests as root (as scripts/postgres.sh is)")
-	}
-	if _, err := os.Stat(filepath.Join(pgBin, "initdb")); err != nil {
-		t.Skipf("no PostgreSQL 15 programs in %s: run scripts/postgres.sh", pgBin)
-	}
+	testenv.Platform(t, os.Geteuid() == 0, "a private PostgreSQL runs as the postgres user: run the tests as root (as scripts/postgres.sh is)")
+	_, err := os.Stat(filepath.Join(pgBin, "initdb"))
+	testenv.Need(t, err == nil, "no PostgreSQL 15 programs in "+pgBin+": run scripts/postgres.sh")
 	dir, err := os.MkdirTemp("", "sagasu-pg-")
 	if err != nil {
 		t.Fatal(err)

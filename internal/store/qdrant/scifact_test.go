@@ -3,7 +3,6 @@ package qdrant
 import (
 	"context"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -12,18 +11,16 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
-// TestSciFactKeyword indexes BEIR SciFact (SAGASU_TEST_SCIFACT names its
-// folder) into Qdrant and into SQLite the same way, and compares keyword
+// TestSciFactKeyword indexes BEIR SciFact (testenv.SciFact: SAGASU_SCIFACT
+// names its folder) into Qdrant and into SQLite the same way, and compares keyword
 // retrieval: exact ranking must score as SQLite does; Qdrant's own scores
 // (keyword=qdrant) are measured beside them. batchBytes small makes many
 // writes, so the average length moves after early chunks were weighted.
 func TestSciFactKeyword(t *testing.T) {
-	dir := os.Getenv("SAGASU_TEST_SCIFACT")
-	if dir == "" {
-		t.Skip("SAGASU_TEST_SCIFACT is not set: set it to a BEIR SciFact folder (and " + Env + ") to compare keyword retrieval on Qdrant with SQLite")
-	}
+	dir := testenv.SciFact(t)
 	testServer(t)
 	ctx := context.Background()
 	ds, err := eval.LoadBEIR(dir, "test")

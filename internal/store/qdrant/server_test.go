@@ -23,6 +23,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/store/bm25"
 	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
 	"github.com/sagasu-dev/sagasu/internal/store/storetest"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // Env names the Qdrant server the tests use: its gRPC address as
@@ -461,9 +462,7 @@ func TestMigrateThroughQdrant(t *testing.T) {
 // SAGASU_TEST_QDRANT_KEYED=http://host:port and QDRANT_TEST_KEY=<its key>.
 func TestAPIKey(t *testing.T) {
 	addr, key := os.Getenv("SAGASU_TEST_QDRANT_KEYED"), os.Getenv("QDRANT_TEST_KEY")
-	if addr == "" || key == "" {
-		t.Skip("SAGASU_TEST_QDRANT_KEYED and QDRANT_TEST_KEY are not set: start a Qdrant with QDRANT__SERVICE__API_KEY=<key> and set them to its gRPC address and key to test API keys")
-	}
+	testenv.QdrantServer(t, addr != "" && key != "", "SAGASU_TEST_QDRANT_KEYED and QDRANT_TEST_KEY are not set: start a Qdrant with QDRANT__SERVICE__API_KEY=<key> and set them to its gRPC address and key to test API keys")
 	u, err := url.Parse(addr)
 	if err != nil {
 		t.Fatal(err)
