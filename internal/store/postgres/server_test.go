@@ -171,7 +171,7 @@ func (s *server) crashRestart() {
 
 func TestPgvectorMissing(t *testing.T) {
 	srv := privateServer(t, false)
-	_, err := Open(context.Background(), srv.dsn("sagasu"), Options{Create: true})
+	_, err := openDriver(context.Background(), srv.dsn("sagasu"), Options{Create: true})
 	if err == nil || !strings.Contains(err.Error(), "pgvector") || !strings.Contains(err.Error(), "apt-get install postgresql-NN-pgvector") {
 		t.Fatalf("Open on a server without pgvector = %v, want a message saying how to install it", err)
 	}
@@ -211,7 +211,7 @@ func TestServerRestartMidIndexThenRerun(t *testing.T) {
 	ctx := context.Background()
 	srv := privateServer(t, true)
 	dsn := srv.dsn("sagasu")
-	st, err := Open(ctx, dsn, Options{Create: true})
+	st, err := openDriver(ctx, dsn, Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestServerRestartMidIndexThenRerun(t *testing.T) {
 			srv.crashRestart()
 		}
 	}
-	_, err = index.New(st, opt).Documents(ctx, docs)
+	_, err = index.New(store.New(st), opt).Documents(ctx, docs)
 	if err == nil || !strings.Contains(err.Error(), "lost the connection") {
 		t.Fatalf("index run across a server restart = %v, want an error saying the connection was lost", err)
 	}
@@ -248,7 +248,7 @@ func TestServerRestartMidIndexThenRerun(t *testing.T) {
 	}
 
 	// Running it again finishes the job, skipping what is there.
-	rep, err := index.New(st, opt).Documents(ctx, docs)
+	rep, err := index.New(store.New(st), opt).Documents(ctx, docs)
 	if err != nil {
 		t.Fatalf("re-run: %v", err)
 	}
@@ -268,7 +268,7 @@ func TestServerRestartMidIndexThenRerun(t *testing.T) {
 	// order hits of equal score) depend on timing: compare every hit, by
 	// score, source and chunk.
 	for _, q := range []string{"river stone", "設定ファイル", "note 3", "violet orchard signal"} {
-		got, want := byScore(named(t, st, kw(t, st, q, 1000))), byScore(named(t, ref, kw(t, ref, q, 1000)))
+		got, want := byScore(named(t, store.New(st), kw(t, store.New(st), q, 1000))), byScore(named(t, ref, kw(t, ref, q, 1000)))
 		if len(want) == 0 || !slices.Equal(got, want) {
 			t.Errorf("%q after restart and re-run:\n%v\nwant (SQLite, no faults):\n%v", q, got, want)
 		}
@@ -281,10 +281,10 @@ func TestServerRestartMidIndexThenRerun(t *testing.T) {
 		t.Errorf("search with the server down = %v", err)
 	}
 	t.Log(err)
-	if err := st.Replace(ctx, nil); err != nil {
+	if err := store.New(st).Replace(ctx, nil); err != nil {
 		t.Errorf("an empty Replace needs no server: %v", err)
 	}
-	_, err = Open(ctx, dsn, Options{})
+	_, err = openDriver(ctx, dsn, Options{})
 	if err == nil || !strings.Contains(err.Error(), "is the server running") {
 		t.Errorf("Open with the server down = %v", err)
 	}

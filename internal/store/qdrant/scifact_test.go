@@ -48,12 +48,12 @@ func TestSciFactKeyword(t *testing.T) {
 	for _, batch := range []int{0, 64 << 10} {
 		dsn := freshDSN(t, "")
 		q := openStore(t, dsn)
-		if _, err := eval.IndexDataset(ctx, index.New(q, index.Options{BatchBytes: batch}), ds); err != nil {
+		if _, err := eval.IndexDataset(ctx, index.New(store.New(q), index.Options{BatchBytes: batch}), ds); err != nil {
 			t.Fatal(err)
 		}
-		exact := run(q)
+		exact := run(store.New(q))
 		raw := openStore(t, dsn+"?keyword=qdrant")
-		qd := run(raw)
+		qd := run(store.New(raw))
 		t.Logf("Qdrant batch %6d exact  nDCG@10 %.4f recall@100 %.4f p50 %.2f ms p99 %.2f ms", batch, exact.NDCGAt10, exact.RecallAt100, exact.Latency.P50, exact.Latency.P99)
 		t.Logf("Qdrant batch %6d qdrant nDCG@10 %.4f recall@100 %.4f p50 %.2f ms p99 %.2f ms", batch, qd.NDCGAt10, qd.RecallAt100, qd.Latency.P50, qd.Latency.P99)
 		if math.Abs(exact.NDCGAt10-base.NDCGAt10) > 1e-9 || math.Abs(exact.RecallAt100-base.RecallAt100) > 1e-9 {
