@@ -39,12 +39,14 @@ type fixture struct {
 
 func newFixture(t testing.TB, opt Options) *fixture {
 	t.Helper()
-	return newFixtureOver(t, opt, nil)
+	return newFixtureOver(t, opt, tools.Options{}, nil)
 }
 
-// newFixtureOver is newFixture with the server's store seen through wrap
-// (nil: as it is), for tests that step in between the server and its index.
-func newFixtureOver(t testing.TB, opt Options, wrap func(store.Store) store.Store) *fixture {
+// newFixtureOver is newFixture with options for the toolset (its engine,
+// cache and roots are the fixture's) and the server's store seen through
+// wrap (nil: as it is), for tests that step in between the server and its
+// index.
+func newFixtureOver(t testing.TB, opt Options, topt tools.Options, wrap func(store.Store) store.Store) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -61,13 +63,12 @@ func newFixtureOver(t testing.TB, opt Options, wrap func(store.Store) store.Stor
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt.Engine = search.New(st)
-	opt.Cache = cache
-	if opt.Roots == nil {
-		opt.Roots = []string{dir}
+	if topt.Index.Chunk.MaxTokens == 0 {
+		topt.Index.Chunk = chunk.Options{MaxTokens: 512, Overlap: 64}
 	}
-	if opt.Index.Chunk.MaxTokens == 0 {
-		opt.Index.Chunk = chunk.Options{MaxTokens: 512, Overlap: 64}
+	topt.Engine, topt.Cache, topt.Roots = search.New(st), cache, []string{dir}
+	if opt.Tools, err = tools.New(topt); err != nil {
+		t.Fatal(err)
 	}
 	srv, err := New(opt)
 	if err != nil {
@@ -452,7 +453,7 @@ func TestIndexCancelledMidRunStaysConsistent(t *testing.T) {
 	var held *heldStore
 	var f *fixture
 	var progressSeen atomic.Bool
-	f = newFixtureOver(t, Options{Index: index.Options{BatchBytes: 200 << 10}}, func(s store.Store) store.Store {
+	f = newFixtureOver(t, Options{}, tools.Options{Index: index.Options{BatchBytes: 200 << 10}}, func(s store.Store) store.Store {
 		held = &heldStore{Store: s, released: make(chan struct{}), onFirst: func() {
 			// The first batch is committed: wait for the progress
 			// notification the reader sent before it (so the client has
