@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sagasu-dev/sagasu/internal/clip"
 	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
@@ -124,20 +125,6 @@ func snippet(text string, terms []string, n int) (string, bool) {
 	return out, true
 }
 
-// clip cuts s to at most n runes and reports whether it did.
-func clip(s string, n int) (string, bool) {
-	if utf8.RuneCountInString(s) <= n {
-		return s, false
-	}
-	i, count := 0, 0
-	for i < len(s) && count < n {
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		count++
-	}
-	return s[:i], true
-}
-
 // evaluate judges a result list against a goal, as agents in the loop do.
 func (s *Server) evaluate(w http.ResponseWriter, r *http.Request) {
 	var in struct {
@@ -181,7 +168,8 @@ func (s *Server) chunk(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := search.View(hits[0])
-	text, cut := clip(v.Text, MaxPassageRunes)
+	text := clip.Runes(v.Text, MaxPassageRunes)
+	cut := text != v.Text
 	v.Text = text
 	writeJSON(w, http.StatusOK, map[string]any{"passage": v, "truncated": cut})
 }

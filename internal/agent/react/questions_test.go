@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sagasu-dev/sagasu/internal/clip"
 	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/testcorpus"
 )
@@ -84,7 +85,7 @@ func TestOfflineAnswersOnTheQuestionSet(t *testing.T) {
 		if hasPage {
 			withPage++
 		}
-		t.Logf("%-16s fact=%-5v page=%-5v %s", q.ID, hasFact, hasPage, strings.ReplaceAll(clipRunes(res.Answer, 160), "\n", " "))
+		t.Logf("%-16s fact=%-5v page=%-5v %s", q.ID, hasFact, hasPage, strings.ReplaceAll(clip.Runes(res.Answer, 160), "\n", " "))
 	}
 	n := len(set.Questions)
 	t.Logf("offline, %d questions: expected fact %d/%d, expected page cited %d/%d, supported sentences %d/%d, style ok %d/%d, %.0f ms per question",
