@@ -31,6 +31,16 @@ import (
 // model of model_test.go instead, which checks only the driver's logic.
 const Env = "SAGASU_TEST_QDRANT"
 
+// What the tests log for scripts/testreport, which says "Qdrant server:
+// not tested" unless a test that passed logged reportServer.
+const (
+	reportServer = "Qdrant server: tested at"
+	reportModel  = "Qdrant server: not tested (this test ran on the in-process model)"
+)
+
+// onModel reports whether the tests run on the in-process model.
+func onModel() bool { v := os.Getenv(Env); return v == "" || v == "model" }
+
 // testServer returns the test server's host and gRPC port: the server
 // SAGASU_TEST_QDRANT names, or the in-process model when it is unset.
 func testServer(t *testing.T) (string, int) {
@@ -45,7 +55,10 @@ func testServer(t *testing.T) (string, int) {
 	if v == "model" {
 		// The in-process model (model_test.go): checks the driver's logic
 		// only, never the real server's behaviour.
+		t.Log(reportModel)
 		v = startModel(t)
+	} else {
+		t.Logf(reportServer+" %s", v)
 	}
 	if !strings.Contains(v, "://") {
 		v = "http://" + v
