@@ -15,6 +15,15 @@ import (
 // the driver to do (see Driver). Closing the Store closes d.
 func New(d Driver) Store { return &contract{d: d} }
 
+// Opened is New(d) for a driver just opened, or err if opening it failed:
+// a driver's Open is return store.Opened(openDriver(...)).
+func Opened[D Driver](d D, err error) (Store, error) {
+	if err != nil {
+		return nil, err
+	}
+	return New(d), nil
+}
+
 // contract is the Store every driver is reached through.
 type contract struct{ d Driver }
 
@@ -256,26 +265,25 @@ func (c *contract) VectorSearch(ctx context.Context, q []float32, k int, f Filte
 
 // VectorsByHash implements Vectors.
 func (c *contract) VectorsByHash(ctx context.Context, hashes []string) (map[string][]float32, error) {
-	hashes = distinct(hashes)
-	if len(hashes) == 0 {
-		return map[string][]float32{}, nil
-	}
-	if dim, err := c.d.VectorDim(ctx); err != nil || dim == 0 {
-		return map[string][]float32{}, err
-	}
-	return c.d.VectorsByHash(ctx, hashes)
+	return vectorsBy(ctx, c.d, hashes, c.d.VectorsByHash)
 }
 
 // VectorsByID implements Vectors.
 func (c *contract) VectorsByID(ctx context.Context, ids []int64) (map[int64][]float32, error) {
-	ids = distinct(ids)
-	if len(ids) == 0 {
-		return map[int64][]float32{}, nil
+	return vectorsBy(ctx, c.d, ids, c.d.VectorsByID)
+}
+
+// vectorsBy asks get for the vectors of keys, each once, when there are
+// keys and the index has vectors.
+func vectorsBy[K comparable](ctx context.Context, d Driver, keys []K, get func(context.Context, []K) (map[K][]float32, error)) (map[K][]float32, error) {
+	keys = distinct(keys)
+	if len(keys) == 0 {
+		return map[K][]float32{}, nil
 	}
-	if dim, err := c.d.VectorDim(ctx); err != nil || dim == 0 {
-		return map[int64][]float32{}, err
+	if dim, err := d.VectorDim(ctx); err != nil || dim == 0 {
+		return map[K][]float32{}, err
 	}
-	return c.d.VectorsByID(ctx, ids)
+	return get(ctx, keys)
 }
 
 // SetVectors implements Vectors. Zero vectors are not stored.

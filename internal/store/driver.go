@@ -44,32 +44,18 @@ type Driver interface {
 	Hits(ctx context.Context, ids []int64) ([]doc.Hit, error)
 	EachChunk(ctx context.Context, fn func(c doc.Chunk, title string) error) error
 
-	// KeywordSearch ranks by BM25F over terms (not empty, each once), k > 0.
-	KeywordSearch(ctx context.Context, terms []string, k int, f Filter) ([]Scored, error)
-	// DocFreq counts the chunks holding each of terms (each once, maybe
-	// none) and all chunks.
-	DocFreq(ctx context.Context, terms []string) (map[string]int, int, error)
-
+	// Keyword, Vectors and Meta are as the Store's, with these made sure
+	// of: KeywordSearch gets terms (not empty, each once) and k > 0;
+	// DocFreq its terms each once; InitVectors dim > 0; VectorSearch a
+	// query of the index's dimension that is not zero, and k > 0;
+	// VectorsByHash and VectorsByID keys (not empty, each once) of an index
+	// that has vectors; SetVectors vectors (not empty, none zero, each of
+	// the index's dimension). Meta and SetMeta get a key.
+	Keyword
+	Vectors
+	Meta
 	// VectorDim is the dimension of the index's vectors, 0 when it has none.
 	VectorDim(ctx context.Context) (int, error)
-	// InitVectors prepares dim-dimensional vectors (dim > 0), or fails if
-	// the index holds another dimension.
-	InitVectors(ctx context.Context, dim int) error
-	ClearVectors(ctx context.Context) error
-	// VectorSearch ranks by cosine similarity to q, which has the index's
-	// dimension and is not zero; k > 0.
-	VectorSearch(ctx context.Context, q []float32, k int, f Filter) ([]Scored, error)
-	// VectorsByHash and VectorsByID are asked only when the index has
-	// vectors, for keys that are not empty, each once.
-	VectorsByHash(ctx context.Context, hashes []string) (map[string][]float32, error)
-	VectorsByID(ctx context.Context, ids []int64) (map[int64][]float32, error)
-	// SetVectors stores vectors (not empty; none zero; each of the index's
-	// dimension) for existing chunks.
-	SetVectors(ctx context.Context, vecs map[int64][]float32) error
-
-	Meta(ctx context.Context, key string) (string, error)
-	SetMeta(ctx context.Context, key, value string) error
-	Lock(ctx context.Context) (unlock func(), err error)
 
 	RunLog
 

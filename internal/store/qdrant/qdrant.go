@@ -213,11 +213,7 @@ const (
 // Create, makes) the index's collections. The Store checks every call
 // before the driver sees it (store.New).
 func Open(ctx context.Context, dsn string, opt Options) (store.Store, error) {
-	d, err := openDriver(ctx, dsn, opt)
-	if err != nil {
-		return nil, err
-	}
-	return store.New(d), nil
+	return store.Opened(openDriver(ctx, dsn, opt))
 }
 
 // openDriver opens the driver under Open's Store.

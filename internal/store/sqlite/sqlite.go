@@ -88,11 +88,7 @@ var ErrNoIndex = errors.New("no index")
 // schema up to date. The Store checks every call before the driver sees it
 // (store.New).
 func Open(ctx context.Context, path string, opt Options) (store.Store, error) {
-	d, err := openDriver(ctx, path, opt)
-	if err != nil {
-		return nil, err
-	}
-	return store.New(d), nil
+	return store.Opened(openDriver(ctx, path, opt))
 }
 
 // openDriver opens the driver under Open's Store.
