@@ -112,6 +112,20 @@ func kwSearch(t *testing.T, s store.Store, q string, k int, f store.Filter) []st
 	return res
 }
 
+// sourceURIs lists the URIs of every stored source, in order.
+func sourceURIs(t *testing.T, s store.Store) []string {
+	t.Helper()
+	list, err := s.Sources(context.Background(), store.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, src := range list {
+		out = append(out, src.URI)
+	}
+	return out
+}
+
 // uris maps scored chunks to their source URIs, in order.
 func uris(t *testing.T, s store.Store, res []store.Scored) []string {
 	t.Helper()
@@ -174,14 +188,7 @@ func testRoundTrip(t *testing.T, s store.Store) {
 			t.Errorf("Hits kept order and skipped unknown IDs? got %+v", hits)
 		}
 	}
-	list, err := s.Sources(ctx, store.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, src := range list {
-		got = append(got, src.URI)
-	}
+	got := sourceURIs(t, s)
 	want := []string{"docs/cats.md", "docs/dogs.md", "ja/guide/config.md", "notes/finance.txt", "text:abc"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Sources() URIs = %v, want %v (ordered by URI)", got, want)
@@ -368,15 +375,7 @@ func testReplaceContract(t *testing.T, s store.Store) {
 	last := Source("docs/twice.md", doc.TypeFile, "Twice", "final wording")
 	last.Source.ID = "" // filled in from the URI
 	mustReplace(t, s, first, good, last)
-	srcs, err := s.Sources(ctx, store.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, src := range srcs {
-		got = append(got, src.URI)
-	}
-	if want := []string{"docs/cats.md", "docs/dogs.md", "docs/good.md", "docs/twice.md"}; !slices.Equal(got, want) {
+	if got, want := sourceURIs(t, s), []string{"docs/cats.md", "docs/dogs.md", "docs/good.md", "docs/twice.md"}; !slices.Equal(got, want) {
 		t.Errorf("after a batch naming docs/twice.md twice: sources %v, want %v", got, want)
 	}
 	twice, err := s.SourceByURI(ctx, "docs/twice.md")
