@@ -331,6 +331,47 @@ func TestCursorsAreTamperEvident(t *testing.T) {
 	g.fails(ToolQuery, map[string]any{"query": "sidebar configuration", "k": 2, "cursor": cur}, "invalid cursor")
 }
 
+// TestResponsesAreStampedAtOneInstant: a response is rendered several times
+// while it is fitted to its budget, so each rendering must be the same but
+// for its shape. Cursors carry the time they were issued; were the clock
+// read at each rendering, a second that passes during the fitting (a busy
+// machine, a large response) would change the cursor, and so the size, from
+// one rendering to the next, and the stated estimatedTokens would be
+// another rendering's. The clock here ticks a second at every read: each
+// call must read it once, and state its own size.
+func TestResponsesAreStampedAtOneInstant(t *testing.T) {
+	var reads atomic.Int64
+	clock := func() time.Time { return time.Unix(1_700_000_000+reads.Add(1), 0) }
+	f := newFixture(t, Options{CursorTTL: time.Hour, Now: clock, Limits: budget.Limits{Summary: 1000, Detailed: 1500, Cap: 1500}})
+	var docs []doc.Document
+	for i := range 12 {
+		docs = append(docs, english(i, 8, 60))
+	}
+	f.add(512, docs...)
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{ToolQuery, map[string]any{"query": "sidebar configuration", "k": 10}},
+		{ToolSearch, map[string]any{"goal": "configure the sidebar", "query": "sidebar configuration", "options": map[string]any{"k": 10, "mode": ModeFull}}},
+		{ToolList, map[string]any{"limit": 12}},
+		{ToolGet, map[string]any{"source": "guide3.md"}},
+	}
+	for _, c := range calls {
+		before := reads.Load()
+		sc, n := f.ok(c.tool, c.args)
+		if got := reads.Load() - before; got != 1 {
+			t.Errorf("%s read the clock %d times for one response, want 1", c.tool, got)
+		}
+		if sc["nextCursor"] == nil || sc["nextCursor"] == "" {
+			t.Errorf("%s: no nextCursor: the call does not exercise a cut response (%v)", c.tool, sc)
+		}
+		if got := num(sc, "estimatedTokens"); got != n {
+			t.Errorf("%s: estimatedTokens %d, but the response measures %d tokens", c.tool, got, n)
+		}
+	}
+}
+
 func TestBadInputKeepsServing(t *testing.T) {
 	f := newFixture(t, Options{})
 	f.add(512, english(1, 3, 20))
