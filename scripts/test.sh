@@ -12,7 +12,12 @@
 #   SAGASU_TEST_POSTGRES  a PostgreSQL DSN with pgvector to test against;
 #                         unset: scripts/postgres.sh installs and starts one
 #   SAGASU_SCIFACT        the BEIR SciFact folder (default ../shared/data/scifact
-#                         when it exists; without it the data tests skip)
+#                         when it exists; without it the data tests skip, and
+#                         fail under CI=true)
+#   SAGASU_TEST_QDRANT    a Qdrant server's gRPC address; unset (as in CI, which
+#                         builds no Qdrant: about 100 minutes from source) the
+#                         Qdrant tests run on an in-process model and the report
+#                         says "Qdrant server: not tested"
 #   SAGASU_TEST_MODELS    0 skips installing and starting the local models
 #   SAGASU_TEST_LOCAL_MODEL  set by this script: the sentence-transformers
 #                         folder scripts/test-model.sh installs for the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/agent/react/reacteval"
 	"github.com/sagasu-dev/sagasu/internal/loop/loopeval"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // TestEvalGoalsCommand runs the measurement the issue asks for on the real
@@ -16,11 +17,8 @@ import (
 // goal text, and never fewer than one query on any goal, with no exception.
 func TestEvalGoalsCommand(t *testing.T) {
 	wd, _ := os.Getwd()
-	docs := filepath.Join(wd, "../../../shared/data/vitepress-docs")
+	docs := testenv.Shared(t, "vitepress-docs")
 	set := filepath.Join(wd, "../../testdata/goals/vitepress.json")
-	if _, err := os.Stat(docs); err != nil {
-		t.Skipf("VitePress documentation not found: %v", err)
-	}
 	dir := t.TempDir()
 	out := mustAgentCLI(t, dir, "eval", "goals", "--set", set, "--docs", docs, "--json")
 	var rep loopeval.GoalReport
@@ -75,10 +73,7 @@ func TestEvalGoalsCommandBadInput(t *testing.T) {
 // over the real corpus, and measures the research brain beside the loop.
 func TestEvalAskCommand(t *testing.T) {
 	wd, _ := os.Getwd()
-	docs := filepath.Join(wd, "../../../shared/data/vitepress-docs")
-	if _, err := os.Stat(docs); err != nil {
-		t.Skipf("VitePress documentation not found: %v", err)
-	}
+	docs := testenv.Shared(t, "vitepress-docs")
 	dir := t.TempDir()
 	out := mustAgentCLI(t, dir, "eval", "ask", "--set", filepath.Join(wd, "../../testdata/ask/vitepress.json"), "--docs", docs, "--json")
 	var rep reacteval.Report

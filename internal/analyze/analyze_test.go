@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 func TestTerms(t *testing.T) {
@@ -304,9 +306,7 @@ func TestConcurrentUseIsDeterministic(t *testing.T) {
 }
 
 func TestAllocations(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector makes sync.Pool drop buffers at random")
-	}
+	testenv.Platform(t, !raceEnabled, "the race detector makes sync.Pool drop buffers at random")
 	a := New(Options{})
 	text := strings.Repeat("Alterations of the architecture of cerebral white matter in the developing human brain. ", 20)
 	dst := make([]string, 0, 1024)

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 	"os"
 	"path/filepath"
 	"testing"
@@ -29,10 +30,8 @@ func BenchmarkTermsSciFact(b *testing.B) {
 // (../shared/data/vitepress-docs/ja) when it is there: what indexing
 // Japanese text costs with the morphological analyser.
 func BenchmarkTermsJapanese(b *testing.B) {
-	files, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "data", "vitepress-docs", "ja", "*", "*.md"))
-	if len(files) == 0 {
-		b.Skip("the Japanese VitePress docs are not at ../shared/data/vitepress-docs/ja")
-	}
+	files, _ := filepath.Glob(filepath.Join(testenv.Shared(b, "vitepress-docs"), "ja", "*", "*.md"))
+	testenv.Need(b, len(files) > 0, "the Japanese VitePress docs have no pages under vitepress-docs/ja")
 	var texts []string
 	var n int64
 	for _, f := range files {

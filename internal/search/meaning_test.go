@@ -13,7 +13,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/store/storetest"
 )
 
-func embedded(t *testing.T) (*sqlite.Store, *search.Engine) {
+func embedded(t *testing.T) (store.Store, *search.Engine) {
 	t.Helper()
 	ctx := context.Background()
 	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "s.db"), sqlite.Options{Create: true})

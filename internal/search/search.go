@@ -1,6 +1,9 @@
-// Package search answers queries over a store: keyword (BM25) search with
-// filters, grouped per chunk with its source, and the original content of a
-// source or one of its sections.
+// Package search answers queries over a store in three modes: keyword
+// (BM25F, re-ranked by proximity), semantic (the vectors of an embedder)
+// and hybrid (both lists fused by reciprocal rank fusion), with filters and
+// optional diversity (MMR); each hit is a chunk with its source. It also
+// finds a source by ID or URI and reads its original content or one of its
+// sections.
 package search
 
 import (
@@ -105,7 +108,7 @@ func New(s store.Store, opts ...Option) *Engine {
 		o(e)
 	}
 	if e.an == nil {
-		if a, ok := s.(analyzed); ok {
+		if a, ok := s.(analyzed); ok && a.Analyzer() != nil {
 			e.an = a.Analyzer()
 		} else {
 			e.an = analyze.New(analyze.Options{})

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/sagasu-dev/sagasu/internal/httpguard/httpguardtest"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // repoRoot is the repository's root, two folders up from this package.
@@ -26,35 +27,20 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// needs skips the test when an external part is missing, or fails it
-// under CI=true.
-func needs(t *testing.T, ok bool, msg string) {
-	t.Helper()
-	if ok {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-}
-
 // TestBrowser drives `sagasu serve` in Debian's chromium: ask offline and
 // see the answer, its citations and trace; open a citation; search and
 // evaluate; start a research run and watch it finish; no console errors.
 // It prints the time to the first trace event and to the answer.
 func TestBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the browser test is not short")
-	}
+	testenv.Short(t, "drives chromium through a whole session")
 	root := repoRoot(t)
 	modules := filepath.Join(root, ".tools", "web-test", "node_modules")
 	_, err := os.Stat(filepath.Join(modules, "playwright-core"))
-	needs(t, err == nil, "playwright-core is not installed: run bash scripts/web-test.sh")
+	testenv.Need(t, err == nil, "playwright-core is not installed: run bash scripts/web-test.sh")
 	_, err = os.Stat("/usr/bin/chromium")
-	needs(t, err == nil, "/usr/bin/chromium is missing: run bash scripts/playwright-mcp.sh")
+	testenv.Need(t, err == nil, "/usr/bin/chromium is missing: run bash scripts/playwright-mcp.sh")
 	node, err := exec.LookPath("node")
-	needs(t, err == nil, "node is not installed (apt-get install nodejs)")
+	testenv.Need(t, err == nil, "node is not installed (apt-get install nodejs)")
 
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "sagasu")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/analyze"
+	"github.com/sagasu-dev/sagasu/internal/clip"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/graph"
 	"github.com/sagasu-dev/sagasu/internal/search"
@@ -169,7 +170,7 @@ func observeHits(hits []doc.Hit, ns []int) string {
 		if hp := h.Chunk.HeadingPath(); hp != "" {
 			fmt.Fprintf(&b, " — %s", hp)
 		}
-		fmt.Fprintf(&b, " (lines %d-%d)\n%s\n\n", h.Chunk.StartLine, h.Chunk.EndLine, clipRunes(strings.TrimSpace(h.Chunk.Text), 1200))
+		fmt.Fprintf(&b, " (lines %d-%d)\n%s\n\n", h.Chunk.StartLine, h.Chunk.EndLine, clip.Runes(strings.TrimSpace(h.Chunk.Text), 1200))
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
@@ -315,7 +316,7 @@ func citations(answer string, claims []Claim, ps *Passages) []Citation {
 			}
 		}
 		if quote == "" {
-			quote = clipRunes(strings.TrimSpace(h.Chunk.Text), 300)
+			quote = clip.Runes(strings.TrimSpace(h.Chunk.Text), 300)
 		}
 		out = append(out, citation(n, h, quote))
 	}

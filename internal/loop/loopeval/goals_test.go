@@ -15,10 +15,8 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/source"
 	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
-
-// vitepressDocs is the real corpus the goal sets label, beside the repository.
-const vitepressDocs = "../../../../shared/data/vitepress-docs"
 
 // tuningSets are the project's goal sets; heldOut was written for issue 26
 // before the loop's selection, its semantic aspects and the research brain
@@ -33,9 +31,8 @@ var (
 // when it is not there, and returns its search engine and a loop over it.
 func vitepressEngine(t *testing.T) (*search.Engine, *loop.Engine) {
 	t.Helper()
-	if _, err := os.Stat(vitepressDocs); err != nil {
-		t.Skipf("the VitePress documentation is not at %s: %v", vitepressDocs, err)
-	}
+	// The real corpus the goal sets label, beside the repository.
+	vitepressDocs := testenv.Shared(t, "vitepress-docs")
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "vp.db"), sqlite.Options{Create: true})
 	if err != nil {

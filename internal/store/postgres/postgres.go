@@ -157,14 +157,20 @@ type Store struct {
 	beforeCommit func()
 }
 
-var _ store.Store = (*Store)(nil)
+var _ store.Driver = (*Store)(nil)
 
 // ErrNoIndex means the schema holds no index and Create was not set.
 var ErrNoIndex = errors.New("no index")
 
 // Open connects to the database a postgres:// DSN names and brings the
-// index's schema up to date (creating it with Options.Create).
-func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
+// index's schema up to date (creating it with Options.Create). The Store
+// checks every call before the driver sees it (store.New).
+func Open(ctx context.Context, dsn string, opt Options) (store.Store, error) {
+	return store.Opened(openDriver(ctx, dsn, opt))
+}
+
+// openDriver opens the driver under Open's Store.
+func openDriver(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	connStr, set, err := ParseDSN(dsn)
 	if err != nil {
 		return nil, err

@@ -58,28 +58,11 @@ func (s *Store) pointFilter(ctx context.Context, f store.Filter) (qf *qdrant.Fil
 	return qf, false, nil
 }
 
-// queryTerms returns the distinct terms of terms in query order (a term
-// given twice counts once, as in bm25.Score).
-func queryTerms(terms []string) []string {
-	seen := map[string]bool{}
-	var uniq []string
-	for _, t := range terms {
-		if !seen[t] {
-			uniq = append(uniq, t)
-			seen[t] = true
-		}
-	}
-	return uniq
-}
-
-// KeywordSearch ranks chunks by BM25F over terms: Qdrant's sparse search
-// with the IDF modifier finds the candidates; in exact mode (the default)
-// they are rescored with the current collection statistics.
+// KeywordSearch implements store.Driver: it ranks chunks by BM25F over
+// terms (distinct, in query order): Qdrant's sparse search with the IDF
+// modifier finds the candidates; in exact mode (the default) they are
+// rescored with the current collection statistics.
 func (s *Store) KeywordSearch(ctx context.Context, terms []string, k int, f store.Filter) ([]store.Scored, error) {
-	uniq := queryTerms(terms)
-	if k <= 0 || len(uniq) == 0 {
-		return nil, nil
-	}
 	qf, none, err := s.pointFilter(ctx, f)
 	if err != nil || none {
 		return nil, err
@@ -87,7 +70,7 @@ func (s *Store) KeywordSearch(ctx context.Context, terms []string, k int, f stor
 	// The query vector: one dimension per term (terms sharing a dimension
 	// add up).
 	byDim := map[uint32]float32{}
-	for _, t := range uniq {
+	for _, t := range terms {
 		byDim[termDim(t)]++
 	}
 	idx := make([]uint32, 0, len(byDim))
@@ -116,7 +99,7 @@ func (s *Store) KeywordSearch(ctx context.Context, terms []string, k int, f stor
 	)
 	if exact {
 		wg.Add(2)
-		go func() { defer wg.Done(); df, dfErr = s.docFreq(ctx, uniq) }()
+		go func() { defer wg.Done(); df, dfErr = s.docFreq(ctx, terms) }()
 		go func() { defer wg.Done(); st, stErr = s.readStats(ctx) }()
 	}
 	pts, qerr = s.c.Query(ctx, req)
@@ -138,7 +121,7 @@ func (s *Store) KeywordSearch(ctx context.Context, terms []string, k int, f stor
 	if stErr != nil {
 		return nil, stErr
 	}
-	return rescore(pts, uniq, df, st, s.params, k), nil
+	return rescore(pts, terms, df, st, s.params, k), nil
 }
 
 // rescore scores candidates by exact BM25F with parameters p: bm25.Score's
@@ -225,8 +208,7 @@ func (s *Store) docFreq(ctx context.Context, terms []string) (map[string]int, er
 // DocFreq returns how many chunks contain each of terms, and the number of
 // chunks in the index.
 func (s *Store) DocFreq(ctx context.Context, terms []string) (map[string]int, int, error) {
-	uniq := queryTerms(terms)
-	df, err := s.docFreq(ctx, uniq)
+	df, err := s.docFreq(ctx, terms)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -181,7 +181,7 @@ type Store struct {
 // errCrash is what Replace returns where a test asked it to stop.
 var errCrash = errors.New("simulated crash")
 
-var _ store.Store = (*Store)(nil)
+var _ store.Driver = (*Store)(nil)
 
 // ErrNoIndex means the server holds no index under the prefix and Create was not set.
 var ErrNoIndex = errors.New("no index")
@@ -199,8 +199,14 @@ const (
 )
 
 // Open connects to the server a qdrant:// DSN names and checks (or, with
-// Create, makes) the index's collections.
-func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
+// Create, makes) the index's collections. The Store checks every call
+// before the driver sees it (store.New).
+func Open(ctx context.Context, dsn string, opt Options) (store.Store, error) {
+	return store.Opened(openDriver(ctx, dsn, opt))
+}
+
+// openDriver opens the driver under Open's Store.
+func openDriver(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	set, err := ParseDSN(dsn)
 	if err != nil {
 		return nil, err

@@ -20,7 +20,7 @@ import (
 // recoverable instead of atomic:
 //
 //  1. every check that can fail on the input is done before anything is
-//     written (a bad batch or a cancelled context writes nothing);
+//     written (by the Store, store.New; a cancelled context writes nothing);
 //  2. a journal point in <prefix>_meta names the batch's sources and its
 //     generation (a random token);
 //  3. the new chunks and vectors are written under new IDs with that
@@ -230,61 +230,10 @@ func (s *Store) sourcePayloads(ctx context.Context, ids []string, fields ...stri
 	return out, nil
 }
 
-// check refuses a batch that cannot be written whole, before anything is.
-func (s *Store) check(ctx context.Context, batch []store.SourceData) error {
-	withVectors := false
-	for _, sd := range batch {
-		if sd.Source.ID == "" {
-			return fmt.Errorf("write %q: the source has no ID", sd.Source.URI)
-		}
-		if sd.Vectors != nil {
-			if len(sd.Vectors) != len(sd.Chunks) {
-				return fmt.Errorf("write %q: %d vectors for %d chunks", sd.Source.URI, len(sd.Vectors), len(sd.Chunks))
-			}
-			withVectors = true
-		}
-	}
-	if !withVectors {
-		return nil
-	}
-	dim, err := s.vectorDim(ctx)
-	if err != nil {
-		return err
-	}
-	if dim == 0 {
-		return fmt.Errorf("write to %s: the batch has embeddings but the index has no vectors yet (InitVectors first)", s.where())
-	}
-	for _, sd := range batch {
-		for i, v := range sd.Vectors {
-			if len(v) != dim && !store.IsZeroVector(v) {
-				return fmt.Errorf("write %q: chunk %d has a %d-dimensional vector; the index holds %d dimensions", sd.Source.URI, i, len(v), dim)
-			}
-		}
-	}
-	return nil
-}
-
-// Replace writes sources with their chunks and vectors (see the comment at
-// the top of this file for what happens on a crash).
+// Replace implements store.Driver: it writes sources with their chunks
+// and vectors (see the comment at the top of this file for what happens on
+// a crash).
 func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
-	if len(batch) == 0 {
-		return ctx.Err()
-	}
-	// The last entry for a source wins, as in the SQL stores.
-	seen := map[string]int{}
-	var uniq []store.SourceData
-	for _, sd := range batch {
-		if i, ok := seen[sd.Source.ID]; ok {
-			uniq[i] = sd
-			continue
-		}
-		seen[sd.Source.ID] = len(uniq)
-		uniq = append(uniq, sd)
-	}
-	batch = uniq
-	if err := s.check(ctx, batch); err != nil {
-		return err
-	}
 	analysed := segment.Analyse(s.an, batch)
 	if err := ctx.Err(); err != nil {
 		return err
@@ -294,17 +243,61 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 	if err := s.recover(ctx); err != nil {
 		return err
 	}
-	st, err := s.readStats(ctx)
-	if err != nil {
-		return err
-	}
 	ids := make([]string, len(batch))
 	for i, sd := range batch {
 		ids[i] = sd.Source.ID
 	}
-	old, err := s.sourcePayloads(ctx, ids, "chunks", "tokens", "size")
+	st, tokens, err := s.statsAfter(ctx, batch, ids, analysed)
 	if err != nil {
 		return err
+	}
+	gen := newGen()
+	chunkIDs, err := s.assignIDs(ctx, batch, gen)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := s.writeJournal(ctx, "replace", gen, ids); err != nil {
+		return err
+	}
+	if err := s.writeChunks(ctx, batch, analysed, chunkIDs, gen, st.avgdl()); err != nil {
+		return err
+	}
+	if s.crashAt == "chunks" {
+		return errCrash
+	}
+	if err := s.upsert(ctx, s.coll(roleSources), sourcePoints(batch, tokens, gen)); err != nil {
+		return err
+	}
+	if s.crashAt == "sources" {
+		return errCrash
+	}
+	// From here on the batch is committed: finish it even if ctx ends.
+	ctx = context.WithoutCancel(ctx)
+	f := sourceFilter(ids)
+	f.MustNot = []*qdrant.Condition{qdrant.NewMatch("gen", gen)}
+	if err := s.deleteDerived(ctx, f); err != nil {
+		return err
+	}
+	if err := s.writeStats(ctx, st); err != nil {
+		return err
+	}
+	return s.clearJournal(ctx)
+}
+
+// statsAfter returns the collection statistics as they will be once batch
+// (the sources ids, analysed) replaces what is stored, and each source's
+// field lengths.
+func (s *Store) statsAfter(ctx context.Context, batch []store.SourceData, ids []string, analysed [][]segment.Analysed) (corpusStats, [][bm25.NumFields]int64, error) {
+	st, err := s.readStats(ctx)
+	if err != nil {
+		return st, nil, err
+	}
+	old, err := s.sourcePayloads(ctx, ids, "chunks", "tokens", "size")
+	if err != nil {
+		return st, nil, err
 	}
 	for _, p := range old {
 		st.add(p, -1)
@@ -323,21 +316,15 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 		}
 		st.Bytes += int64(len(sd.Content))
 	}
-	avg := st.avgdl()
-	gen := newGen()
-	chunkIDs, err := s.assignIDs(ctx, batch, gen)
-	if err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := s.writeJournal(ctx, "replace", gen, ids); err != nil {
-		return err
-	}
-	// Points are built and written pageSize chunks at a time, and each
-	// chunk's term counts dropped once its point is built, so a large batch
-	// never holds all its points, nor its counts beside them.
+	return st, tokens, nil
+}
+
+// writeChunks writes the chunk and vector points of batch under the
+// generation gen, weighting terms by the average field lengths avg. Points
+// are built and written pageSize chunks at a time, and each chunk's term
+// counts dropped once its point is built, so a large batch never holds all
+// its points, nor its counts beside them.
+func (s *Store) writeChunks(ctx context.Context, batch []store.SourceData, analysed [][]segment.Analysed, chunkIDs [][]int64, gen string, avg [bm25.NumFields]float64) error {
 	var chunks, vecs []*qdrant.PointStruct
 	flush := func() error {
 		if err := s.upsert(ctx, s.coll(roleChunks), chunks); err != nil {
@@ -370,12 +357,11 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 			}
 		}
 	}
-	if err := flush(); err != nil {
-		return err
-	}
-	if s.crashAt == "chunks" {
-		return errCrash
-	}
+	return flush()
+}
+
+// sourcePoints are the source records of batch: writing them commits it.
+func sourcePoints(batch []store.SourceData, tokens [][bm25.NumFields]int64, gen string) []*qdrant.PointStruct {
 	now := time.Now().Unix()
 	srcs := make([]*qdrant.PointStruct, len(batch))
 	for i, sd := range batch {
@@ -390,23 +376,7 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 			},
 		}
 	}
-	if err := s.upsert(ctx, s.coll(roleSources), srcs); err != nil {
-		return err
-	}
-	if s.crashAt == "sources" {
-		return errCrash
-	}
-	// From here on the batch is committed: finish it even if ctx ends.
-	ctx = context.WithoutCancel(ctx)
-	f := sourceFilter(ids)
-	f.MustNot = []*qdrant.Condition{qdrant.NewMatch("gen", gen)}
-	if err := s.deleteDerived(ctx, f); err != nil {
-		return err
-	}
-	if err := s.writeStats(ctx, st); err != nil {
-		return err
-	}
-	return s.clearJournal(ctx)
+	return srcs
 }
 
 // chunkPoint is a chunk as stored: its record as payload, its terms as a
@@ -556,11 +526,9 @@ func (s *Store) allocIDs(ctx context.Context, n int) (int64, error) {
 	return 0, fmt.Errorf("write to %s: could not reserve chunk IDs (the counter kept changing under other writers)", s.where())
 }
 
-// Delete removes sources and everything derived from them.
+// Delete implements store.Driver: it removes sources and everything
+// derived from them.
 func (s *Store) Delete(ctx context.Context, ids []string) (int, error) {
-	if len(ids) == 0 {
-		return 0, nil
-	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if err := s.recover(ctx); err != nil {

@@ -61,7 +61,7 @@ type Options struct {
 	queryOnly bool
 }
 
-// Store is a SQLite-backed store.Store.
+// Store is the SQLite store.Driver.
 type Store struct {
 	db   *sql.DB
 	path string
@@ -82,14 +82,20 @@ type Store struct {
 	writeMu sync.Mutex
 }
 
-var _ store.Store = (*Store)(nil)
+var _ store.Driver = (*Store)(nil)
 
 // ErrNoIndex means the index file does not exist and Create was not set.
 var ErrNoIndex = errors.New("no index")
 
 // Open opens (or, with Create, creates) the index at path and brings its
-// schema up to date.
-func Open(ctx context.Context, path string, opt Options) (*Store, error) {
+// schema up to date. The Store checks every call before the driver sees it
+// (store.New).
+func Open(ctx context.Context, path string, opt Options) (store.Store, error) {
+	return store.Opened(openDriver(ctx, path, opt))
+}
+
+// openDriver opens the driver under Open's Store.
+func openDriver(ctx context.Context, path string, opt Options) (*Store, error) {
 	if err := checkFile(path, opt.Create); err != nil {
 		return nil, err
 	}

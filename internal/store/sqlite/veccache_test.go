@@ -14,11 +14,11 @@ import (
 
 func TestConformanceWithVectorGraph(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {
-		s, err := Open(context.Background(), filepath.Join(t.TempDir(), "sagasu.db"), Options{Create: true, CacheVectors: true, ApproxVectors: 1})
+		s, err := openDriver(context.Background(), filepath.Join(t.TempDir(), "sagasu.db"), Options{Create: true, CacheVectors: true, ApproxVectors: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return s
+		return store.New(s)
 	})
 }
 
@@ -30,7 +30,7 @@ func TestVectorGraphAnswersLikeExact(t *testing.T) {
 	ctx := context.Background()
 	const n, dim = 1500, 32
 	path := filepath.Join(t.TempDir(), "v.db")
-	s, err := Open(ctx, path, Options{Create: true, CacheVectors: true, ApproxVectors: 1000})
+	s, err := openDriver(ctx, path, Options{Create: true, CacheVectors: true, ApproxVectors: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestVectorGraphAnswersLikeExact(t *testing.T) {
 	if err := s.Replace(ctx, batch); err != nil {
 		t.Fatal(err)
 	}
-	exact, err := Open(ctx, path, Options{CacheVectors: true}) // same index, exact scan
+	exact, err := openDriver(ctx, path, Options{CacheVectors: true}) // same index, exact scan
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,10 @@ import (
 // metaVectorDim records the dimension of the chunk_vectors table.
 const metaVectorDim = "vectors.dim"
 
-// vectorDim returns the dimension of the vector table, 0 when there is none.
+// VectorDim implements store.Driver: the dimension of the vector table, 0
+// when there is none.
+func (s *Store) VectorDim(ctx context.Context) (int, error) { return s.vectorDim(ctx) }
+
 func (s *Store) vectorDim(ctx context.Context) (int, error) {
 	v, err := s.Meta(ctx, metaVectorDim)
 	if err != nil || v == "" {
@@ -26,12 +29,9 @@ func (s *Store) vectorDim(ctx context.Context) (int, error) {
 	return strconv.Atoi(v)
 }
 
-// InitVectors implements store.Store: it creates the sqlite-vec table that
+// InitVectors implements store.Driver: it creates the sqlite-vec table that
 // holds one embedding per chunk, with cosine distance.
 func (s *Store) InitVectors(ctx context.Context, dim int) error {
-	if dim <= 0 {
-		return fmt.Errorf("vector dimension %d must be positive", dim)
-	}
 	have, err := s.vectorDim(ctx)
 	if err != nil {
 		return err
@@ -52,7 +52,7 @@ func (s *Store) InitVectors(ctx context.Context, dim int) error {
 	})
 }
 
-// ClearVectors implements store.Store.
+// ClearVectors implements store.Driver.
 func (s *Store) ClearVectors(ctx context.Context) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS chunk_vectors`); err != nil {
@@ -103,18 +103,9 @@ func (s *Store) deleteVectors(ctx context.Context, tx *sql.Tx, sourceID string) 
 // maxKNN is the most neighbours sqlite-vec returns from one query.
 const maxKNN = 4096
 
-// VectorSearch implements store.Store. Scores are cosine similarities.
+// VectorSearch implements store.Driver. Scores are cosine similarities.
 func (s *Store) VectorSearch(ctx context.Context, q []float32, k int, f store.Filter) ([]store.Scored, error) {
-	dim, err := s.vectorDim(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if dim == 0 || k <= 0 {
-		return nil, nil
-	}
-	if len(q) != dim {
-		return nil, fmt.Errorf("query vector has %d dimensions, the index holds %d", len(q), dim)
-	}
+	dim := len(q)
 	allow, err := s.allowFunc(ctx, f)
 	if err != nil {
 		return nil, err
@@ -164,13 +155,9 @@ func (s *Store) VectorSearch(ctx context.Context, q []float32, k int, f store.Fi
 	}
 }
 
-// VectorsByHash implements store.Store.
+// VectorsByHash implements store.Driver.
 func (s *Store) VectorsByHash(ctx context.Context, hashes []string) (map[string][]float32, error) {
 	out := map[string][]float32{}
-	dim, err := s.vectorDim(ctx)
-	if err != nil || dim == 0 || len(hashes) == 0 {
-		return out, err
-	}
 	for i := 0; i < len(hashes); i += 500 {
 		part := hashes[i:min(i+500, len(hashes))]
 		args := make([]any, len(part))
@@ -199,13 +186,9 @@ func (s *Store) VectorsByHash(ctx context.Context, hashes []string) (map[string]
 	return out, nil
 }
 
-// VectorsByID implements store.Store.
+// VectorsByID implements store.Driver.
 func (s *Store) VectorsByID(ctx context.Context, ids []int64) (map[int64][]float32, error) {
 	out := map[int64][]float32{}
-	dim, err := s.vectorDim(ctx)
-	if err != nil || dim == 0 || len(ids) == 0 {
-		return out, err
-	}
 	args := make([]any, len(ids))
 	for i, id := range ids {
 		args[i] = id
@@ -226,7 +209,7 @@ func (s *Store) VectorsByID(ctx context.Context, ids []int64) (map[int64][]float
 	return out, rows.Err()
 }
 
-// EachChunk implements store.Store.
+// EachChunk implements store.Driver.
 func (s *Store) EachChunk(ctx context.Context, fn func(c doc.Chunk, title string) error) error {
 	var after int64
 	for {
@@ -277,7 +260,7 @@ func (s *Store) EachChunk(ctx context.Context, fn func(c doc.Chunk, title string
 	}
 }
 
-// SetVectors implements store.Store.
+// SetVectors implements store.Driver.
 func (s *Store) SetVectors(ctx context.Context, vecs map[int64][]float32) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		for id, v := range vecs {
