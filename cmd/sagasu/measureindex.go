@@ -18,6 +18,7 @@ import (
 type measureIndex struct {
 	store    store.Store
 	embedder embed.Embedder
+	path     string // where the index is (a file path or a DSN)
 	close    func()
 }
 
@@ -43,5 +44,5 @@ func openMeasureIndex(ctx context.Context, cmd *cobra.Command, a *app.App, name 
 		cleanup()
 		return nil, err
 	}
-	return &measureIndex{store: st, embedder: emb, close: func() { st.Close(); cleanup() }}, nil
+	return &measureIndex{store: st, embedder: emb, path: path, close: func() { st.Close(); cleanup() }}, nil
 }

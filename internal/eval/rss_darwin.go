@@ -12,3 +12,9 @@ func peakRSSMB() float64 {
 	}
 	return float64(ru.Maxrss) / 1e6 // macOS reports bytes
 }
+
+// rssMB is not read on macOS: the peak stands in for it.
+func rssMB() float64 { return 0 }
+
+// resetPeakRSS is not possible on macOS.
+func resetPeakRSS() bool { return false }

@@ -254,3 +254,11 @@ func (s *Store) DocFreq(ctx context.Context, terms []string) (map[string]int, in
 	}
 	return out, docs, rows.Err()
 }
+
+// KeywordCacheBytes reports the memory of the keyword cache (0 without one).
+func (s *Store) KeywordCacheBytes() int64 {
+	if s.kcache == nil {
+		return 0
+	}
+	return s.kcache.Bytes()
+}
