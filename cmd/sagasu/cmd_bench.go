@@ -178,7 +178,7 @@ func benchVectors(cmd *cobra.Command, g *globals, opt eval.VectorBenchOptions, f
 	fmt.Fprintf(w, "portable   p50 %.2f ms, p99 %.2f ms (exact, plain Go)\n", r.Portable.Latency.P50, r.Portable.Latency.P99)
 	int8 := "plain Go"
 	if r.Int8SIMD {
-		int8 = "AVX2 via GOEXPERIMENT=simd"
+		int8 = "AVX2 assembly"
 	}
 	fmt.Fprintf(w, "int8       p50 %.2f ms, p99 %.2f ms, recall@%d %.4f (%s, %d re-ranked), +%.0f MB\n", r.Int8.Latency.P50, r.Int8.Latency.P99, r.K, r.Int8.Recall, int8, vecindex.DefaultRerank, r.Int8.MB)
 	fmt.Fprintf(w, "hnsw       p50 %.2f ms, p99 %.2f ms, recall@%d %.4f, built in %.1f s, +%.1f MB\n", r.Approx.Latency.P50, r.Approx.Latency.P99, r.K, r.Approx.Recall, r.BuildSeconds, r.Approx.MB)

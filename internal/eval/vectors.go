@@ -50,7 +50,7 @@ type VectorBenchResult struct {
 	K        int    `json:"k"`
 	Cores    int    `json:"cores"`
 	SIMD     bool   `json:"simd"`     // the exact scan runs vek's AVX2 code
-	Int8SIMD bool   `json:"int8Simd"` // the int8 scan runs AVX2 code (GOEXPERIMENT=simd builds)
+	Int8SIMD bool   `json:"int8Simd"` // the int8 scan runs the AVX2 assembly
 	// Exact is the exact scan (recall 1 by definition); MB is the matrix.
 	Exact PathResult `json:"exact"`
 	// Portable is the exact scan in plain Go, as on a CPU without AVX2.
@@ -106,7 +106,7 @@ func VectorBench(ctx context.Context, opt VectorBenchOptions) (VectorBenchResult
 	portable = nil
 	runtime.GC()
 
-	x := vecindex.NewInt8(flat)
+	x := vecindex.NewCompact(flat)
 	if res.Int8, err = timeSearches(ctx, x, queries, k, exact); err != nil {
 		return res, err
 	}
