@@ -70,6 +70,8 @@ type Store struct {
 	approxVectors int
 	kcache        *bm25.Cache // nil unless Options.CacheKeyword
 	vcache        vecCache
+	// goneKept is how many entries the vector deletion log keeps.
+	goneKept int64
 
 	// codec compresses and decompresses the content blocks.
 	codec *codec
@@ -121,7 +123,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open index %q: %w", path, err)
 	}
-	s := &Store{db: db, path: path, an: an, cacheVectors: opt.CacheVectors, approxVectors: opt.ApproxVectors, codec: cd}
+	s := &Store{db: db, path: path, an: an, cacheVectors: opt.CacheVectors, approxVectors: opt.ApproxVectors, codec: cd, goneKept: goneKept}
 	if opt.CacheKeyword {
 		s.kcache = bm25.NewCache(0)
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
@@ -47,23 +48,31 @@ func (s *Store) InitVectors(ctx context.Context, dim int) error {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("create vector table: %w", err)
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, metaVectorDim, strconv.Itoa(dim))
-		return err
+		if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, metaVectorDim, strconv.Itoa(dim)); err != nil {
+			return err
+		}
+		return renewVectorEpoch(ctx, tx)
 	})
 }
 
 // ClearVectors implements store.Store.
 func (s *Store) ClearVectors(ctx context.Context) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS chunk_vectors`); err != nil {
 			return err
 		}
-		if err := bumpVectorVersion(ctx, tx); err != nil {
+		if err := renewVectorEpoch(ctx, tx); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `DELETE FROM meta WHERE key = ?`, metaVectorDim)
 		return err
 	})
+	if err == nil {
+		// The saved graph is of vectors that are gone (a later process
+		// would not use it either: the epoch changed).
+		os.Remove(s.graphFile())
+	}
+	return err
 }
 
 // putVector stores one chunk's embedding (the caller bumps the vector
@@ -92,6 +101,10 @@ func (s *Store) putVector(ctx context.Context, tx *sql.Tx, id int64, v []float32
 func (s *Store) deleteVectors(ctx context.Context, tx *sql.Tx, sourceID string) error {
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master WHERE name = 'chunk_vectors'`).Scan(&n); err != nil || n == 0 {
+		return err
+	}
+	// Long-lived processes learn from the log which vectors went.
+	if err := logGone(ctx, tx, sourceID, s.goneKept); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM chunk_vectors WHERE rowid IN (SELECT id FROM chunks WHERE source_id = ?)`, sourceID); err != nil {
@@ -277,14 +290,20 @@ func (s *Store) EachChunk(ctx context.Context, fn func(c doc.Chunk, title string
 	}
 }
 
-// SetVectors implements store.Store.
+// SetVectors implements store.Store. It may replace vectors in place, which
+// long-lived processes cannot follow row by row: they load the vectors
+// again (the epoch changes).
 func (s *Store) SetVectors(ctx context.Context, vecs map[int64][]float32) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		for id, v := range vecs {
+			// vec0 has no INSERT OR REPLACE: a vector the chunk has goes first.
+			if _, err := tx.ExecContext(ctx, `DELETE FROM chunk_vectors WHERE rowid = ?`, id); err != nil {
+				return fmt.Errorf("chunk %d: %w", id, err)
+			}
 			if err := s.putVector(ctx, tx, id, v); err != nil {
 				return fmt.Errorf("chunk %d: %w", id, err)
 			}
 		}
-		return bumpVectorVersion(ctx, tx)
+		return renewVectorEpoch(ctx, tx)
 	})
 }

@@ -106,6 +106,15 @@ func (l *Live) Close() {
 	l.done.Wait()
 }
 
+// Load adds many rows at once: fill calls add for each (as Add would take
+// them). Nothing is built or linked until it returns, so that a graph is
+// built once over all of them rather than over the first few.
+func (l *Live) Load(fill func(add func(id int64, v []float32)) error) error {
+	l.working.Lock()
+	defer l.working.Unlock()
+	return fill(func(id int64, v []float32) { l.Add(id, v) })
+}
+
 // Dim returns the row length.
 func (l *Live) Dim() int { return l.f.dim }
 
