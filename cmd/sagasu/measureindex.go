@@ -33,7 +33,9 @@ func openMeasureIndex(ctx context.Context, cmd *cobra.Command, a *app.App, name 
 		cleanup = func() { os.RemoveAll(dir) }
 		path = filepath.Join(dir, name+".db")
 	}
-	st, err := app.OpenStoreWith(ctx, path, app.StoreOptions{Create: true, LongLived: true})
+	opt := a.StoreOptions(true, true)
+	opt.ApproxVectors = 0 // as before: the bench's vector section times the graph itself
+	st, err := app.OpenStoreWith(ctx, path, opt)
 	if err != nil {
 		cleanup()
 		return nil, err

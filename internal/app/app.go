@@ -56,7 +56,7 @@ func New(cfg Config, stderr io.Writer, environ []string) *App {
 // OpenStore opens the configured index. With create, a missing index is
 // created; without it, a missing index is an error telling the user to index.
 func (a *App) OpenStore(ctx context.Context, create bool) (store.Store, error) {
-	return OpenStoreWith(ctx, a.Config.DB, StoreOptions{Create: create, LongLived: a.LongLived, ApproxVectors: a.Config.Search.ApproxVectors})
+	return OpenStoreWith(ctx, a.Config.DB, a.StoreOptions(create, a.LongLived))
 }
 
 // OpenStore opens the index at location: a postgres:// or postgresql://
@@ -77,18 +77,28 @@ type StoreOptions struct {
 	// ApproxVectors is the number of vectors from which a long-lived
 	// SQLite index searches an approximate graph (0: always exact).
 	ApproxVectors int
+	// KeywordCacheBytes bounds a long-lived process's keyword cache (0:
+	// bm25.DefaultCacheBytes).
+	KeywordCacheBytes int64
+}
+
+// StoreOptions returns the options the configured index is opened with.
+func (a *App) StoreOptions(create, longLived bool) StoreOptions {
+	return StoreOptions{Create: create, LongLived: longLived, ApproxVectors: a.Config.Search.ApproxVectors,
+		KeywordCacheBytes: int64(a.Config.Search.KeywordCacheMB) << 20}
 }
 
 // OpenStoreWith opens the index at location with opt.
 func OpenStoreWith(ctx context.Context, location string, opt StoreOptions) (store.Store, error) {
 	if strings.HasPrefix(location, "postgres://") || strings.HasPrefix(location, "postgresql://") {
-		return postgres.Open(ctx, location, postgres.Options{Create: opt.Create, Analyzer: analyze.New(analyze.Options{}), CacheKeyword: opt.LongLived})
+		return postgres.Open(ctx, location, postgres.Options{Create: opt.Create, Analyzer: analyze.New(analyze.Options{}), CacheKeyword: opt.LongLived, KeywordCacheBytes: opt.KeywordCacheBytes})
 	}
 	if strings.HasPrefix(location, "qdrant://") {
 		return qdrant.Open(ctx, location, qdrant.Options{Create: opt.Create, Analyzer: analyze.New(analyze.Options{}), APIKey: os.Getenv("QDRANT_API_KEY")})
 	}
 	location = strings.TrimPrefix(location, "sqlite://")
-	return sqlite.Open(ctx, location, sqlite.Options{Create: opt.Create, Analyzer: analyze.New(analyze.Options{}), CacheVectors: opt.LongLived, CacheKeyword: opt.LongLived, ApproxVectors: opt.ApproxVectors})
+	return sqlite.Open(ctx, location, sqlite.Options{Create: opt.Create, Analyzer: analyze.New(analyze.Options{}), CacheVectors: opt.LongLived, CacheKeyword: opt.LongLived,
+		KeywordCacheBytes: opt.KeywordCacheBytes, ApproxVectors: opt.ApproxVectors})
 }
 
 // ChunkOptions returns the configured chunk sizes.
@@ -201,7 +211,7 @@ func (r *Runtime) Close() error { return r.Store.Close() }
 // Open opens the configured index with its embedder and agent cache and
 // returns the runtime every face works with. Close it when done.
 func (a *App) Open(ctx context.Context, opt OpenOptions) (*Runtime, error) {
-	st, err := OpenStoreWith(ctx, a.Config.DB, StoreOptions{Create: opt.Create, LongLived: opt.LongLived || a.LongLived, ApproxVectors: a.Config.Search.ApproxVectors})
+	st, err := OpenStoreWith(ctx, a.Config.DB, a.StoreOptions(opt.Create, opt.LongLived || a.LongLived))
 	if err != nil {
 		return nil, err
 	}

@@ -164,7 +164,27 @@ func (l kwLoader) Scan(ctx context.Context, start func(string, bm25.Corpus) erro
 		if err := start(version, corpus); err != nil {
 			return err
 		}
-		return eachPosting(ctx, conn, each, `SELECT term, data FROM postings ORDER BY term`)
+		// Read in place (bm25.Scanner: data is the callee's only during
+		// the call): no copy, and one string per term rather than per row.
+		rows, err := conn.QueryContext(ctx, `SELECT term, data FROM postings ORDER BY term`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		var term string
+		var rawTerm, data sql.RawBytes
+		for rows.Next() {
+			if err := rows.Scan(&rawTerm, &data); err != nil {
+				return err
+			}
+			if string(rawTerm) != term {
+				term = string(rawTerm)
+			}
+			if err := each(term, data); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
 	})
 }
 
