@@ -24,7 +24,7 @@ func TestMixRealHoldsOutQueries(t *testing.T) {
 }
 
 func TestVectorBenchRecall(t *testing.T) {
-	res, err := VectorBench(context.Background(), VectorBenchOptions{Vectors: 4000, Dim: 32, Queries: 30, K: 10, Seed: 2})
+	res, err := VectorBench(context.Background(), VectorBenchOptions{Vectors: 4000, Dim: 32, Queries: 30, K: 10, Seed: 2, Changes: 300})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,5 +36,12 @@ func TestVectorBenchRecall(t *testing.T) {
 	}
 	if res.Exact.MB <= 0 || res.Approx.MB <= 0 || res.BuildSeconds <= 0 {
 		t.Errorf("memory or build time missing: %+v", res)
+	}
+	c := res.Changes
+	if c == nil || c.Added != 300 || c.Deleted != 300 || c.LinkMs <= 0 {
+		t.Fatalf("changes section = %+v, want 300 added (with a link time) and 300 deleted", c)
+	}
+	if c.After.Recall < 0.9 {
+		t.Errorf("HNSW recall after changes in place = %v, want >= 0.9", c.After.Recall)
 	}
 }

@@ -94,6 +94,21 @@ func newLive(dim, capacity int, opt LiveOptions) *Live {
 	return &Live{opt: opt, f: f, cx: NewCompact(f), slots: make(map[int64]int32, capacity), kick: make(chan struct{}, 1)}
 }
 
+// LiveFrom makes a Live index of a Flat, its Compact copy and a graph
+// built over all its rows (BuildHNSW), which it takes over: none of them
+// may be used otherwise afterwards.
+func LiveFrom(f *Flat, cx *Compact, g *HNSW, opt LiveOptions) *Live {
+	l := newLive(f.dim, 0, opt)
+	l.f, l.cx, l.g = f, cx, g
+	l.gone = make([]bool, f.Len())
+	for r, id := range f.ids {
+		l.slots[id] = int32(r)
+	}
+	l.live = f.Len()
+	l.start()
+	return l
+}
+
 func (l *Live) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	l.cancel = cancel
@@ -227,6 +242,18 @@ func (l *Live) Search(q []float32, k int, allow func(int64) bool) []store.Scored
 		return l.f.search(u, k, allow, l.gone)
 	}
 	return l.cx.search(u, k, allow, l.gone)
+}
+
+// SearchExact scans every live row exactly in float (the reference a
+// recall is measured against).
+func (l *Live) SearchExact(q []float32, k int, allow func(int64) bool) []store.Scored {
+	u, ok := l.f.unit(q)
+	if !ok {
+		return nil
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.f.search(u, k, allow, l.gone)
 }
 
 // LiveStats describe a Live index.
