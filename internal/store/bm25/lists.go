@@ -318,7 +318,7 @@ func (b *listBuilder) list(l List) (*cachedList, error) {
 	idf := IDF(b.docs, df)
 	var wide bool
 	for _, r := range rows {
-		b.nm.contributions(r.data, idf, func(id uint64, v float32) {
+		err := b.nm.contributions(r.data, idf, func(id uint64, v float32) {
 			if id > math.MaxUint32 {
 				wide = true
 				return
@@ -326,6 +326,9 @@ func (b *listBuilder) list(l List) (*cachedList, error) {
 			ids = append(ids, uint32(id))
 			scores = append(scores, v)
 		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	b.ids, b.scores = ids, scores
 	if wide {

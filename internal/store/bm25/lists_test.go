@@ -1,6 +1,7 @@
 package bm25
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -126,5 +127,26 @@ func TestCacheMatchesScoreOnLargeLists(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("query %v k %d: cache gave\n%v\nScore gives\n%v", terms, k, got, want)
 		}
+	}
+}
+
+// TestAccumulatorRejectsDamagedRows feeds cut and garbled rows: an
+// error, never a panic or a made-up score.
+func TestAccumulatorRejectsDamagedRows(t *testing.T) {
+	good := Encode(nil, []Posting{body(3, 2, 10), body(900, 1, 4), {ID: 1000, TF: [NumFields]uint32{Title: 1, Body: 3}, DL: [NumFields]uint32{Title: 2, Body: 30}}})
+	for name, data := range map[string][]byte{
+		"cut in a posting":  good[:len(good)-1],
+		"cut after an ID":   good[:1],
+		"a bad field mask":  append([]byte{5, 0x80}, good[2:]...),
+		"an endless varint": {0xff, 0xff, 0xff},
+	} {
+		a := NewAccumulator(DefaultParams(), Corpus{Docs: 1000, Tokens: [NumFields]int64{Body: 9000, Title: 900}})
+		if err := a.Add(data, 3); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: err = %v, want ErrCorrupt", name, err)
+		}
+	}
+	a := NewAccumulator(DefaultParams(), Corpus{Docs: 1000, Tokens: [NumFields]int64{Body: 9000, Title: 900}})
+	if err := a.Add(good, 3); err != nil || len(a.Top(10, nil)) != 3 {
+		t.Errorf("good row: %v, %v", err, a.Top(10, nil))
 	}
 }
