@@ -60,6 +60,34 @@ func printDoctor(w io.Writer, r app.DoctorReport) {
 		}
 		return "FAIL"
 	}
+	c := r.Config
+	files := "defaults only"
+	switch {
+	case c.ProjectFile != "" && c.UserFile != "":
+		files = c.UserFile + ", " + c.ProjectFile
+	case c.ProjectFile != "":
+		files = c.ProjectFile
+	case c.UserFile != "":
+		files = c.UserFile
+	}
+	state := ""
+	switch {
+	case c.ProjectFile != "" && c.Trusted:
+		state = " (trusted)"
+	case len(c.Ignored) > 0:
+		state = fmt.Sprintf(" (not trusted: %d settings ignored)", len(c.Ignored))
+	case c.ProjectFile != "":
+		state = " (not trusted; nothing in it needs trust)"
+	}
+	cmark := "ok  "
+	if len(c.Exposed) > 0 || len(c.Ignored) > 0 {
+		cmark = "warn"
+	}
+	fmt.Fprintf(w, "%s config    %s%s; agent cache %s\n", cmark, files, state, c.CacheDir)
+	for _, s := range c.Ignored {
+		fmt.Fprintf(w, "     ignored: %s: %s (%s)\n", s.Key, s.Value, s.Why)
+	}
+	problem(w, "", c.Fix)
 	fmt.Fprintf(w, "%s index     %s: %d sources, %d chunks, %d vectors\n", mark(r.Index.OK), r.Index.Location, r.Index.Sources, r.Index.Chunks, r.Index.Vectors)
 	problem(w, r.Index.Error, r.Index.Fix)
 	model := func(name string, m app.DoctorModel) {

@@ -47,12 +47,12 @@ destination has are kept and reported, or removed with --prune.`,
 				return usagef("--from and --to name the same index")
 			}
 			ctx := cmd.Context()
-			src, err := app.OpenStore(ctx, from, false)
+			src, err := a.OpenStoreAt(ctx, from, false)
 			if err != nil {
 				return fmt.Errorf("--from: %w", err)
 			}
 			defer src.Close()
-			dst, err := app.OpenStore(ctx, to, true)
+			dst, err := a.OpenStoreAt(ctx, to, true)
 			if err != nil {
 				return fmt.Errorf("--to: %w", err)
 			}

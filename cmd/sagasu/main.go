@@ -111,8 +111,11 @@ query, run staged plans — from the command line or over MCP.
   sagasu mcp                             # serve it all to an MCP client
 
 The index lives in ./.sagasu/sagasu.db unless --db says otherwise (a file, or a
-postgres:// DSN, or a qdrant://host:6334/prefix). Settings come from sagasu.yaml, SAGASU_* environment
-variables and flags (flags win).`,
+postgres:// DSN, or a qdrant://host:6334/prefix). Settings come from your user
+config (~/.config/sagasu/config.yaml), the project's sagasu.yaml, SAGASU_*
+environment variables and flags (flags win). A sagasu.yaml found in the working
+directory cannot start programs, send keys elsewhere or lower a guard until you
+run sagasu trust (see sagasu trust --help).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -141,6 +144,7 @@ variables and flags (flags win).`,
 		newReindexCmd(g), newModelCmd(g),
 		newLoopCmd(g), newPlanCmd(g), newCacheCmd(g), newMCPCmd(g), newMigrateCmd(g),
 		newAskCmd(g), newChatCmd(g), newAgentCmd(g), newDoctorCmd(g), newServeCmd(g),
+		newTrustCmd(g),
 	)
 	return root
 }
@@ -171,5 +175,8 @@ func (g *globals) load(cmd *cobra.Command) (*app.App, error) {
 		return nil, usageError{err}
 	}
 	g.json = cfg.JSON
+	if w := cfg.Origin.Warning(); w != "" && cmd.Name() != "trust" {
+		fmt.Fprintln(g.stderr, "sagasu:", w)
+	}
 	return app.New(cfg, g.stderr, g.environ), nil
 }

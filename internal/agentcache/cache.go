@@ -19,6 +19,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/sagasu-dev/sagasu/internal/userfile"
 )
 
 // Kind is the kind of a record; each kind has its own sub-folder.
@@ -158,10 +160,10 @@ func (c *Cache) Save(rec Record) (Record, error) {
 		return Record{}, fmt.Errorf("save agent cache record: %w", err)
 	}
 	dir := filepath.Join(c.dir, string(rec.Kind))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := userfile.MkdirAll(dir); err != nil {
 		return Record{}, fmt.Errorf("create agent cache folder %q: %w: check its permissions, or choose another with --cache-dir", dir, err)
 	}
-	if err := writeAtomic(filepath.Join(dir, rec.ID+".json"), append(data, '\n')); err != nil {
+	if err := userfile.Write(filepath.Join(dir, rec.ID+".json"), append(data, '\n')); err != nil {
 		return Record{}, fmt.Errorf("save agent cache record in %q: %w", dir, err)
 	}
 	c.prune(rec.Kind)
@@ -169,30 +171,6 @@ func (c *Cache) Save(rec Record) (Record, error) {
 		c.log.Warn("agent cache summary not updated", "dir", c.dir, "err", err)
 	}
 	return rec, nil
-}
-
-// writeAtomic writes data to path through a temporary file in the same
-// folder, so that readers see either nothing or the whole file.
-func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-	}
-	return err
 }
 
 // names returns the record file names of kind k, oldest first. A folder
@@ -366,7 +344,7 @@ func (c *Cache) WriteSummary() error {
 		if err != nil {
 			return err
 		}
-		if err := writeAtomic(filepath.Join(c.dir, SummaryFile), []byte(md)); err != nil {
+		if err := userfile.Write(filepath.Join(c.dir, SummaryFile), []byte(md)); err != nil {
 			return fmt.Errorf("write %s: %w", SummaryFile, err)
 		}
 		now, err := c.snapshot()

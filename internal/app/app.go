@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,23 +39,30 @@ type App struct {
 func New(cfg Config, stderr io.Writer, environ []string) *App {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(cfg.LogLevel))
-	env := map[string]string{}
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			env[k] = v
-		}
-	}
 	return &App{
 		Config: cfg,
 		Log:    slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
-		Getenv: func(k string) string { return env[k] },
+		Getenv: envLookup(environ),
 	}
 }
 
 // OpenStore opens the configured index. With create, a missing index is
 // created; without it, a missing index is an error telling the user to index.
 func (a *App) OpenStore(ctx context.Context, create bool) (store.Store, error) {
-	return OpenStoreWith(ctx, a.Config.DB, a.StoreOptions(create, a.LongLived))
+	return a.OpenStoreAt(ctx, a.Config.DB, create)
+}
+
+// OpenStoreAt opens the index at location (as OpenStore does the
+// configured one), with the API key a qdrant:// server takes.
+func (a *App) OpenStoreAt(ctx context.Context, location string, create bool) (store.Store, error) {
+	return OpenStoreWith(ctx, location, a.StoreOptions(create, false))
+}
+
+// StoreOptions returns the options the configured index is opened with
+// (long-lived when longLived or the app is).
+func (a *App) StoreOptions(create, longLived bool) StoreOptions {
+	return StoreOptions{Create: create, LongLived: longLived || a.LongLived, ApproxVectors: a.Config.Search.ApproxVectors,
+		KeywordCacheBytes: int64(a.Config.Search.KeywordCacheMB) << 20, QdrantKey: a.Getenv("QDRANT_API_KEY")}
 }
 
 // OpenStore opens the index at location: a postgres:// or postgresql://
@@ -80,12 +86,8 @@ type StoreOptions struct {
 	// KeywordCacheBytes bounds a long-lived process's keyword cache (0:
 	// bm25.DefaultCacheBytes).
 	KeywordCacheBytes int64
-}
-
-// StoreOptions returns the options the configured index is opened with.
-func (a *App) StoreOptions(create, longLived bool) StoreOptions {
-	return StoreOptions{Create: create, LongLived: longLived, ApproxVectors: a.Config.Search.ApproxVectors,
-		KeywordCacheBytes: int64(a.Config.Search.KeywordCacheMB) << 20}
+	// QdrantKey is the API key sent to a qdrant:// server.
+	QdrantKey string
 }
 
 // OpenStoreWith opens the index at location with opt.
@@ -94,7 +96,7 @@ func OpenStoreWith(ctx context.Context, location string, opt StoreOptions) (stor
 		return postgres.Open(ctx, location, postgres.Options{Create: opt.Create, Analyzer: analyze.New(analyze.Options{}), CacheKeyword: opt.LongLived, KeywordCacheBytes: opt.KeywordCacheBytes})
 	}
 	if strings.HasPrefix(location, "qdrant://") {
-		return qdrant.Open(ctx, location, qdrant.Options{Create: opt.Create, Analyzer: analyze.New(analyze.Options{}), APIKey: os.Getenv("QDRANT_API_KEY")})
+		return qdrant.Open(ctx, location, qdrant.Options{Create: opt.Create, Analyzer: analyze.New(analyze.Options{}), APIKey: opt.QdrantKey})
 	}
 	location = strings.TrimPrefix(location, "sqlite://")
 	return sqlite.Open(ctx, location, sqlite.Options{Create: opt.Create, Analyzer: analyze.New(analyze.Options{}), CacheVectors: opt.LongLived, CacheKeyword: opt.LongLived,
@@ -211,7 +213,7 @@ func (r *Runtime) Close() error { return r.Store.Close() }
 // Open opens the configured index with its embedder and agent cache and
 // returns the runtime every face works with. Close it when done.
 func (a *App) Open(ctx context.Context, opt OpenOptions) (*Runtime, error) {
-	st, err := OpenStoreWith(ctx, a.Config.DB, a.StoreOptions(opt.Create, opt.LongLived || a.LongLived))
+	st, err := OpenStoreWith(ctx, a.Config.DB, a.StoreOptions(opt.Create, opt.LongLived))
 	if err != nil {
 		return nil, err
 	}
@@ -275,7 +277,25 @@ func (a *App) AgentCacheDir(dir string) string {
 // OpenCache opens the agent cache in dir (see AgentCacheDir), keeping
 // retention records of each kind (0: the default).
 func (a *App) OpenCache(dir string, retention int) (*agentcache.Cache, error) {
+	if dir == "" {
+		a.noteLocalCache()
+	}
 	return agentcache.Open(a.AgentCacheDir(dir), agentcache.Options{Logger: a.Log, Retention: retention})
+}
+
+// noteLocalCache says, the first time, that an index on a server keeps its
+// agent cache, run memory and browser files on this machine, and where:
+// the folder is the user's alone, and the user should know it is there.
+func (a *App) noteLocalCache() {
+	if !IsServerLocation(a.Config.DB) || a.Config.CacheDir != "" {
+		return
+	}
+	dir := a.CacheDir()
+	if _, err := os.Stat(dir); err == nil {
+		return
+	}
+	abs, _ := filepath.Abs(dir)
+	a.Log.Warn("the index is on a server, but the agent cache, the agents' memory and the browser's files stay on this machine, readable by you alone; set cache_dir (or --cache-dir) to choose the folder", "dir", abs)
 }
 
 // CacheDir is the agent cache folder: the cache_dir setting, else
@@ -304,18 +324,6 @@ func IsServerLocation(location string) bool {
 	return false
 }
 
-// Redact returns an index location fit for logs and messages: a DSN's
-// password is replaced by "***".
-func Redact(location string) string {
-	if !IsServerLocation(location) {
-		return location
-	}
-	u, err := url.Parse(location)
-	if err != nil {
-		return "(an unparsable server address)"
-	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "***")
-	}
-	return u.String()
-}
+// Redact returns an index location fit for logs and messages: every
+// secret in it (a password, a key) is replaced by "***".
+func Redact(location string) string { return store.Redact(location) }

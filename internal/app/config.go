@@ -7,12 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/knadh/koanf/parsers/yaml"
-	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/v2"
 	"github.com/spf13/pflag"
 
@@ -25,13 +26,13 @@ import (
 // underscores) and, when a flag sets it, the flag's name (flag tag).
 // Defaults gives the values; the rest is derived.
 type Config struct {
-	DB       string `koanf:"db" flag:"db"`               // index location: a SQLite file, a postgres:// DSN or a qdrant:// location
-	JSON     bool   `koanf:"json" flag:"json"`           // machine-readable output
-	LogLevel string `koanf:"log_level" flag:"log-level"` // debug, info, warn, error
+	DB       string `koanf:"db" flag:"db" trust:"keeps your documents on that server, with QDRANT_API_KEY for qdrant://"` // index location: a SQLite file, a postgres:// DSN or a qdrant:// location
+	JSON     bool   `koanf:"json" flag:"json"`                                                                            // machine-readable output
+	LogLevel string `koanf:"log_level" flag:"log-level"`                                                                  // debug, info, warn, error
 	// CacheDir is the agent cache folder. Empty: cache/agent beside a
 	// SQLite index, or .sagasu/cache/agent for a server store (never a
 	// path made from a DSN).
-	CacheDir string `koanf:"cache_dir" flag:"cache-dir"`
+	CacheDir string `koanf:"cache_dir" flag:"cache-dir" trust:"writes agent records and memory to that folder"`
 
 	Chunk struct {
 		Size    int `koanf:"size" flag:"chunk-size"`       // max tokens per chunk
@@ -43,7 +44,7 @@ type Config struct {
 		Exclude     []string `koanf:"exclude" flag:"exclude"`             // glob patterns to skip
 		// AllowPrivate lets URLs reach loopback, private and link-local
 		// addresses (refused by default: a guard against SSRF).
-		AllowPrivate bool `koanf:"allow_private" flag:"allow-private"`
+		AllowPrivate bool `koanf:"allow_private" flag:"allow-private" trust:"lets fetched URLs reach this machine and private networks"`
 	} `koanf:"index"`
 
 	Search struct {
@@ -65,17 +66,21 @@ type Config struct {
 	LLM      LLMConfig      `koanf:"llm"`
 
 	// MCPServers are the MCP servers agents may use, by name.
-	MCPServers map[string]mcpclient.ServerConfig `koanf:"mcp_servers"`
+	MCPServers map[string]mcpclient.ServerConfig `koanf:"mcp_servers" trust:"starts programs or connects to servers with the headers it names"`
+
+	// Origin says which files were read and what an untrusted project
+	// file was not allowed to set; it is not a setting.
+	Origin ConfigOrigin `koanf:"-"`
 }
 
 // EmbedderConfig selects an embedding model. Keys are never configured
 // here: they come from OPENAI_API_KEY, GEMINI_API_KEY or GOOGLE_API_KEY.
 type EmbedderConfig struct {
-	Driver string `koanf:"driver" json:"driver" flag:"embedder"`               // one of EmbedderDrivers; "" for none
-	Model  string `koanf:"model" json:"model,omitempty" flag:"embedder-model"` // model name
-	URL    string `koanf:"url" json:"url,omitempty" flag:"embedder-url"`       // base URL of an OpenAI-compatible server
-	Path   string `koanf:"path" json:"path,omitempty" flag:"embedder-path"`    // static model file or folder
-	Dim    int    `koanf:"dim" json:"dim,omitempty" flag:"embedder-dim"`       // output dimension, 0 for the model's own
+	Driver string `koanf:"driver" json:"driver" flag:"embedder"`                                                                                         // one of EmbedderDrivers; "" for none
+	Model  string `koanf:"model" json:"model,omitempty" flag:"embedder-model"`                                                                           // model name
+	URL    string `koanf:"url" json:"url,omitempty" flag:"embedder-url" trust:"section:sends your documents, and your API key, to the address it names"` // base URL of an OpenAI-compatible server
+	Path   string `koanf:"path" json:"path,omitempty" flag:"embedder-path"`                                                                              // static model file or folder
+	Dim    int    `koanf:"dim" json:"dim,omitempty" flag:"embedder-dim"`                                                                                 // output dimension, 0 for the model's own
 
 	// QueryPrefix and DocumentPrefix go before each query and each document
 	// before it is embedded. Nil means unset: the model's known prefixes
@@ -117,6 +122,9 @@ var FlagKeys = flagKeys(reflect.TypeFor[Config](), "")
 func flagKeys(t reflect.Type, prefix string) map[string]string {
 	out := map[string]string{}
 	for f := range t.Fields() {
+		if f.Tag.Get("koanf") == "-" {
+			continue
+		}
 		key := prefix + f.Tag.Get("koanf")
 		if flag := f.Tag.Get("flag"); flag != "" {
 			out[flag] = key
@@ -130,23 +138,59 @@ func flagKeys(t reflect.Type, prefix string) map[string]string {
 	return out
 }
 
-// Load builds the configuration: defaults, then the config file (path, or
-// sagasu.yaml when path is "" and it exists), then SAGASU_* variables from
-// environ, then the flags the user set.
+// Load builds the configuration: defaults, then the user-level config
+// (UserConfigDir/config.yaml), then the project config (path, or
+// sagasu.yaml in the working directory when path is "" and it exists),
+// then SAGASU_* variables from environ, then the flags the user set. An
+// implicit sagasu.yaml the user has not trusted (see trust.go) cannot set
+// the privileged settings; Config.Origin says what was ignored.
 func Load(path string, environ []string, flags *pflag.FlagSet) (Config, error) {
 	k := koanf.New(".")
 	def := Defaults()
 	if err := k.Load(structProvider{def}, nil); err != nil {
 		return def, err
 	}
-	explicit := path != ""
-	if !explicit {
+	getenv := envLookup(environ)
+	var origin ConfigOrigin
+	userDir := UserConfigDir(getenv)
+	if userDir != "" {
+		userFile := filepath.Join(userDir, UserConfigFile)
+		m, err := readYAML(userFile, false)
+		if err != nil {
+			return def, err
+		}
+		if m != nil {
+			if err := k.Load(mapProvider{m}, nil); err != nil {
+				return def, fmt.Errorf("read config %q: %w", userFile, err)
+			}
+			origin.UserFile = userFile
+		}
+	}
+	origin.Explicit = path != ""
+	if !origin.Explicit {
 		path = DefaultConfigFile
 	}
-	if err := k.Load(file.Provider(path), yaml.Parser()); err != nil {
-		if explicit || !errors.Is(err, fs.ErrNotExist) {
+	raw, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		m, err := parseYAML(path, raw)
+		if err != nil {
+			return def, err
+		}
+		origin.ProjectFile, origin.Trusted = path, origin.Explicit
+		if !origin.Trusted {
+			if origin.Trusted, origin.Changed, err = trustState(userDir, path, raw); err != nil {
+				return def, err
+			}
+		}
+		if !origin.Trusted {
+			origin.Ignored = filterUntrusted(m)
+		}
+		if err := k.Load(mapProvider{m}, nil); err != nil {
 			return def, fmt.Errorf("read config %q: %w", path, err)
 		}
+	case origin.Explicit || !errors.Is(err, fs.ErrNotExist):
+		return def, fmt.Errorf("read config %q: %w", path, err)
 	}
 	known := k.Keys()
 	for _, kv := range environ {
@@ -198,8 +242,52 @@ func Load(path string, environ []string, flags *pflag.FlagSet) (Config, error) {
 	if err := k.UnmarshalWithConf("", &c, koanf.UnmarshalConf{Tag: "koanf", FlatPaths: false}); err != nil {
 		return def, fmt.Errorf("configuration: %w", err)
 	}
+	c.Origin = origin
 	return c, c.Validate()
 }
+
+// readYAML reads and parses a config file; a missing file gives nil unless
+// required.
+func readYAML(path string, required bool) (map[string]any, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		if !required && errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("read config %q: %w", path, err)
+	}
+	return parseYAML(path, raw)
+}
+
+// parseYAML parses a config file's bytes (an empty file is no settings).
+func parseYAML(path string, raw []byte) (map[string]any, error) {
+	m, err := yaml.Parser().Unmarshal(raw)
+	if err != nil {
+		return nil, fmt.Errorf("read config %q: %w: fix its YAML", path, err)
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	return m, nil
+}
+
+// envLookup reads "KEY=value" entries.
+func envLookup(environ []string) func(string) string {
+	env := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	return func(k string) string { return env[k] }
+}
+
+// mapProvider feeds parsed YAML into koanf.
+type mapProvider struct{ m map[string]any }
+
+func (p mapProvider) ReadBytes() ([]byte, error) { return nil, errors.New("not supported") }
+
+func (p mapProvider) Read() (map[string]any, error) { return p.m, nil }
 
 // Validate checks values a user may have mistyped.
 func (c Config) Validate() error {
@@ -262,7 +350,7 @@ func structMap(v reflect.Value) map[string]any {
 	for i := range v.NumField() {
 		f := v.Type().Field(i)
 		key := f.Tag.Get("koanf")
-		if key == "" {
+		if key == "" || key == "-" {
 			continue
 		}
 		fv := v.Field(i)

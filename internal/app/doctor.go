@@ -5,20 +5,39 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/llm"
 	"github.com/sagasu-dev/sagasu/internal/mcpclient"
+	"github.com/sagasu-dev/sagasu/internal/userfile"
 )
 
 // DoctorReport is what `sagasu doctor` found. A part that is not
 // configured is not a failure.
 type DoctorReport struct {
-	Index      DoctorIndex `json:"index"`
-	Embedder   DoctorModel `json:"embedder"`
-	LLM        DoctorModel `json:"llm"`
-	MCPServers []DoctorMCP `json:"mcpServers"`
+	Config     DoctorConfig `json:"config"`
+	Index      DoctorIndex  `json:"index"`
+	Embedder   DoctorModel  `json:"embedder"`
+	LLM        DoctorModel  `json:"llm"`
+	MCPServers []DoctorMCP  `json:"mcpServers"`
+}
+
+// DoctorConfig says where the configuration came from, what an untrusted
+// project file was not allowed to set, and which files of the user's data
+// other users can read.
+type DoctorConfig struct {
+	ConfigOrigin
+	// CacheDir is where the agent cache, the agent's memory and the
+	// browser's files go.
+	CacheDir string `json:"cacheDir"`
+	// Exposed lists files and folders of the user's data that other users
+	// of this machine can read.
+	Exposed []string `json:"exposed,omitempty"`
+	Fix     string   `json:"fix,omitempty"`
 }
 
 // DoctorIndex is the index's health.
@@ -71,6 +90,7 @@ func (r DoctorReport) Failed() bool {
 // (its tool list), each within timeout.
 func (a *App) Doctor(ctx context.Context, timeout time.Duration) DoctorReport {
 	var r DoctorReport
+	r.Config = a.doctorConfig()
 	r.Index.Location = Redact(a.Config.DB)
 	embCfg := a.Config.Embedder
 	st, err := a.OpenStore(ctx, false)
@@ -107,7 +127,7 @@ func (a *App) doctorEmbedder(ctx context.Context, cfg EmbedderConfig, timeout ti
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	e, err := BuildEmbedder(ctx, cfg, a.Getenv)
+	e, err := a.buildEmbedder(ctx, cfg)
 	if err != nil {
 		m.Error, m.Fix = err.Error(), "check --embedder, --embedder-model and --embedder-url"
 		return m
@@ -131,7 +151,7 @@ func (a *App) doctorLLM(ctx context.Context, timeout time.Duration) DoctorModel 
 		m.Fix = "no language model: ask and agent run offline (--llm openai --llm-url ..., or eval \"$(scripts/local-models.sh start)\")"
 		return m
 	}
-	model, err := BuildLLM(c, a.Getenv)
+	model, err := a.buildLLM(c)
 	if err != nil {
 		m.Error, m.Fix = err.Error(), "check --llm, --llm-model and --llm-url"
 		return m
@@ -232,4 +252,28 @@ func fixFor(err error, unreachable string) string {
 		return "no answer in time: " + unreachable
 	}
 	return unreachable
+}
+
+// doctorConfig reports the configuration's origin and the user's data that
+// others can read.
+func (a *App) doctorConfig() DoctorConfig {
+	c := DoctorConfig{ConfigOrigin: a.Config.Origin, CacheDir: a.CacheDir()}
+	var paths []string
+	if !IsServerLocation(a.Config.DB) {
+		db := strings.TrimPrefix(a.Config.DB, "sqlite://")
+		paths = append(paths, filepath.Dir(db), db, db+"-wal", db+"-shm")
+	}
+	paths = append(paths, c.CacheDir)
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil && userfile.Exposed(fi) {
+			c.Exposed = append(c.Exposed, p)
+		}
+	}
+	switch {
+	case len(c.Exposed) > 0:
+		c.Fix = "other users can read these; they hold copies of your documents: chmod go-rwx " + strings.Join(c.Exposed, " ")
+	case len(c.Ignored) > 0:
+		c.Fix = fmt.Sprintf("%s is not trusted, so %d of its settings were ignored: read it, then run `sagasu trust %s`", c.ProjectFile, len(c.Ignored), c.ProjectFile)
+	}
+	return c
 }

@@ -148,14 +148,14 @@ func (a *App) Embedder(ctx context.Context, st store.Store, pin bool) (embed.Emb
 	case want.Driver == "" && pinned.Driver == "":
 		return nil, nil
 	case want.Driver == "":
-		return BuildEmbedder(ctx, pinned, a.Getenv)
+		return a.buildEmbedder(ctx, pinned)
 	case pinned.Driver != "" && !sameEmbedder(want, pinned):
 		return nil, fmt.Errorf("the index is pinned to embedder %s, not %s: re-embed it with `sagasu reindex --embedder %s ...`, or use another --db",
 			describe(pinned), describe(want), want.Driver)
 	case pinned.Driver != "":
 		want = withPinnedPrefixes(want, pinned)
 	}
-	e, err := BuildEmbedder(ctx, want, a.Getenv)
+	e, err := a.buildEmbedder(ctx, want)
 	if err != nil {
 		return nil, err
 	}

@@ -13,9 +13,9 @@ import (
 // LLMConfig selects a chat model. Keys are never configured here: they come
 // from OPENAI_API_KEY, GEMINI_API_KEY or GOOGLE_API_KEY, ANTHROPIC_API_KEY.
 type LLMConfig struct {
-	Driver string `koanf:"driver" json:"driver" flag:"llm"`               // one of LLMDrivers; "" for none (offline)
-	Model  string `koanf:"model" json:"model,omitempty" flag:"llm-model"` // model name; "" for the driver's default
-	URL    string `koanf:"url" json:"url,omitempty" flag:"llm-url"`       // base URL (OpenAI-compatible servers: ending in /v1)
+	Driver string `koanf:"driver" json:"driver" flag:"llm"`                                                                                            // one of LLMDrivers; "" for none (offline)
+	Model  string `koanf:"model" json:"model,omitempty" flag:"llm-model"`                                                                              // model name; "" for the driver's default
+	URL    string `koanf:"url" json:"url,omitempty" flag:"llm-url" trust:"section:sends your questions, passages and API key to the address it names"` // base URL (OpenAI-compatible servers: ending in /v1)
 	// Timeout bounds one model call, a stream included.
 	Timeout time.Duration `koanf:"timeout" json:"timeout,omitempty"`
 }
@@ -57,5 +57,11 @@ func BuildLLM(c LLMConfig, getenv func(string) string) (llm.Model, error) {
 // LLM returns the configured chat model, or nil when none is configured
 // (the agents then run offline).
 func (a *App) LLM() (llm.Model, error) {
-	return BuildLLM(a.Config.LLM, a.Getenv)
+	return a.buildLLM(a.Config.LLM)
+}
+
+// buildLLM builds c's model with the key rule of envFor: c's address counts
+// as named when it is the configured one.
+func (a *App) buildLLM(c LLMConfig) (llm.Model, error) {
+	return BuildLLM(c, a.envFor(c.Driver, c.URL, sameAddress(c.URL, a.Config.LLM.URL)))
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/graph"
 	"github.com/sagasu-dev/sagasu/internal/loop"
 	"github.com/sagasu-dev/sagasu/internal/mcpclient"
+	"github.com/sagasu-dev/sagasu/internal/source/fetch"
 	"github.com/sagasu-dev/sagasu/internal/store"
 )
 
@@ -39,12 +41,17 @@ func (r *Runtime) PlanAct(a *App, opt PlanActOptions) (agent *planact.Agent, clo
 		for _, name := range opt.MCP {
 			cfg, ok := a.Config.MCPServers[name]
 			if !ok && name == "playwright" {
-				// Not configured: the one scripts/playwright-mcp.sh installs
-				// beside the working directory, if it is there.
-				cfg, err = mcpclient.Playwright(".tools", filepath.Join(a.CacheDir(), "playwright"))
-				ok = err == nil
+				// Not configured: the one scripts/playwright-mcp.sh installed.
+				cfg, err = mcpclient.Playwright(a.PlaywrightTools(), filepath.Join(a.CacheDir(), "playwright"))
+				if err != nil {
+					return nil, nil, fmt.Errorf("MCP server %q: %w; or set SAGASU_PLAYWRIGHT_TOOLS to the .tools folder that holds it, or configure mcp_servers.playwright in your user config (~/.config/sagasu/config.yaml)", name, err)
+				}
+				ok = true
 			}
 			if !ok {
+				if hint := a.Config.Origin.ignoredHint("mcp_servers." + name); hint != "" {
+					return nil, nil, fmt.Errorf("MCP server %q: %s", name, hint)
+				}
 				return nil, nil, fmt.Errorf("no MCP server %q in the configuration (mcp_servers: in sagasu.yaml); configured: %s", name, configured(a.Config.MCPServers))
 			}
 			if cfg.Name == "" {
@@ -52,10 +59,14 @@ func (r *Runtime) PlanAct(a *App, opt PlanActOptions) (agent *planact.Agent, clo
 			}
 			servers[name] = cfg
 		}
-		if mcp, err = mcpclient.New(servers, mcpclient.Options{Logger: a.Log}); err != nil {
+		// Browser servers reach internal addresses only with --allow-private
+		// (index.allow_private), the switch the URL loaders obey too.
+		network := fetch.Options{AllowPrivate: a.Config.Index.AllowPrivate}
+		if mcp, err = mcpclient.New(servers, mcpclient.Options{Logger: a.Log, Network: network}); err != nil {
 			return nil, nil, err
 		}
 	}
+	a.noteLocalCache()
 	memory, err := planact.NewFileMemory(filepath.Join(a.CacheDir(), "memory"))
 	if err != nil {
 		return nil, nil, err
@@ -97,4 +108,23 @@ func configured(m map[string]mcpclient.ServerConfig) string {
 	}
 	sort.Strings(names)
 	return strings.Join(slices.Clip(names), ", ")
+}
+
+// PlaywrightTools is the .tools folder that holds the Playwright MCP
+// scripts/playwright-mcp.sh installed: $SAGASU_PLAYWRIGHT_TOOLS when set,
+// else .tools in the checkout the sagasu binary was built in (the folder
+// above bin/). Never the working directory's: a cloned repository could
+// ship a .tools of its own, and --mcp playwright would run its code.
+func (a *App) PlaywrightTools() string {
+	if dir := a.Getenv("SAGASU_PLAYWRIGHT_TOOLS"); dir != "" {
+		return dir
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	return filepath.Join(filepath.Dir(filepath.Dir(exe)), ".tools")
 }

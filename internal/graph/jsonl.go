@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"sync"
+
+	"github.com/sagasu-dev/sagasu/internal/userfile"
 )
 
 // FileLog is a Log in one JSON Lines file: one event per line, appended.
@@ -24,7 +26,7 @@ type FileLog struct {
 
 // OpenFileLog opens (or creates) the JSONL log at path.
 func OpenFileLog(path string) (*FileLog, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := userfile.OpenAppend(path)
 	if err != nil {
 		return nil, fmt.Errorf("open run log %q: %w", path, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/analyze"
+	"github.com/sagasu-dev/sagasu/internal/userfile"
 )
 
 // Recollection is what the agent remembers of a past run: the goal, the
@@ -58,7 +59,7 @@ func NewFileMemory(dir string) (*FileMemory, error) {
 	if dir == "" {
 		return nil, errors.New("agent memory: the directory is empty; give a directory to keep past runs in")
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := userfile.MkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("agent memory: create %s: %w", dir, err)
 	}
 	return &FileMemory{path: filepath.Join(dir, memoryFile), an: analyze.New(analyze.Options{})}, nil
@@ -133,12 +134,8 @@ func (m *FileMemory) Remember(ctx context.Context, r Recollection) error {
 	if err != nil {
 		return fmt.Errorf("agent memory: encode: %w", err)
 	}
-	tmp := m.path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return fmt.Errorf("agent memory: write %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, m.path); err != nil {
-		return fmt.Errorf("agent memory: replace %s: %w", m.path, err)
+	if err := userfile.Write(m.path, data); err != nil {
+		return fmt.Errorf("agent memory: write %s: %w", m.path, err)
 	}
 	return nil
 }

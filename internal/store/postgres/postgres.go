@@ -87,7 +87,7 @@ func ParseDSN(dsn string) (string, Settings, error) {
 	set := DefaultSettings()
 	u, err := url.Parse(dsn)
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		return "", set, fmt.Errorf("PostgreSQL DSN %q: want postgres://user:password@host:port/database?options", redact(dsn))
+		return "", set, fmt.Errorf("PostgreSQL DSN %q: want postgres://user:password@host:port/database?options", store.Redact(dsn))
 	}
 	q := u.Query()
 	intParam := func(name string, dst *int, lo, hi int) error {
@@ -135,18 +135,6 @@ func ParseDSN(dsn string) (string, Settings, error) {
 	return u.String(), set, nil
 }
 
-// redact hides the password of a DSN for messages.
-func redact(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil || u.User == nil {
-		return dsn
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
-}
-
 // Store is a PostgreSQL-backed store.Store.
 type Store struct {
 	pool *pool
@@ -185,7 +173,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	}
 	cfg, err := pgx.ParseConfig(connStr)
 	if err != nil {
-		return nil, fmt.Errorf("PostgreSQL DSN %q: %w", redact(dsn), err)
+		return nil, fmt.Errorf("PostgreSQL DSN %q: %w", store.Redact(dsn), err)
 	}
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = 10 * time.Second

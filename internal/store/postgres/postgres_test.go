@@ -337,7 +337,7 @@ func TestBadDSNs(t *testing.T) {
 			}
 		})
 	}
-	if got := redact("postgres://ann:secret@db:5432/x"); strings.Contains(got, "secret") {
+	if got := store.Redact("postgres://ann:secret@db:5432/x"); strings.Contains(got, "secret") {
 		t.Errorf("redact kept the password: %s", got)
 	}
 }

@@ -105,10 +105,10 @@ func ParseDSN(dsn string) (Settings, error) {
 	set := Settings{Port: 6334, Prefix: "sagasu", Keyword: KeywordExact, Oversample: 3}
 	u, err := url.Parse(dsn)
 	if err != nil || u.Scheme != "qdrant" || u.Host == "" {
-		return set, fmt.Errorf("bad Qdrant location %q: want qdrant://host:port/collection-prefix (gRPC port, 6334 by default)", redact(dsn))
+		return set, fmt.Errorf("bad Qdrant location %q: want qdrant://host:port/collection-prefix (gRPC port, 6334 by default)", store.Redact(dsn))
 	}
 	if u.User != nil {
-		return set, fmt.Errorf("bad Qdrant location %q: do not put the API key in --db; set QDRANT_API_KEY instead", redact(dsn))
+		return set, fmt.Errorf("bad Qdrant location %q: do not put the API key in --db; set QDRANT_API_KEY instead", store.Redact(dsn))
 	}
 	set.Host = u.Hostname()
 	if p := u.Port(); p != "" {
@@ -154,17 +154,6 @@ func ParseDSN(dsn string) (Settings, error) {
 		set.Oversample = n
 	}
 	return set, nil
-}
-
-func redact(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "(unparsable)"
-	}
-	if u.User != nil {
-		u.User = url.User("***")
-	}
-	return u.String()
 }
 
 // Store is a sagasu index in a Qdrant server.

@@ -12,13 +12,14 @@ import (
 	"syscall"
 
 	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/userfile"
 )
 
 // Lock implements store.Store with an advisory lock on a file beside the
 // database; the kernel releases it if the process dies.
 func (s *Store) Lock(ctx context.Context) (func(), error) {
 	name := s.path + ".lock"
-	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, userfile.FileMode)
 	if err != nil {
 		return nil, fmt.Errorf("lock index %q: %w", s.path, err)
 	}

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/analyze"
 	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/store/bm25"
+	"github.com/sagasu-dev/sagasu/internal/userfile"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
@@ -94,11 +94,12 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if err := checkFile(path, opt.Create); err != nil {
 		return nil, err
 	}
-	if opt.Create {
-		if dir := filepath.Dir(path); dir != "" {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return nil, fmt.Errorf("create index folder %q: %w", dir, err)
-			}
+	if opt.Create && path != ":memory:" {
+		// The file is born readable by the user alone, and SQLite gives its
+		// WAL and shared-memory files the same mode: an index holds copies
+		// of private files.
+		if err := userfile.Create(path); err != nil {
+			return nil, fmt.Errorf("create index %q: %w", path, err)
 		}
 	}
 	// journal_size_limit: a large write transaction grows the WAL far past
