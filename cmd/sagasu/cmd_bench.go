@@ -109,7 +109,7 @@ timed again. No model server is needed.`,
 				return writeJSON(g.stdout, res)
 			}
 			fmt.Fprintf(g.stdout, "corpus     %d sources, %d chunks, %.1f MB\n", res.Sources, res.Chunks, res.MB)
-			fmt.Fprintf(g.stdout, "indexing   %.1f s: %.0f chunks/s, %.2f MB/s\n", res.IndexSeconds, res.ChunksPerSec, res.MBPerSec)
+			fmt.Fprintf(g.stdout, "indexing   %.1f s: %.0f chunks/s, %.2f MB/s (%.1f s of CPU)\n", res.IndexSeconds, res.ChunksPerSec, res.MBPerSec, res.IndexCPUSeconds)
 			if res.Embedded > 0 {
 				fmt.Fprintf(g.stdout, "embedding  %d chunks at %.0f chunks/s\n", res.Embedded, res.EmbedChunksPerSec)
 			}

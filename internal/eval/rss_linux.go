@@ -22,6 +22,15 @@ func peakRSSMB() float64 {
 	return float64(ru.Maxrss) * 1024 / 1e6 // Linux reports kilobytes
 }
 
+// cpuSeconds is the CPU time (user and system) the process has used.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
 // rssMB is the process's resident set size now, in MB (0 where unknown).
 func rssMB() float64 { return float64(statusKB("VmRSS:")) * 1024 / 1e6 }
 
