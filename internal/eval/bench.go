@@ -39,8 +39,8 @@ type BenchResult struct {
 	// IndexCPUSeconds is the CPU time the process spent indexing (all
 	// cores), which a busy machine inflates less than the wall time.
 	IndexCPUSeconds float64 `json:"indexCpuSeconds,omitempty"`
-	ChunksPerSec float64 `json:"chunksPerSecond"`
-	MBPerSec     float64 `json:"mbPerSecond"`
+	ChunksPerSec    float64 `json:"chunksPerSecond"`
+	MBPerSec        float64 `json:"mbPerSecond"`
 	// Embedding throughput, when the index has an embedder: chunks sent to
 	// it per second of waiting for it (two writers may wait at once).
 	Embedded          int     `json:"embedded,omitempty"`
