@@ -48,12 +48,17 @@ func (c *checkpointer) run(ctx context.Context) {
 			return
 		case <-c.kick:
 		}
-		if fi, err := os.Stat(c.path + "-wal"); err != nil || fi.Size() < checkpointAt {
-			continue
-		}
-		if _, err := c.db.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`); err != nil && ctx.Err() == nil {
-			slog.Debug("checkpoint the index's WAL", "index", c.path, "err", err)
-		}
+		c.checkpointIfDue(ctx)
+	}
+}
+
+// checkpointIfDue checkpoints the WAL when it is past checkpointAt.
+func (c *checkpointer) checkpointIfDue(ctx context.Context) {
+	if fi, err := os.Stat(c.path + "-wal"); err != nil || fi.Size() < checkpointAt {
+		return
+	}
+	if _, err := c.db.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`); err != nil && ctx.Err() == nil {
+		slog.Debug("checkpoint the index's WAL", "index", c.path, "err", err)
 	}
 }
 
