@@ -81,8 +81,6 @@ type Store struct {
 	// writeMu serialises writers inside this process; SQLite serialises
 	// processes (BEGIN IMMEDIATE with a busy timeout).
 	writeMu sync.Mutex
-	// ckpt copies the WAL into the database in the background.
-	ckpt *checkpointer
 }
 
 var _ store.Store = (*Store)(nil)
@@ -109,7 +107,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	// until the last connection closes.
 	dsn := "file:" + path + "?_pragma=busy_timeout(" + strconv.Itoa(busyTimeoutMS) + ")&_pragma=journal_mode(WAL)" +
 		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=cache_size(-16384)" +
-		"&_pragma=temp_store(MEMORY)&_pragma=wal_autocheckpoint(0)&_pragma=journal_size_limit(" + strconv.Itoa(walLimit) + ")&_txlock=immediate"
+		"&_pragma=temp_store(MEMORY)&_pragma=wal_autocheckpoint(4096)&_pragma=journal_size_limit(" + strconv.Itoa(walLimit) + ")&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open index %q: %w", path, err)
@@ -132,7 +130,6 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if opt.CacheKeyword {
 		s.kcache = bm25.NewCache(opt.KeywordCacheBytes)
 	}
-	s.ckpt = startCheckpointer(db, path)
 	if err := s.migrateRetrying(ctx, cmp.Or(opt.schema, SchemaVersion)); err != nil {
 		s.Close()
 		return nil, err
@@ -207,7 +204,6 @@ func (s *Store) Close() error {
 	}
 	s.codec.close()
 	s.vcache.close()
-	s.ckpt.close()
 	return s.db.Close()
 }
 
@@ -223,11 +219,7 @@ func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 		tx.Rollback()
 		return s.wrapBusy(err)
 	}
-	if err := tx.Commit(); err != nil {
-		return s.wrapBusy(err)
-	}
-	s.ckpt.committed()
-	return nil
+	return s.wrapBusy(tx.Commit())
 }
 
 func (s *Store) wrapBusy(err error) error {
