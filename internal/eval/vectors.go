@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -34,6 +35,10 @@ type VectorBenchOptions struct {
 	// Changes, when positive, is how many rows are added to the graph and
 	// then deleted from it in place (ChangeResult).
 	Changes int
+	// BuildLimit, when positive, bounds the graph's build: past it the
+	// build stops and the result has the scans only (GraphStopped), so a
+	// long run still reports what it measured.
+	BuildLimit time.Duration
 }
 
 // PathResult is one search path's latency, its recall@k against the
@@ -64,6 +69,9 @@ type VectorBenchResult struct {
 	// Approx is the HNSW graph; MB is the graph, BuildSeconds its build.
 	Approx       PathResult `json:"approx"`
 	BuildSeconds float64    `json:"buildSeconds"`
+	// GraphStopped is set when the build passed BuildLimit: Approx and
+	// Changes are then empty, BuildSeconds is when it stopped.
+	GraphStopped bool `json:"graphStopped,omitempty"`
 	// Changes is the graph changed in place (vecindex.Live): rows added
 	// and deleted, then searched again.
 	Changes   *ChangeResult `json:"changes,omitempty"`
@@ -133,11 +141,21 @@ func VectorBench(ctx context.Context, opt VectorBenchOptions) (VectorBenchResult
 	res.Int8.MB = float64(x.Bytes()) / 1e6
 
 	start := time.Now()
-	g, err := vecindex.BuildHNSW(ctx, flat, vecindex.HNSWOptions{Seed: opt.Seed, EfSearch: opt.ApproxEf})
+	bctx, cancel := ctx, context.CancelFunc(func() {})
+	if opt.BuildLimit > 0 {
+		bctx, cancel = context.WithTimeout(ctx, opt.BuildLimit)
+	}
+	g, err := vecindex.BuildHNSW(bctx, flat, vecindex.HNSWOptions{Seed: opt.Seed, EfSearch: opt.ApproxEf})
+	cancel()
+	res.BuildSeconds = time.Since(start).Seconds()
 	if err != nil {
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			res.GraphStopped = true
+			res.PeakRSSMB = peakRSSMB()
+			return res, nil
+		}
 		return res, err
 	}
-	res.BuildSeconds = time.Since(start).Seconds()
 	if res.Approx, err = timeSearches(ctx, g, queries, k, exact); err != nil {
 		return res, err
 	}

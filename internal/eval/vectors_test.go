@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/store/vecindex"
 )
@@ -43,5 +44,21 @@ func TestVectorBenchRecall(t *testing.T) {
 	}
 	if c.After.Recall < 0.9 {
 		t.Errorf("HNSW recall after changes in place = %v, want >= 0.9", c.After.Recall)
+	}
+}
+
+// TestVectorBenchBuildLimit: a graph build past its limit leaves the
+// scans' numbers and marks the graph as not built, instead of failing the
+// run (a limit of 1 ns has passed before the build starts).
+func TestVectorBenchBuildLimit(t *testing.T) {
+	res, err := VectorBench(context.Background(), VectorBenchOptions{Vectors: 2000, Dim: 16, Queries: 10, K: 10, Seed: 3, Changes: 100, BuildLimit: time.Nanosecond})
+	if err != nil {
+		t.Fatalf("a build past its limit failed the run: %v", err)
+	}
+	if !res.GraphStopped || res.Approx.MB != 0 || res.Changes != nil {
+		t.Errorf("graph section = stopped %v, %+v, changes %+v: want stopped and empty", res.GraphStopped, res.Approx, res.Changes)
+	}
+	if res.Exact.Recall != 1 || res.Int8.Recall < 0.99 || res.Int8.MB <= 0 || res.PeakRSSMB <= 0 {
+		t.Errorf("scans not reported: exact %+v int8 %+v peak %v", res.Exact, res.Int8, res.PeakRSSMB)
 	}
 }
