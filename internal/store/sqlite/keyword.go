@@ -79,7 +79,7 @@ func (s *Store) scoreStored(ctx context.Context, terms []string, k int, allow fu
 			args[i] = t
 		}
 		df := make(map[string]int, len(uniq))
-		rows, err := conn.QueryContext(ctx, `SELECT term, SUM(n) FROM postings WHERE `+inSegments+` AND term IN (`+placeholders(len(uniq))+`) GROUP BY term`, args...)
+		rows, err := conn.QueryContext(ctx, `SELECT term, SUM(n) FROM postings WHERE term IN (`+placeholders(len(uniq))+`) GROUP BY term`, args...)
 		if err != nil {
 			return err
 		}
@@ -97,7 +97,7 @@ func (s *Store) scoreStored(ctx context.Context, terms []string, k int, allow fu
 			return err
 		}
 		acc := bm25.NewAccumulator(s.params, corpus)
-		byTerm, err := conn.PrepareContext(ctx, `SELECT data FROM postings WHERE `+inSegments+` AND term = ?`)
+		byTerm, err := conn.PrepareContext(ctx, `SELECT data FROM postings WHERE term = ?`)
 		if err != nil {
 			return err
 		}
@@ -164,7 +164,7 @@ func loadPostings(ctx context.Context, q querier, terms []string) (bm25.Corpus, 
 	err := eachPosting(ctx, q, func(term string, data []byte) error {
 		ls.Add(term, data)
 		return nil
-	}, `SELECT term, data FROM postings WHERE `+inSegments+` AND term IN (`+placeholders(len(terms))+`)`, args...)
+	}, `SELECT term, data FROM postings WHERE term IN (`+placeholders(len(terms))+`)`, args...)
 	return corpus, ls, err
 }
 
@@ -242,13 +242,27 @@ func (l kwLoader) Scan(ctx context.Context, start func(string, bm25.Corpus) erro
 		if err := start(version, corpus); err != nil {
 			return err
 		}
-		segs, err := segmentIDs(ctx, conn)
+		// Read in place (bm25.Scanner: data is the callee's only during
+		// the call): no copy, and one string per term rather than per row.
+		rows, err := conn.QueryContext(ctx, `SELECT term, data FROM postings ORDER BY term`)
 		if err != nil {
 			return err
 		}
-		// Read in place (bm25.Scanner: data is the callee's only during
-		// the call): no copy, and one string per term rather than per row.
-		return eachPostingMerged(ctx, conn, segs, true, each)
+		defer rows.Close()
+		var term string
+		var rawTerm, data sql.RawBytes
+		for rows.Next() {
+			if err := rows.Scan(&rawTerm, &data); err != nil {
+				return err
+			}
+			if string(rawTerm) != term {
+				term = string(rawTerm)
+			}
+			if err := each(term, data); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
 	})
 }
 
@@ -323,7 +337,7 @@ func (s *Store) DocFreq(ctx context.Context, terms []string) (map[string]int, in
 		args[i] = t
 		out[t] = 0
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT term, SUM(n) FROM postings WHERE `+inSegments+` AND term IN (`+placeholders(len(terms))+`) GROUP BY term`, args...)
+	rows, err := s.db.QueryContext(ctx, `SELECT term, SUM(n) FROM postings WHERE term IN (`+placeholders(len(terms))+`) GROUP BY term`, args...)
 	if err != nil {
 		return nil, 0, err
 	}

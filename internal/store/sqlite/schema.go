@@ -124,10 +124,6 @@ var migrations = []string{
 	// process updates its in-memory vector index instead of reloading it
 	// (see vecCache). Kept to its last goneKept entries.
 	`CREATE TABLE vector_gone(seq INTEGER PRIMARY KEY AUTOINCREMENT, id INTEGER NOT NULL);`,
-	// 7: postings written append-only: the unique index leads with the
-	// segment, which each batch numbers above all others (see postings.go).
-	`DROP INDEX postings_term_seg;
-	CREATE UNIQUE INDEX postings_seg_term ON postings(seg, term);`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -18,7 +18,7 @@ var _ segment.Tx = segTx{}
 
 // Rows implements segment.Tx.
 func (t segTx) Rows(ctx context.Context, keys []segment.Key, fn func(segment.Row) error) error {
-	byTerm, err := t.tx.PrepareContext(ctx, `SELECT seg, n, data FROM postings WHERE `+inSegments+` AND term = ?`)
+	byTerm, err := t.tx.PrepareContext(ctx, `SELECT seg, n, data FROM postings WHERE term = ?`)
 	if err != nil {
 		return err
 	}
@@ -126,11 +126,11 @@ func (t segTx) NewSegment(ctx context.Context) (int64, error) {
 	return seg, err
 }
 
-// Scan implements segment.Tx by merging the segments' rows, each read in
-// index order (eachPostingMerged). The merged rows written meanwhile carry
-// a segment outside segs, which no cursor reads.
+// Scan implements segment.Tx with one scan in primary-key order, which
+// yields each term's rows together. The merged rows written meanwhile carry
+// a segment outside segs, which the scan's filter excludes.
 func (t segTx) Scan(ctx context.Context, segs []int64, fn func(term string, data []byte) error) error {
-	return eachPostingMerged(ctx, t.tx, segs, false, fn)
+	return eachPosting(ctx, t.tx, fn, `SELECT term, data FROM postings WHERE seg IN (`+placeholders(len(segs))+`) ORDER BY term`, int64Args(segs)...)
 }
 
 // WriteMerged implements segment.Tx. The old rows of the batch's terms are
