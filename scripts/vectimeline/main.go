@@ -97,10 +97,15 @@ func main() {
 		time.Sleep(wait)
 		var sds []store.SourceData
 		vs := vecindex.Clustered(*batch, *dim, uint64(100+k))
+		picked := map[int]bool{}
 		for i := range *batch {
 			j := next
 			if i%2 == 0 {
-				j = rng.IntN(st.Sources) // rewrite an existing source
+				// Rewrite an existing source, each once in a batch (a
+				// source twice in one write is not what an indexer sends).
+				for j = rng.IntN(st.Sources); picked[j]; j = rng.IntN(st.Sources) {
+				}
+				picked[j] = true
 			} else {
 				next++
 			}
