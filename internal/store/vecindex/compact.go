@@ -2,7 +2,6 @@ package vecindex
 
 import (
 	"math"
-	"sync"
 
 	"github.com/sagasu-dev/sagasu/internal/store"
 )
@@ -97,19 +96,7 @@ func (x *Compact) search(u []float32, k int, allow func(int64) bool, skip []bool
 	parts := f.parts()
 	// Candidates are row numbers (as ChunkID) with int8 scores; ties
 	// among them do not matter, the exact re-rank orders the survivors.
-	tops := make([]*selector, parts)
-	if parts == 1 {
-		tops[0] = newSelector(want)
-		x.scan(tops[0], qc, 0, n, allow, skip)
-	} else {
-		var wg sync.WaitGroup
-		for p := range parts {
-			lo, hi := n*p/parts, n*(p+1)/parts
-			tops[p] = newSelector(want)
-			wg.Go(func() { x.scan(tops[p], qc, lo, hi, allow, skip) })
-		}
-		wg.Wait()
-	}
+	tops := scanParts(n, parts, want, func(top *selector, lo, hi int) { x.scan(top, qc, lo, hi, allow, skip) })
 	top := newSelector(k)
 	for _, t := range tops {
 		for _, c := range t.best() {

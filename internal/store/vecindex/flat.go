@@ -182,21 +182,10 @@ func (f *Flat) search(u []float32, k int, allow func(int64) bool, skip []bool) [
 	if k <= 0 || len(f.ids) == 0 {
 		return nil
 	}
-	n := len(f.ids)
-	parts := f.parts()
-	if parts <= 1 {
-		top := newSelector(k)
-		f.scan(top, u, 0, n, allow, skip)
-		return top.best()
+	tops := scanParts(len(f.ids), f.parts(), k, func(top *selector, lo, hi int) { f.scan(top, u, lo, hi, allow, skip) })
+	if len(tops) == 1 {
+		return tops[0].best()
 	}
-	tops := make([]*selector, parts)
-	var wg sync.WaitGroup
-	for p := range parts {
-		lo, hi := n*p/parts, n*(p+1)/parts
-		tops[p] = newSelector(k)
-		wg.Go(func() { f.scan(tops[p], u, lo, hi, allow, skip) })
-	}
-	wg.Wait()
 	top := newSelector(k)
 	for _, t := range tops {
 		for _, s := range t.best() {
@@ -302,4 +291,24 @@ func (s *selector) best() []store.Scored {
 	}
 	s.h, s.full = nil, false
 	return out
+}
+
+// scanParts splits rows [0, n) into parts ranges scanned at once, each
+// into its own selector of the best want, and returns the selectors (one,
+// scanned on the caller's goroutine, when parts <= 1).
+func scanParts(n, parts, want int, scan func(top *selector, lo, hi int)) []*selector {
+	if parts <= 1 {
+		top := newSelector(want)
+		scan(top, 0, n)
+		return []*selector{top}
+	}
+	tops := make([]*selector, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := n*p/parts, n*(p+1)/parts
+		tops[p] = newSelector(want)
+		wg.Go(func() { scan(tops[p], lo, hi) })
+	}
+	wg.Wait()
+	return tops
 }
