@@ -21,6 +21,7 @@ import (
 type measureIndex struct {
 	store    store.Store
 	embedder embed.Embedder
+	path     string // where the index is (a file path or a DSN)
 	close    func()
 }
 
@@ -35,7 +36,9 @@ func openMeasureIndex(ctx context.Context, cmd *cobra.Command, a *app.App, name 
 		cleanup = func() { os.RemoveAll(dir) }
 		path = filepath.Join(dir, name+".db")
 	}
-	st, err := app.OpenStoreWith(ctx, path, app.StoreOptions{Create: true, LongLived: true})
+	opt := a.StoreOptions(true, true)
+	opt.ApproxVectors = 0 // as before: the bench's vector section times the graph itself
+	st, err := app.OpenStoreWith(ctx, path, opt)
 	if err != nil {
 		cleanup()
 		return nil, err
@@ -46,7 +49,7 @@ func openMeasureIndex(ctx context.Context, cmd *cobra.Command, a *app.App, name 
 		cleanup()
 		return nil, err
 	}
-	return &measureIndex{store: st, embedder: emb, close: func() { st.Close(); cleanup() }}, nil
+	return &measureIndex{store: st, embedder: emb, path: path, close: func() { st.Close(); cleanup() }}, nil
 }
 
 // openCorpusIndex opens the index a measurement uses (openMeasureIndex) and

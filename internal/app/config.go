@@ -57,6 +57,9 @@ type Config struct {
 		// queries from an approximate HNSW graph instead of an exact scan; 0
 		// keeps them exact.
 		ApproxVectors int `koanf:"approx_vectors"`
+		// KeywordCacheMB bounds the decoded keyword postings a long-lived
+		// process keeps in memory (0: the default, bm25.DefaultCacheBytes).
+		KeywordCacheMB int `koanf:"keyword_cache_mb"`
 	} `koanf:"search"`
 
 	Embedder EmbedderConfig `koanf:"embedder"`
@@ -324,6 +327,9 @@ func (c Config) Validate() error {
 	}
 	if c.Search.ApproxVectors < 0 {
 		return fmt.Errorf("search.approx_vectors is %d: set a number of vectors, or 0 to keep vector search exact", c.Search.ApproxVectors)
+	}
+	if c.Search.KeywordCacheMB < 0 {
+		return fmt.Errorf("search.keyword_cache_mb is %d: set a size in MB, or 0 for the default", c.Search.KeywordCacheMB)
 	}
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.LogLevel) {
 		return fmt.Errorf("log level %q: use debug, info, warn or error", c.LogLevel)

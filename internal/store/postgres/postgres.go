@@ -41,6 +41,8 @@ type Options struct {
 	// memory (bm25.Cache, up to bm25.DefaultCacheBytes), for processes that
 	// answer many queries.
 	CacheKeyword bool
+	// KeywordCacheBytes bounds that cache (0: bm25.DefaultCacheBytes).
+	KeywordCacheBytes int64
 
 	// schema, when set (by tests), stops migrations at that version to make
 	// an index as an older sagasu wrote it.
@@ -188,7 +190,7 @@ func openDriver(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	}
 	s := &Store{
 		cfg: cfg, set: set, an: an, mergePage: 4096,
-		kcache: keywordCache(opt.CacheKeyword),
+		kcache: keywordCache(opt.CacheKeyword, opt.KeywordCacheBytes),
 		where: fmt.Sprintf("schema %q of database %q at %s", set.Schema, cfg.Database,
 			net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))),
 	}
@@ -231,12 +233,13 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// keywordCache returns a new keyword cache, or nil when off.
-func keywordCache(on bool) *bm25.Cache {
+// keywordCache returns a new keyword cache bounded at maxBytes, or nil
+// when off.
+func keywordCache(on bool, maxBytes int64) *bm25.Cache {
 	if !on {
 		return nil
 	}
-	return bm25.NewCache(0)
+	return bm25.NewCache(maxBytes)
 }
 
 // Settings returns the DSN settings the store was opened with.

@@ -58,6 +58,15 @@ func (s *Store) pointFilter(ctx context.Context, f store.Filter) (qf *qdrant.Fil
 	return qf, false, nil
 }
 
+// exactFields are the payload fields exact keyword ranking reads: "fc"
+// in a schema 3 collection (compact), else the per-term values.
+func exactFields(compact bool) []string {
+	if compact {
+		return []string{"fc"}
+	}
+	return []string{"terms", "tfs", "lens"}
+}
+
 // KeywordSearch implements store.Driver: it ranks chunks by BM25F over
 // terms (distinct, in query order): Qdrant's sparse search with the IDF
 // modifier finds the candidates; in exact mode (the default) they are
@@ -87,7 +96,7 @@ func (s *Store) KeywordSearch(ctx context.Context, terms []string, k int, f stor
 	}
 	if exact {
 		limit = uint64(k*s.set.Oversample + 10)
-		req.WithPayload = qdrant.NewWithPayloadInclude("terms", "tfs", "lens")
+		req.WithPayload = qdrant.NewWithPayloadInclude(exactFields(s.compact)...)
 	}
 	var (
 		pts          []*qdrant.ScoredPoint
@@ -138,30 +147,57 @@ func rescore(pts []*qdrant.ScoredPoint, uniq []string, df map[string]int, st cor
 			idf[i] = bm25.IDF(st.Docs, df[t])
 		}
 	}
+	// The query's terms sorted, for the sorted terms of "fc" payloads;
+	// at[i] is where uniq[i] is among them.
+	sorted := slices.Clone(uniq)
+	slices.Sort(sorted)
+	at := make([]int, len(uniq))
+	for i, t := range uniq {
+		at[i], _ = slices.BinarySearch(sorted, t)
+	}
+	counts := make([][bm25.NumFields]uint32, len(sorted))
+	var buf []byte
 	top := store.NewTopK(k)
 	for _, pt := range pts {
 		pl := pt.GetPayload()
-		terms := pstrs(pl, "terms")
-		tfs := pints(pl, "tfs")
-		if len(tfs) != int(bm25.NumFields)*len(terms) {
-			continue // not written by this schema: never matched
-		}
 		var dl [bm25.NumFields]uint32
-		for f, n := range fieldInts(pl, "lens") {
-			dl[f] = uint32(n)
+		var terms []string
+		var tfs []int64
+		fc, compact := pl["fc"]
+		if compact {
+			var err error
+			if dl, buf, err = fieldCounts(fc.GetStringValue(), sorted, counts, buf); err != nil {
+				continue // damaged: never matched
+			}
+		} else {
+			// A schema 2 collection: per-term values.
+			terms, tfs = pstrs(pl, "terms"), pints(pl, "tfs")
+			if len(tfs) != int(bm25.NumFields)*len(terms) {
+				continue // not written by this schema: never matched
+			}
+			for f, n := range fieldInts(pl, "lens") {
+				dl[f] = uint32(n)
+			}
 		}
 		var acc float32
 		for i, t := range uniq {
 			if idf[i] == 0 {
 				continue
 			}
-			j, ok := slices.BinarySearch(terms, t)
-			if !ok {
-				continue
-			}
 			var tf [bm25.NumFields]uint32
-			for f := range bm25.NumFields {
-				tf[f] = uint32(tfs[int(bm25.NumFields)*j+int(f)])
+			if compact {
+				tf = counts[at[i]]
+				if tf == ([bm25.NumFields]uint32{}) {
+					continue
+				}
+			} else {
+				j, ok := slices.BinarySearch(terms, t)
+				if !ok {
+					continue
+				}
+				for f := range bm25.NumFields {
+					tf[f] = uint32(tfs[int(bm25.NumFields)*j+int(f)])
+				}
 			}
 			x := pseudoTF(p, tf, dl, avg)
 			if x <= 0 {

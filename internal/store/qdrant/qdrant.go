@@ -28,6 +28,7 @@
 package qdrant
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -51,10 +52,16 @@ import (
 )
 
 // SchemaVersion is the layout of the collections this driver writes.
-// Version 2 weighs terms by BM25F (per-field frequencies and lengths in the
-// chunk payload, bm25.Params pinned in the meta collection); version 1
-// indexes, plain BM25, are refused with a request to index again.
-const SchemaVersion = 2
+// Version 3 holds a chunk's per-field term frequencies and lengths in one
+// payload string ("fc", see fieldcounts.go); version 2, still read and
+// written as it is, holds them as per-term payload values, which take an
+// exact keyword search far longer to decode. Both weigh terms by BM25F
+// (bm25.Params pinned in the meta collection); version 1 indexes, plain
+// BM25, are refused with a request to index again.
+const SchemaVersion = 3
+
+// minSchema is the oldest layout this driver reads.
+const minSchema = 2
 
 // marker is the collection-metadata key (and value) that marks a collection
 // as part of a sagasu index.
@@ -96,6 +103,10 @@ type Options struct {
 	APIKey string
 	// Timeout bounds connecting and the first health check (default 10 s).
 	Timeout time.Duration
+
+	// schema, when set (by tests), is the schema new collections get, to
+	// make an index as an older sagasu wrote it.
+	schema int64
 }
 
 var prefixRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
@@ -173,6 +184,12 @@ type Store struct {
 	vmu    sync.Mutex
 	vecDim int
 
+	// compact says the chunks collection is of schema 3 or later: exact
+	// keyword scoring reads one payload string per chunk ("fc").
+	compact bool
+	// schema is the schema new collections get (Options.schema).
+	schema int64
+
 	// crashAt, set by tests, makes Replace stop as a crash would after the
 	// named step ("chunks": new chunks written; "sources": sources committed).
 	crashAt string
@@ -227,7 +244,7 @@ func openDriver(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to Qdrant at %s: %w", net.JoinHostPort(set.Host, strconv.Itoa(set.Port)), err)
 	}
-	s := &Store{c: c, set: set, an: an}
+	s := &Store{c: c, set: set, an: an, schema: opt.schema}
 	hctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	h, err := c.HealthCheck(hctx)
@@ -394,13 +411,16 @@ func (s *Store) checkMarker(ctx context.Context, name string) error {
 		return fmt.Errorf("%s: collection %q exists but was not made by sagasu; choose another collection prefix in --db (qdrant://host:port/<prefix>): %w",
 			s.where(), name, store.ErrForeign)
 	}
-	if v := md[schemaKey].GetIntegerValue(); v < SchemaVersion {
+	if v := md[schemaKey].GetIntegerValue(); v < minSchema {
 		return fmt.Errorf("%s: collection %q has sagasu schema %d, whose keyword index predates field-weighted scoring (BM25F); delete the collections %s_* and run `sagasu index` again",
 			s.where(), name, v, s.set.Prefix)
 	}
 	if v := md[schemaKey].GetIntegerValue(); v > SchemaVersion {
 		return fmt.Errorf("%s: collection %q has sagasu schema %d, this sagasu knows up to %d: upgrade sagasu: %w",
 			s.where(), name, v, SchemaVersion, store.ErrTooNew)
+	}
+	if name == s.coll(roleChunks) {
+		s.compact = md[schemaKey].GetIntegerValue() >= 3
 	}
 	return nil
 }
@@ -419,7 +439,7 @@ func (s *Store) createCollection(ctx context.Context, role string, dim int) erro
 		CollectionName: name,
 		Metadata: map[string]*qdrant.Value{
 			markerKey: qdrant.NewValueString(markerValue),
-			schemaKey: qdrant.NewValueInt(SchemaVersion),
+			schemaKey: qdrant.NewValueInt(cmp.Or(s.schema, SchemaVersion)),
 			"role":    qdrant.NewValueString(role),
 		},
 	}
@@ -448,6 +468,9 @@ func (s *Store) createCollection(ctx context.Context, role string, dim int) erro
 			return s.checkMarker(ctx, name)
 		}
 		return s.wrap("create collection "+name, err)
+	}
+	if role == roleChunks {
+		s.compact = cmp.Or(s.schema, SchemaVersion) >= 3
 	}
 	wait := true
 	for _, f := range keywords {

@@ -571,3 +571,44 @@ func TestScoringParamsPinned(t *testing.T) {
 		t.Errorf("Open with unreadable scoring parameters = %v; want a refusal that says to upgrade", err)
 	}
 }
+
+// TestSchema2KeepsWorking opens an index whose collections an older
+// sagasu made (schema 2: per-term payload values), writes to it and
+// searches it exactly, with the same scores as an index of schema 3
+// ("fc") holding the same sources; each keeps its layout across opens.
+func TestSchema2KeepsWorking(t *testing.T) {
+	ctx := context.Background()
+	run := func(schema int64) (*Store, []store.Scored) {
+		dsn := freshDSN(t, "")
+		s, err := openDriver(ctx, dsn, Options{Create: true, APIKey: os.Getenv("QDRANT_API_KEY"), schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.InitVectors(ctx, storetest.VectorDim); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Replace(ctx, storetest.EmbeddedCorpus(t)); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		s = openStore(t, dsn) // a later process, of this build
+		t.Cleanup(func() { s.Close() })
+		if want := schema >= 3; s.compact != want {
+			t.Fatalf("schema %d index opened with compact=%v", schema, s.compact)
+		}
+		// A write by this build keeps the collection's layout.
+		if err := s.Replace(ctx, []store.SourceData{storetest.Source("late.md", doc.TypeFile, "Late", "cats and routing, written later")}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.KeywordSearch(ctx, storetest.Terms("cats routing revenue"), 10, store.Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, got
+	}
+	_, old := run(2)
+	_, cur := run(3)
+	if len(old) == 0 || fmt.Sprint(old) != fmt.Sprint(cur) {
+		t.Fatalf("schema 2 index ranks %v, schema 3 %v", old, cur)
+	}
+}

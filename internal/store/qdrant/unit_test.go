@@ -171,10 +171,11 @@ func TestRescoreIsBM25F(t *testing.T) {
 	}
 	other := bm25.DefaultParams()
 	other.K1, other.Weight, other.B = 0.9, [bm25.NumFields]float64{2, 3, 1}, [bm25.NumFields]float64{0.3, 1, 0.6}
-	for _, p := range []bm25.Params{bm25.DefaultParams(), other} {
+	for pi, p := range []bm25.Params{bm25.DefaultParams(), other, bm25.DefaultParams(), other} {
+		compact := pi >= 2 // schema 3 payloads ("fc"), else schema 2 ones
 		var pts []*qdrant.ScoredPoint
 		for _, w := range chunks {
-			pt := chunkPoint(w.sd, w.c, w.a, w.id, "g", p, stale)
+			pt := chunkPoint(w.sd, w.c, w.a, w.id, "g", p, stale, compact)
 			pts = append(pts, &qdrant.ScoredPoint{Id: pt.Id, Payload: pt.Payload})
 		}
 		for _, q := range []string{"cat", "a cat and a dog", "revenue growth subscriptions", "設定", "cats routing"} {

@@ -342,7 +342,7 @@ func (s *Store) writeChunks(ctx context.Context, batch []store.SourceData, analy
 		for j, c := range sd.Chunks {
 			a := analysed[i][j]
 			analysed[i][j].Counts = bm25.Counts{}
-			chunks = append(chunks, chunkPoint(sd, c, a, chunkIDs[i][j], gen, s.params, avg))
+			chunks = append(chunks, chunkPoint(sd, c, a, chunkIDs[i][j], gen, s.params, avg, s.compact))
 			if sd.Vectors != nil && !store.IsZeroVector(sd.Vectors[j]) {
 				vecs = append(vecs, &qdrant.PointStruct{
 					Id:      numID(chunkIDs[i][j]),
@@ -381,34 +381,45 @@ func sourcePoints(batch []store.SourceData, tokens [][bm25.NumFields]int64, gen 
 
 // chunkPoint is a chunk as stored: its record as payload, its terms as a
 // sparse vector of BM25F term weights (a.Counts with parameters p, each
-// field normalised by avg), and in the payload what exact scoring needs:
-// its distinct terms ("terms", sorted), the frequency of each in each field
-// ("tfs", three numbers per term: title, heading, body) and its fields'
-// lengths ("lens").
-func chunkPoint(sd store.SourceData, c doc.Chunk, a segment.Analysed, id int64, gen string, p bm25.Params, avg [bm25.NumFields]float64) *qdrant.PointStruct {
+// field normalised by avg), and in the payload its distinct terms
+// ("terms", sorted, indexed for document frequencies) and what exact
+// scoring needs: in schema 3 collections one string, "fc" (fieldCounts),
+// which a search decodes in a few microseconds; in schema 2 collections
+// (compact false) the frequency of each term in each field ("tfs", three
+// numbers per term: title, heading, body) and the fields' lengths
+// ("lens"), some four hundred payload values a chunk to decode.
+func chunkPoint(sd store.SourceData, c doc.Chunk, a segment.Analysed, id int64, gen string, p bm25.Params, avg [bm25.NumFields]float64, compact bool) *qdrant.PointStruct {
 	idx, val := sparseWeights(a.Counts, p, avg)
 	terms := make([]string, len(a.Counts.Terms))
-	tfs := make([]int64, 0, int(bm25.NumFields)*len(a.Counts.Terms))
 	for i, t := range a.Counts.Terms {
 		terms[i] = t.Term
-		for _, n := range t.N {
-			tfs = append(tfs, int64(n))
-		}
 	}
-	var lens [bm25.NumFields]int64
-	for f, n := range a.Counts.Len {
-		lens[f] = int64(n)
+	pl := map[string]*qdrant.Value{
+		"sid": vstr(sd.Source.ID), "uri": vstr(sd.Source.URI), "type": vstr(string(sd.Source.Type)), "gen": vstr(gen),
+		"idx": vint(int64(c.Index)), "text": vstr(c.Text), "heading": vstrs(c.Heading),
+		"sl": vint(int64(c.StartLine)), "el": vint(int64(c.EndLine)), "sb": vint(int64(c.StartByte)), "eb": vint(int64(c.EndByte)),
+		"tok": vint(int64(c.Tokens)), "hash": vstr(a.Hash),
+		"terms": vstrs(terms),
+	}
+	if compact {
+		pl["fc"] = vstr(encodeFieldCounts(a.Counts))
+	} else {
+		tfs := make([]int64, 0, int(bm25.NumFields)*len(a.Counts.Terms))
+		for _, t := range a.Counts.Terms {
+			for _, n := range t.N {
+				tfs = append(tfs, int64(n))
+			}
+		}
+		var lens [bm25.NumFields]int64
+		for f, n := range a.Counts.Len {
+			lens[f] = int64(n)
+		}
+		pl["tfs"], pl["lens"] = vints(tfs), vints(lens[:])
 	}
 	return &qdrant.PointStruct{
 		Id:      numID(id),
 		Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{sparseName: qdrant.NewVectorSparse(idx, val)}),
-		Payload: map[string]*qdrant.Value{
-			"sid": vstr(sd.Source.ID), "uri": vstr(sd.Source.URI), "type": vstr(string(sd.Source.Type)), "gen": vstr(gen),
-			"idx": vint(int64(c.Index)), "text": vstr(c.Text), "heading": vstrs(c.Heading),
-			"sl": vint(int64(c.StartLine)), "el": vint(int64(c.EndLine)), "sb": vint(int64(c.StartByte)), "eb": vint(int64(c.EndByte)),
-			"tok": vint(int64(c.Tokens)), "hash": vstr(a.Hash),
-			"terms": vstrs(terms), "tfs": vints(tfs), "lens": vints(lens[:]),
-		},
+		Payload: pl,
 	}
 }
 

@@ -121,6 +121,10 @@ var migrations = []string{
 		terms INTEGER NOT NULL,
 		chash TEXT NOT NULL,
 		UNIQUE(source_id, idx));`,
+	// 6: the IDs of deleted vectors, in order, so that a long-lived
+	// process updates its in-memory vector index instead of reloading it
+	// (see vecCache). Kept to its last goneKept entries.
+	`CREATE TABLE vector_gone(seq INTEGER PRIMARY KEY AUTOINCREMENT, id INTEGER NOT NULL);`,
 }
 
 // SchemaVersion is the schema version this build writes.

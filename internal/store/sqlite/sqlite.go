@@ -47,6 +47,8 @@ type Options struct {
 	// memory (bm25.Cache, up to bm25.DefaultCacheBytes), for processes
 	// that answer many queries.
 	CacheKeyword bool
+	// KeywordCacheBytes bounds that cache (0: bm25.DefaultCacheBytes).
+	KeywordCacheBytes int64
 	// ApproxVectors, with CacheVectors, is the number of vectors from which
 	// an approximate HNSW graph (built in the background, once per change
 	// of the vectors) answers vector queries instead of the exact scan; 0
@@ -73,6 +75,8 @@ type Store struct {
 	approxVectors int
 	kcache        *bm25.Cache // nil unless Options.CacheKeyword
 	vcache        vecCache
+	// goneKept is how many entries the vector deletion log keeps.
+	goneKept int64
 
 	// codec compresses and decompresses the content blocks.
 	codec *codec
@@ -134,9 +138,9 @@ func openDriver(ctx context.Context, path string, opt Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open index %q: %w", path, err)
 	}
-	s := &Store{db: db, path: path, an: an, cacheVectors: opt.CacheVectors, approxVectors: opt.ApproxVectors, codec: cd}
+	s := &Store{db: db, path: path, an: an, cacheVectors: opt.CacheVectors, approxVectors: opt.ApproxVectors, codec: cd, goneKept: goneKept}
 	if opt.CacheKeyword {
-		s.kcache = bm25.NewCache(0)
+		s.kcache = bm25.NewCache(opt.KeywordCacheBytes)
 	}
 	if err := s.migrateRetrying(ctx, cmp.Or(opt.schema, SchemaVersion)); err != nil {
 		s.Close()

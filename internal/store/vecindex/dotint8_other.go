@@ -1,9 +1,8 @@
-//go:build !(goexperiment.simd && amd64)
+//go:build !amd64 || purego
 
 package vecindex
 
-// hasInt8SIMD reports whether dotsInt8 runs SIMD code: only in a build
-// with GOEXPERIMENT=simd.
+// hasInt8SIMD is false: only amd64 has assembly kernels.
 const hasInt8SIMD = false
 
 // dotsInt8 writes to dst the dot product of q with each len(q)-long row of
