@@ -334,13 +334,19 @@ func TestBrowserLanguage(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(md, "quxmarker.md"), []byte(snippet), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A page whose best-matching lines are labels, not sentences.
+	labels := "# Zorblat\n\n## Zorblat settings\n\nThe zorblat option turns the page widget on and off for each reader.\n\n" +
+		"- Zorblat widget pattern: the address of the widget with `:path`\n- Zorblat widget text: the label shown below each page\n- Zorblat widget per locale and per page\n"
+	if err := os.WriteFile(filepath.Join(md, "zorblat.md"), []byte(labels), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	base := serveIndexed(t, docs, md)
 
 	out := os.Getenv("SAGASU_ARTIFACTS")
 	if out == "" {
 		out = t.TempDir()
 	}
-	run := exec.Command(node, filepath.Join("testdata", "language.mjs"), base, out, question, "quxmarker")
+	run := exec.Command(node, filepath.Join("testdata", "language.mjs"), base, out, question, "quxmarker", "zorblat widget pattern text per page")
 	run.Env = append(os.Environ(), "SAGASU_WEB_TEST_MODULES="+modules)
 	var stdout, stderr bytes.Buffer
 	run.Stdout, run.Stderr = &stdout, &stderr
@@ -358,6 +364,9 @@ func TestBrowserLanguage(t *testing.T) {
 		SnippetText, SearchInfo      string
 		Injected                     []string
 		DateJa, DateEn, StatsJa      string
+		Quotes                       []string
+		QuoteAnswer                  string
+		QuoteSupported               int
 	}
 	line := strings.TrimSpace(stdout.String())
 	if i := strings.LastIndexByte(line, '\n'); i >= 0 {
@@ -411,8 +420,12 @@ func TestBrowserLanguage(t *testing.T) {
 	if !strings.Contains(rep.StatsJa, "件") || !strings.Contains(rep.SearchInfo, "件") {
 		t.Errorf("counts are not in Japanese: %q, %q", rep.StatsJa, rep.SearchInfo)
 	}
+	if len(rep.Quotes) != 1 || !strings.Contains(rep.Quotes[0], "The zorblat option turns the page widget on and off") || rep.QuoteSupported == 0 ||
+		!strings.Contains(rep.QuoteAnswer, "Zorblat › Zorblat settings") || strings.Contains(rep.QuoteAnswer, "widget pattern:") || strings.Contains(rep.QuoteAnswer, "> ") {
+		t.Errorf("the offline answer over label lines is not one quoted passage under its heading: quotes %q, answer %q, %d supported", rep.Quotes, rep.QuoteAnswer, rep.QuoteSupported)
+	}
 	if os.Getenv("SAGASU_WRITE_SCREENSHOTS") == "1" {
-		for name, to := range map[string]string{"chat-ja": "web-ja.png", "chat-en": "web-en.png", "search-ja": "web-search-ja.png"} {
+		for name, to := range map[string]string{"chat-ja": "web-ja.png", "chat-en": "web-en.png", "search-ja": "web-search-ja.png", "quote-en": "web-quote.png"} {
 			b, err := os.ReadFile(filepath.Join(out, name+".png"))
 			if err != nil {
 				t.Fatal(err)

@@ -286,7 +286,7 @@ $('#search-form').addEventListener('submit', async (e) => {
       li.append(el('p', 'uri', `${h.source.uri}:${h.lines[0]}-${h.lines[1]}${h.heading ? '  ' + h.heading : ''}  (${num(h.score, 3)})`));
       // The snippet is markdown: md.js renders it (text nodes only), then the query's words are marked.
       const p = el('div', 'snippet md-snippet');
-      p.append(render(h.snippet));
+      p.append(render(h.snippet.replace(/^---\n([\s\S]*?)\n---(\n|$)/, '```yaml\n$1\n```\n'))); // front matter reads as YAML, not prose
       highlight(p, r.terms);
       li.append(p);
       const row = el('p', 'row');

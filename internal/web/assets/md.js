@@ -2,7 +2,8 @@
 // piece of document text or model output becomes a text node, and only
 // these constructs become elements: fenced code blocks, inline code,
 // **strong**, *emphasis*, lists, pipe tables, > quotes, links to http(s)
-// addresses, and [n] citation markers (buttons, when onCite is given).
+// addresses (other links show their text only), and [n] citation markers
+// (buttons, when onCite is given).
 import { t } from './i18n.js';
 
 const el = (tag, cls, text) => {
@@ -13,7 +14,7 @@ const el = (tag, cls, text) => {
 };
 export { el };
 
-const INLINE = /(`[^`\n]+`)|(\*\*[^*\n]+\*\*)|(\*[^*\n]+\*)|(\[[^\]\n]+\]\((https?:\/\/[^\s)]+)\))|(\[(\d{1,3})\])/g;
+const INLINE = /(`[^`\n]+`)|(\*\*[^*\n]+\*\*)|(\*[^*\n]+\*)|(\[[^\]\n]+\]\((https?:\/\/[^\s)]+)\))|(\[(\d{1,3})\])|(\[([^\]\n]+)\]\([^\s)]*\))/g;
 
 // inline appends text to parent with inline Markdown applied.
 export function inline(parent, text, onCite) {
@@ -40,6 +41,10 @@ export function inline(parent, text, onCite) {
         b.addEventListener('click', () => onCite(n));
         parent.append(b);
       } else parent.append(document.createTextNode(m[6]));
+    } else if (m[8]) {
+      // A link to anything but http(s) (a relative page, javascript:):
+      // its text only, never an address the page would follow.
+      parent.append(document.createTextNode(m[9]));
     }
   }
   if (last < text.length) parent.append(document.createTextNode(text.slice(last)));

@@ -4,7 +4,7 @@
 // question with Japanese trace labels, renders search snippets as markdown
 // (and a hostile one inert), writes dates the Japanese way; then the reader
 // switches to English and the choice survives a reload.
-// Usage: node language.mjs BASE_URL ARTIFACT_DIR QUESTION SNIPPET_QUERY
+// Usage: node language.mjs BASE_URL ARTIFACT_DIR QUESTION SNIPPET_QUERY QUOTE_QUESTION
 // Prints one JSON line; exits non-zero when a step fails.
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -12,7 +12,7 @@ import path from 'node:path';
 const require = createRequire(path.join(process.env.SAGASU_WEB_TEST_MODULES, 'x.js'));
 const { chromium } = require('playwright-core');
 
-const [base, out, question, snippetQuery] = process.argv.slice(2);
+const [base, out, question, snippetQuery, quoteQuestion] = process.argv.slice(2);
 const report = { errors: [] };
 const shot = (page, name) => page.screenshot({ path: path.join(out, `${name}.png`), fullPage: false });
 
@@ -86,6 +86,17 @@ try {
   await page.locator('.turn .answer .meta').first().waitFor();
   report.traceKindsEn = await page.locator('#trace-list .kind').allTextContents();
   await shot(page, 'chat-en');
+
+  // An offline answer that would be a list of fragments comes as quoted
+  // passages under their headings.
+  await page.locator('#new-thread').click();
+  await page.locator('#message').fill(quoteQuestion);
+  await page.locator('#send').click();
+  await page.locator('.turn .answer .claims').first().waitFor();
+  report.quotes = await page.locator('.turn .answer .claims blockquote').allTextContents();
+  report.quoteAnswer = await page.locator('.turn .answer .claims').first().textContent();
+  report.quoteSupported = await page.locator('.turn .answer .claims blockquote .claim.supported').count();
+  await shot(page, 'quote-en');
   await ctx.close();
 
   // A browser that asks for English gets English.
