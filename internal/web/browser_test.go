@@ -330,7 +330,7 @@ func TestBrowserLanguage(t *testing.T) {
 	if err := os.MkdirAll(md, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	snippet := "## Quxmarker heading\n\nThe quxmarker setting <img src=x onerror=\"window.__pwned=1\"> and [a link](javascript:window.__pwned=1).\n\n```yaml\nquxmarker: true\n```\n"
+	snippet := "---\ntitle: Quxmarker page\n---\n\n## Quxmarker heading\n\nThe quxmarker setting <img src=x onerror=\"window.__pwned=1\"> and [a link](javascript:window.__pwned=1).\n\n```yaml\nquxmarker: true\n```\n"
 	if err := os.WriteFile(filepath.Join(md, "quxmarker.md"), []byte(snippet), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -407,10 +407,12 @@ func TestBrowserLanguage(t *testing.T) {
 	if !hasKanaText(rep.Answer) {
 		t.Errorf("the answer to a Japanese question is not Japanese: %q", rep.Answer)
 	}
-	if rep.SnippetHeadings == 0 || rep.SnippetCode == 0 || strings.Contains(rep.SnippetText, "## ") || strings.Contains(rep.SnippetText, "```") {
+	// The front matter and the fence are two code blocks; no markdown
+	// syntax is left as text.
+	if rep.SnippetHeadings == 0 || rep.SnippetCode != 2 || strings.Contains(rep.SnippetText, "## ") || strings.Contains(rep.SnippetText, "```") || strings.Contains(rep.SnippetText, "---") {
 		t.Errorf("the snippet was not rendered as markdown (%d headings, %d code blocks): %q", rep.SnippetHeadings, rep.SnippetCode, rep.SnippetText)
 	}
-	if len(rep.Injected) > 0 || !strings.Contains(rep.SnippetText, "<img") || rep.SnippetMarks == 0 {
+	if len(rep.Injected) > 0 || !strings.Contains(rep.SnippetText, "<img") || strings.Contains(rep.SnippetText, "javascript:") || rep.SnippetMarks == 0 {
 		t.Errorf("the hostile snippet was not shown as marked text: injected %q, text %q, %d marks", rep.Injected, rep.SnippetText, rep.SnippetMarks)
 	}
 	// Intl.DateTimeFormat: ja writes 2026/11/25 3:10, en Nov 25, 2026, 3:10 AM.

@@ -120,7 +120,7 @@ func finished(s string) bool {
 	if hasCode {
 		return true
 	}
-	lead = strings.TrimRight(stripMarkers(lead), " \"')”’」』）)*")
+	lead = strings.TrimRight(stripMarkers(lead), " \"')”’」』）*")
 	return strings.HasSuffix(lead, ".") || strings.HasSuffix(lead, "!") || strings.HasSuffix(lead, "?") ||
 		strings.HasSuffix(lead, "。") || strings.HasSuffix(lead, "！") || strings.HasSuffix(lead, "？")
 }
