@@ -43,8 +43,9 @@ export function inline(parent, text, onCite) {
       } else parent.append(document.createTextNode(m[6]));
     } else if (m[8]) {
       // A link to anything but http(s) (a relative page, javascript:):
-      // its text only, never an address the page would follow.
-      parent.append(document.createTextNode(m[9]));
+      // its text only (inline markup applied), never an address the page
+      // would follow.
+      inline(parent, m[9], onCite);
     }
   }
   if (last < text.length) parent.append(document.createTextNode(text.slice(last)));
