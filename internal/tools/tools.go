@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 
 	"github.com/sagasu-dev/sagasu/internal/agentcache"
@@ -72,6 +73,9 @@ type Toolset struct {
 	analyst *loop.Engine // Search's analysis: records nothing
 	roots   *roots
 	log     *slog.Logger
+	// openHook, when set (by tests), runs each file open of an index run
+	// in place of calling it.
+	openHook func(name string, open func() (*os.File, error)) (*os.File, error)
 }
 
 // New returns a Toolset.

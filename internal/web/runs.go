@@ -26,13 +26,31 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, runsView(runs, s))
 }
 
+// runInput starts an agent run.
+type runInput struct {
+	Goal    string `json:"goal"`
+	Offline bool   `json:"offline,omitempty" jsonschema:"run without the configured model (a research run over the index)"`
+}
+
+// runAccepted answers a run that was started or resumed.
+type runAccepted struct {
+	ID   string `json:"id"`
+	Mode string `json:"mode" jsonschema:"offline, or the model as driver/model"`
+}
+
+// runDetail is a run as the Runs tab shows it.
+type runDetail struct {
+	Run     runView        `json:"run"`
+	State   *planView      `json:"state,omitempty" jsonschema:"the latest plan"`
+	Outcome *graph.Outcome `json:"outcome,omitempty"`
+	Events  []graph.Event  `json:"events,omitempty" jsonschema:"the timeline"`
+	Error   string         `json:"error,omitempty" jsonschema:"why the run failed before it logged an outcome"`
+}
+
 // startRun starts a Plan-and-Act run toward a goal in the background: a
 // research run over the index unless a model is configured.
 func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
-	var in struct {
-		Goal    string `json:"goal"`
-		Offline bool   `json:"offline,omitempty"`
-	}
+	var in runInput
 	if !s.decode(w, r, &in) {
 		return
 	}
@@ -67,12 +85,17 @@ func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request) {
 
 // launch runs fn with a fresh agent in the background and answers 202.
 func (s *Server) launch(w http.ResponseWriter, id, goal string, offline bool, fn func(context.Context, *planact.Agent) (*planact.Result, error)) {
+	if s.full() {
+		// Refused before the agent (and any MCP server it starts) is built.
+		s.failFull(w)
+		return
+	}
 	agent, done, err := s.rt.PlanAct(s.app, app.PlanActOptions{Offline: offline, Goal: goal})
 	if err != nil {
 		s.fail(w, http.StatusInternalServerError, fmt.Errorf("start the agent: %w", err))
 		return
 	}
-	ok := s.startTask(runKey(id), func(ctx context.Context) {
+	err = s.startTask(runKey(id), func(ctx context.Context) {
 		defer done()
 		if _, err := fn(ctx, agent); err != nil && ctx.Err() == nil {
 			s.log.Warn("agent run failed", "run", id, "err", err)
@@ -81,12 +104,17 @@ func (s *Server) launch(w http.ResponseWriter, id, goal string, offline bool, fn
 			s.mu.Unlock()
 		}
 	})
-	if !ok {
+	switch err {
+	case errBusy:
 		done()
 		s.fail(w, http.StatusConflict, fmt.Errorf("run %s is already running", id))
 		return
+	case errFull:
+		done()
+		s.failFull(w)
+		return
 	}
-	writeJSON(w, http.StatusAccepted, map[string]any{"id": id, "mode": s.mode(offline)})
+	writeJSON(w, http.StatusAccepted, runAccepted{ID: id, Mode: s.mode(offline)})
 }
 
 func (s *Server) stopRun(w http.ResponseWriter, r *http.Request) {
@@ -95,7 +123,7 @@ func (s *Server) stopRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusConflict, fmt.Errorf("run %s is not running", id))
 		return
 	}
-	writeJSON(w, http.StatusAccepted, map[string]bool{"stopping": true})
+	writeJSON(w, http.StatusAccepted, stopping{Stopping: true})
 }
 
 // planView is what the page shows of a checkpoint: the plan and answer.
@@ -135,7 +163,7 @@ func (s *Server) showRun(w http.ResponseWriter, r *http.Request) {
 	run, err := s.rt.Store.Run(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) && s.running(runKey(id)) {
 		// Started, but nothing logged yet.
-		writeJSON(w, http.StatusOK, map[string]any{"run": runView{ID: id, Kind: store.RunAgent, Title: "(starting)", Status: "running", Running: true}})
+		writeJSON(w, http.StatusOK, runDetail{Run: runView{ID: id, Kind: store.RunAgent, Title: "(starting)", Status: "running", Running: true}})
 		return
 	}
 	if errors.Is(err, store.ErrNotFound) || (err == nil && run.Kind != store.RunAgent) {
@@ -151,30 +179,27 @@ func (s *Server) showRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusInternalServerError, err)
 		return
 	}
-	out := map[string]any{"run": runsView([]store.Run{run}, s)[0]}
-	var timeline []any
+	out := runDetail{Run: runsView([]store.Run{run}, s)[0]}
 	for _, e := range evs {
 		ev, ok := shapeAgentEvent(e)
 		if !ok {
 			continue
 		}
-		if ev.Event == "state" {
-			out["state"] = ev.Data
-			continue
-		}
-		if ev.Event == graph.TypeOutcome {
-			var o graph.Outcome
-			if json.Unmarshal(ev.Data.(graph.Event).Result, &o) == nil {
-				out["outcome"] = o
+		switch d := ev.Data.(type) {
+		case planView:
+			out.State = &d
+		case graph.Event:
+			if d.Type == graph.TypeOutcome {
+				var o graph.Outcome
+				if json.Unmarshal(d.Result, &o) == nil {
+					out.Outcome = &o
+				}
 			}
+			out.Events = append(out.Events, d)
 		}
-		timeline = append(timeline, ev.Data)
 	}
-	out["events"] = timeline
 	s.mu.Lock()
-	if msg, ok := s.runErrors[id]; ok {
-		out["error"] = msg
-	}
+	out.Error = s.runErrors[id]
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, out)
 }

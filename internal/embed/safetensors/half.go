@@ -1,10 +1,10 @@
-package static
+package safetensors
 
 import "math"
 
-// float16 packs f into IEEE 754 half precision, rounding to nearest even.
+// ToHalf packs f into IEEE 754 half precision, rounding to nearest even.
 // Values too large become infinity; too small, zero.
-func float16(f float32) uint16 {
+func ToHalf(f float32) uint16 {
 	b := math.Float32bits(f)
 	sign := uint16(b>>16) & 0x8000
 	rawExp := int(b>>23) & 0xff
@@ -40,8 +40,8 @@ func float16(f float32) uint16 {
 	return sign | h
 }
 
-// float32From16 unpacks an IEEE 754 half.
-func float32From16(h uint16) float32 {
+// FromHalf unpacks an IEEE 754 half.
+func FromHalf(h uint16) float32 {
 	sign := uint32(h&0x8000) << 16
 	exp := uint32(h>>10) & 0x1f
 	mant := uint32(h & 0x3ff)
@@ -62,5 +62,5 @@ func float32From16(h uint16) float32 {
 	return math.Float32frombits(sign | (exp+112)<<23 | mant<<13)
 }
 
-// bfloat16 is the top half of a float32.
-func float32FromB16(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+// FromBFloat16 unpacks a bfloat16, the top half of a float32.
+func FromBFloat16(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
