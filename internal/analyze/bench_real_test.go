@@ -1,6 +1,8 @@
 package analyze
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/sagasu-dev/sagasu/internal/analyze/analyzetest"
@@ -19,6 +21,36 @@ func BenchmarkTermsSciFact(b *testing.B) {
 	for b.Loop() {
 		for _, t := range texts {
 			a.Terms(t)
+		}
+	}
+}
+
+// BenchmarkTermsJapanese analyses the Japanese VitePress documentation
+// (../shared/data/vitepress-docs/ja) when it is there: what indexing
+// Japanese text costs with the morphological analyser.
+func BenchmarkTermsJapanese(b *testing.B) {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "data", "vitepress-docs", "ja", "*", "*.md"))
+	if len(files) == 0 {
+		b.Skip("the Japanese VitePress docs are not at ../shared/data/vitepress-docs/ja")
+	}
+	var texts []string
+	var n int64
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		texts = append(texts, string(data))
+		n += int64(len(data))
+	}
+	b.SetBytes(n)
+	a := New(Options{})
+	a.Terms("日本語") // load the dictionary outside the timing
+	dst := make([]string, 0, 1<<16)
+	b.ResetTimer()
+	for b.Loop() {
+		for _, s := range texts {
+			dst = a.AppendTerms(dst[:0], s)
 		}
 	}
 }

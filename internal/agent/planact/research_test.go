@@ -155,3 +155,45 @@ func TestResearchStopsWhenRefiningGivesNothingNew(t *testing.T) {
 	require.Len(t, failed, 1)
 	assert.True(t, strings.HasPrefix(failed[0], "Step 1 failed"), failed[0])
 }
+
+// TestLoopResearchCitesTheBestPagesPerAspect: an aspect is judged against
+// the whole pool of a run's hits, and its evidence is the best covering
+// hits, one per page; an aspect not covered gets the closest leads.
+func TestLoopResearchCitesTheBestPagesPerAspect(t *testing.T) {
+	e := vitepress(t)
+	r := NewLoopResearch(e, loop.Options{})
+	ctx := context.Background()
+	var pool []doc.Hit
+	for _, q := range []string{"sidebar", "collapsible sidebar groups", "deploy GitHub Pages"} {
+		hits, err := r.Search(ctx, q, 8)
+		require.NoError(t, err)
+		pool = append(pool, hits...)
+	}
+	goal := "Set up a sidebar with collapsible groups and deploy to GitHub Pages"
+	cov, err := r.Evaluate(ctx, goal, "sidebar with collapsible groups", pool)
+	require.NoError(t, err)
+	require.True(t, cov.Covered, "%+v", cov)
+	require.NotEmpty(t, cov.Evidence)
+	assert.LessOrEqual(t, len(cov.Evidence), maxEvidence)
+	byID := map[int64]doc.Hit{}
+	for _, h := range pool {
+		byID[h.Chunk.ID] = h
+	}
+	pages := map[string]bool{}
+	for _, id := range cov.Evidence {
+		h := byID[id]
+		assert.False(t, pages[h.Source.URI], "two pieces of evidence from %s", h.Source.URI)
+		pages[h.Source.URI] = true
+	}
+	assert.Equal(t, "en/reference/default-theme-sidebar.md", byID[cov.Evidence[0]].Source.URI, "the page devoted to it comes first")
+	// The deploy search's hits are in the same pool: an aspect one step
+	// searched for is judged on what another step found too.
+	cov, err = r.Evaluate(ctx, goal, "GitHub Pages", pool)
+	require.NoError(t, err)
+	assert.True(t, cov.Covered)
+
+	cov, err = r.Evaluate(ctx, goal, "sidebar groups of lattice gauge theory", pool)
+	require.NoError(t, err)
+	assert.False(t, cov.Covered)
+	assert.LessOrEqual(t, len(cov.Leads), maxLeads)
+}

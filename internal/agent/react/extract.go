@@ -16,6 +16,11 @@ import (
 type ExtractOptions struct {
 	MaxSentences int // default 3
 	MaxRunes     int // default 700
+	// Related, when set, says by meaning how close each retrieved chunk is
+	// to the question (in standard deviations above the index's mean, as
+	// search.Engine.Relatedness does, from the stored vectors); it adds to
+	// the prior of the chunk's sentences.
+	Related func(ids []int64) (map[int64]float64, error)
 }
 
 // questionWords carry the shape of a question, not its topic.
@@ -57,7 +62,8 @@ type candidate struct {
 	terms   []string
 	ctx     []string // terms of its heading path and title
 	score   float64
-	frag    bool // says nothing in words: counted, never quoted
+	prefix  string // the option name put before it ("`cleanUrls`: "), if any
+	frag    bool   // says nothing in words: counted, never quoted
 }
 
 // fence matches a code fence line.
@@ -71,6 +77,16 @@ var listMark = regexp.MustCompile(`^\s*(?:[-*+]|\d+[.)])\s+`)
 
 // keyValue is a line of YAML, TOML or a property list: "name: value".
 var keyValue = regexp.MustCompile(`^[\w.\-\[\]"']+\s*[:=]\s`)
+
+// defaultLine is a reference page's statement of an option's default value,
+// a list item under the option's heading ("- Default: `/`", "- 既定値: `/`").
+// It reads like "key: value" but is the fact a question about the default
+// asks for, so it is kept as a sentence.
+var defaultLine = regexp.MustCompile(`^(?:Default|Defaults to|既定値|デフォルト|デフォルト値|初期値)\s*[:：]\s*\S`)
+
+// typeLine is a reference page's "- Type: ..." line: it marks the section
+// as an option's reference, whose heading names the option.
+var typeLine = regexp.MustCompile(`(?m)^\s*[-*+]\s+(?:Type|型)\s*[:：]\s*\S`)
 
 // looksLikeCode reports a "sentence" that is really code or configuration
 // (a chunk may begin inside a long code block, without its fence): a
@@ -99,6 +115,9 @@ var codeStatement = regexp.MustCompile(`^(?:import|export|const|let|var|function
 // markers aside, under two words (or six CJK letters), like a list item
 // naming one slot or option ("`aside-ads-after`").
 func fragment(s string) bool {
+	if defaultLine.MatchString(s) {
+		return false // "Default: `/`" is the fact itself
+	}
 	words, cjk := 0, 0
 	for _, w := range strings.Fields(codeRE.ReplaceAllString(stripMarkers(s), " ")) {
 		if strings.IndexFunc(w, unicode.IsLetter) >= 0 {
@@ -117,7 +136,7 @@ func fragment(s string) bool {
 // its code block), not as a label, a key or a cut line.
 func finished(s string) bool {
 	lead, _, hasCode := strings.Cut(s, "\n\n")
-	if hasCode {
+	if hasCode || defaultLine.MatchString(lead) {
 		return true
 	}
 	lead = strings.TrimRight(stripMarkers(lead), " \"')”’」』）*")
@@ -199,6 +218,10 @@ func sentencesOf(text string) []string {
 		t := listMark.ReplaceAllString(s.Text, "")
 		t = linkRE.ReplaceAllString(t, "$1")
 		t = strings.Join(strings.Fields(t), " ")
+		if defaultLine.MatchString(t) {
+			out = append(out, t)
+			continue
+		}
 		if t == "" || len([]rune(t)) > 400 || looksLikeCode(t) {
 			continue
 		}
@@ -261,19 +284,21 @@ func Extract(an *analyze.Analyzer, question string, hits []doc.Hit, ps *Passages
 	var cands []candidate
 	for rank, h := range hits {
 		ctxTerms := an.Terms(splitIdentifiers(h.Source.Title + "\n" + h.Chunk.HeadingPath()))
-		leaf := optionName(h.Chunk.Heading)
+		leaf := optionName(h.Chunk.Heading, h.Chunk.Text)
 		for pos, s := range sentencesOf(h.Chunk.Text) {
 			// A sentence under a heading that names an option ("cleanUrls")
 			// often says "when set to true, ..." without the name: give it.
+			prefix := ""
 			if leaf != "" && pos < 3 && !strings.Contains(s, leaf) {
-				s = "`" + leaf + "`: " + s
+				prefix = "`" + leaf + "`: "
+				s = prefix + s
 			}
 			terms := an.Terms(splitIdentifiers(s))
 			if len(terms) < 3 {
 				continue
 			}
-			frag := !strings.Contains(s, "\n\n") && fragment(s)
-			cands = append(cands, candidate{text: s, rank: rank, pos: pos, terms: terms, ctx: ctxTerms, passage: -1, frag: frag})
+			frag := !strings.Contains(s, "\n\n") && fragment(strings.TrimPrefix(s, prefix))
+			cands = append(cands, candidate{text: s, prefix: prefix, rank: rank, pos: pos, terms: terms, ctx: ctxTerms, passage: -1, frag: frag})
 			cands[len(cands)-1].passage = rank // index into hits for now
 		}
 	}
@@ -285,8 +310,21 @@ func Extract(an *analyze.Analyzer, question string, hits []doc.Hit, ps *Passages
 	if len(cands) == 0 {
 		return ""
 	}
-	scoreCandidates(cands, q)
-	slices.SortStableFunc(cands, func(a, b candidate) int {
+	var related map[int64]float64
+	if opt.Related != nil {
+		ids := make([]int64, len(hits))
+		for i, h := range hits {
+			ids[i] = h.Chunk.ID
+		}
+		related, _ = opt.Related(ids) // by words alone when it fails
+	}
+	scoreCandidates(cands, q, func(rank int) float64 {
+		if related == nil {
+			return 0
+		}
+		return related[hits[rank].Chunk.ID]
+	})
+	byScore := func(a, b candidate) int {
 		switch {
 		case a.score > b.score:
 			return -1
@@ -294,11 +332,16 @@ func Extract(an *analyze.Analyzer, question string, hits []doc.Hit, ps *Passages
 			return 1
 		}
 		return 0
-	})
+	}
+	slices.SortStableFunc(cands, byScore)
 	top := cands[0].score
 	if top <= 0 {
 		return ""
 	}
+	if favour(cands, question, top) {
+		slices.SortStableFunc(cands, byScore)
+	}
+	top = cands[0].score
 	var picked []candidate
 	runes := 0
 	for len(picked) < opt.MaxSentences && len(cands) > 0 {
@@ -332,7 +375,7 @@ func Extract(an *analyze.Analyzer, question string, hits []doc.Hit, ps *Passages
 	}
 	unfinished := 0
 	for _, c := range picked {
-		if !finished(c.text) {
+		if !finished(strings.TrimPrefix(c.text, c.prefix)) {
 			unfinished++
 		}
 	}
@@ -341,9 +384,17 @@ func Extract(an *analyze.Analyzer, question string, hits []doc.Hit, ps *Passages
 	}
 	var b strings.Builder
 	prevCode := false
+	named := map[string]bool{} // option names already said
 	for i, c := range picked {
 		n := ps.Add(hits[c.passage])[0]
-		lead, code, hasCode := strings.Cut(c.text, "\n\n")
+		text := c.text
+		if c.prefix != "" {
+			if named[c.prefix] {
+				text = strings.TrimPrefix(text, c.prefix)
+			}
+			named[c.prefix] = true
+		}
+		lead, code, hasCode := strings.Cut(text, "\n\n")
 		switch {
 		case i == 0:
 		case hasCode || prevCode:
@@ -445,8 +496,10 @@ func tidy(s string) string {
 
 // scoreCandidates scores each candidate for the query terms: BM25 over the
 // candidates as a collection, plus a share for query terms in its heading
-// path and a small prior for its chunk's retrieval rank.
-func scoreCandidates(cands []candidate, q []string) {
+// path and a small prior for its chunk: its retrieval rank, and how close
+// the chunk is to the question by meaning when related gives that (in
+// standard deviations above the index's mean; 0 without an embedder).
+func scoreCandidates(cands []candidate, q []string, related func(rank int) float64) {
 	const k1, bParam = 1.2, 0.75
 	df := map[string]int{}
 	total := 0
@@ -488,6 +541,9 @@ func scoreCandidates(cands []candidate, q []string) {
 		}
 		if s > 0 || inCtx > 0 {
 			s += 0.3*inCtx + 0.5/float64(c.rank+1) - 0.05*float64(c.pos)
+			// A chunk close to the question by meaning, where the words
+			// differ: up to the prior of the first rank again.
+			s += 0.5 * min(1, max(0, (related(c.rank)-1)/4))
 			// The opening sentences of a section whose heading is the
 			// question's topic usually answer it, in words of their own.
 			if qIDF > 0 && inCtx >= 0.5*qIDF && c.pos < 2 {
@@ -496,6 +552,57 @@ func scoreCandidates(cands []candidate, q []string) {
 		}
 		c.score = s
 	}
+}
+
+// asksDefault matches a question for a default value: what holds when the
+// user sets nothing.
+var asksDefault = regexp.MustCompile(`(?i)\bdefault|\bunless\b|\bif\b[^?]*\b(?:does not|doesn't|do not|don't)\s+(?:say|set|specify|change)\b|既定|デフォルト|初期値|指定しない|設定しない`)
+
+// asksName matches a question whose answer is a name to write: an option,
+// setting, key, flag, command or package ("which setting …", "what is the
+// command to …", "what do I need to install"), or a task ("how do I …",
+// "…するには"), answered by what to set.
+var asksName = regexp.MustCompile(`(?i)\b(?:which|what)\b[^?]*\b(?:option|setting|config\w*|key|flag|command|property|field|package|plugin|install)\b|^\s*how\s+(?:do|can|should)\s+i\b|設定|オプション|コマンド|キー|項目|インストール|には[？?]?$|方法`)
+
+// statesDefault matches a sentence that states a default value.
+var statesDefault = regexp.MustCompile(`(?i)^(?:` + "`[^`]+`: )?" + `(?:Default|Defaults to|既定値|デフォルト|デフォルト値|初期値)\s*[:：]|\bdefaults?\s+to\b|\bby default\b|\bthe default\b|既定では|デフォルトでは|既定値は|デフォルト値は`)
+
+// namesThing matches a sentence that names something to write: a code
+// span of an identifier, a dotted key, a flag or a command.
+var namesThing = regexp.MustCompile("`(?:--?[A-Za-z][\\w-]*|[A-Za-z_$][\\w$]*(?:[.:][\\w$]+)*(?:\\s*:\\s*\\S+)?|[a-z][\\w-]*(?: [\\w./:-]+)+)`")
+
+// example matches a sentence that shows an example (which sets a value of
+// its own, not the default).
+var example = regexp.MustCompile(`(?i)^(?:for example|e\.g\.|for instance|例えば|たとえば|例[:：])`)
+
+// favour adjusts the scores of candidates to what the question asks for
+// (top is the best score): for a default value, sentences that state one,
+// not examples that set another; for a name to write, sentences that name
+// one. It reports whether it changed any score.
+func favour(cands []candidate, question string, top float64) bool {
+	def, name := asksDefault.MatchString(question), asksName.MatchString(question)
+	if !def && !name {
+		return false
+	}
+	for i := range cands {
+		c := &cands[i]
+		if c.score <= 0 {
+			continue
+		}
+		lead, _, hasCode := strings.Cut(c.text, "\n\n")
+		if def {
+			switch {
+			case statesDefault.MatchString(lead):
+				c.score += 0.6 * top
+			case hasCode || example.MatchString(lead):
+				c.score -= 0.3 * top
+			}
+		}
+		if name && namesThing.MatchString(lead) {
+			c.score += 0.25 * top
+		}
+	}
+	return true
 }
 
 // camelRE finds identifiers written in camelCase.
@@ -526,13 +633,25 @@ func splitIdentifiers(s string) string {
 var optionRE = regexp.MustCompile(`^[A-Za-z_$][\w.$-]*$`)
 
 // optionName is the last heading of a path when it names an option
-// ("cleanUrls", "themeConfig.nav"), else "".
-func optionName(heading []string) string {
+// ("cleanUrls", "themeConfig.nav", or any one identifier heading a section
+// that states its type, as reference pages do: "lang" over "- Type:
+// `string`"), else "".
+func optionName(heading []string, text string) string {
 	if len(heading) == 0 {
 		return ""
 	}
 	leaf := strings.TrimSpace(heading[len(heading)-1])
-	if optionRE.MatchString(leaf) && (camelRE.MatchString(leaf) || strings.Contains(leaf, ".")) {
+	if i := strings.Index(leaf, " <"); i > 0 { // a badge
+		leaf = strings.TrimSpace(leaf[:i])
+	}
+	if i := strings.Index(leaf, "{#"); i > 0 { // an anchor
+		leaf = strings.TrimSpace(leaf[:i])
+	}
+	leaf = strings.Trim(leaf, "`")
+	if !optionRE.MatchString(leaf) {
+		return ""
+	}
+	if camelRE.MatchString(leaf) || strings.Contains(leaf, ".") || typeLine.MatchString(text) {
 		return leaf
 	}
 	return ""

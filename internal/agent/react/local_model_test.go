@@ -11,6 +11,8 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/llm"
 	"github.com/sagasu-dev/sagasu/internal/llm/llmtest"
 	"github.com/sagasu-dev/sagasu/internal/llm/openai"
+	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/testcorpus"
 )
 
 // TestLocalModelAnswersVitePressQuestions asks the real local chat model
@@ -68,3 +70,6 @@ func TestLocalModelAnswersVitePressQuestions(t *testing.T) {
 	}
 	t.Logf("guards ended %d of 3 runs", stopped)
 }
+
+// vitepress is the VitePress documentation, indexed once per test binary.
+func vitepress(t *testing.T) *search.Engine { return testcorpus.VitePress(t) }

@@ -211,6 +211,11 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	return s, nil
 }
 
+// Analyzer returns the analyzer the keyword index is read and written with:
+// the one given to Open, or the older one the index is pinned to when it
+// could not be upgraded. Queries must be analysed with it.
+func (s *Store) Analyzer() *analyze.Analyzer { return s.an }
+
 // Close closes the connection pool.
 func (s *Store) Close() error {
 	if s.kcache != nil {

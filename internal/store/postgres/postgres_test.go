@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sagasu-dev/sagasu/internal/analyze"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/migrate"
 	"github.com/sagasu-dev/sagasu/internal/store"
@@ -246,7 +247,7 @@ func TestTSVectorHoldsTheAnalysedTerms(t *testing.T) {
 	}
 	conn := rawConn(t, dsn)
 	defer conn.Close(ctx)
-	for q, want := range map[string]string{"設定 & ファ": "ja.md", "gener & rout": "en.md"} {
+	for q, want := range map[string]string{"設定 & ファイル & 作成": "ja.md", "gener & rout": "en.md"} {
 		var uri string
 		err := conn.QueryRow(ctx, `SELECT s.uri FROM `+quoteIdent(s.set.Schema)+`.chunks c JOIN `+quoteIdent(s.set.Schema)+`.sources s ON s.id = c.source_id
 			WHERE c.tsv @@ $1::tsquery`, q).Scan(&uri)
@@ -308,7 +309,7 @@ func TestOpenRefusesWhatIsNotAnIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	if _, err := Open(ctx, other, Options{}); err == nil || !strings.Contains(err.Error(), "analyzer version") {
+	if _, err := Open(ctx, other, Options{}); err == nil || !strings.Contains(err.Error(), "built by analyzer") {
 		t.Errorf("Open(index of another analyzer) = %v", err)
 	}
 }
@@ -501,5 +502,70 @@ func TestNULBytesAreRefusedWhole(t *testing.T) {
 	}
 	if _, err := s.SourceByURI(ctx, "good.txt"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("half of a refused batch was written: %v", err)
+	}
+}
+
+// TestUpgradeAnalyzer: an index of analyzer version 1 is upgraded in place.
+func TestUpgradeAnalyzer(t *testing.T) {
+	dsn := freshDSN(t)
+	storetest.AnalyzerUpgrade(t, func(t *testing.T, an *analyze.Analyzer, create bool) store.Store {
+		s, err := Open(context.Background(), dsn, Options{Create: create, Analyzer: an})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+// TestOldAnalyzerStaysReadable: an index of analyzer version 1 opened by a
+// role that may only read it is read with the analyzer it was built with.
+func TestOldAnalyzerStaysReadable(t *testing.T) {
+	ctx := context.Background()
+	dsn := freshDSN(t)
+	v1 := analyze.New(analyze.Options{Version: 1})
+	s, err := Open(ctx, dsn, Options{Create: true, Analyzer: v1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Replace(ctx, []store.SourceData{storetest.Source("ja/a.md", "file", "設定", "設定ファイルを作成します")}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := u.Query().Get("schema")
+	role := "sagasu_reader_" + strings.TrimPrefix(schema, "sagasu_test_")
+	admin := rawConn(t, dsn)
+	for _, q := range []string{
+		`CREATE ROLE ` + role + ` LOGIN`,
+		`GRANT USAGE ON SCHEMA "` + schema + `" TO ` + role,
+		`GRANT SELECT ON ALL TABLES IN SCHEMA "` + schema + `" TO ` + role,
+	} {
+		if _, err := admin.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, q := range []string{`DROP OWNED BY ` + role, `DROP ROLE ` + role} {
+			if _, err := admin.Exec(context.Background(), q); err != nil {
+				t.Errorf("%s: %v", q, err)
+			}
+		}
+	})
+	u.User = url.User(role)
+	r, err := Open(ctx, u.String(), Options{})
+	if err != nil {
+		t.Fatalf("open a version 1 index as a reader: %v", err)
+	}
+	defer r.Close()
+	if got := r.Analyzer().Signature(); got != "analyze/1" {
+		t.Fatalf("a version 1 index opened by a reader is read with %q, want analyze/1", got)
+	}
+	res, err := r.KeywordSearch(ctx, r.Analyzer().QueryTerms("設定ファイル"), 5, store.Filter{})
+	if err != nil || len(res) != 1 {
+		t.Errorf("search of the version 1 index as a reader = %v, %v", res, err)
 	}
 }

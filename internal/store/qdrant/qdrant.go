@@ -336,8 +336,15 @@ func (s *Store) bootstrap(ctx context.Context, create bool) error {
 		}
 	case s.an.Signature():
 	default:
-		return fmt.Errorf("%s, prefix %q: its keyword index was built by analyzer version %q and this sagasu uses %q: delete the collections %s_* and index again",
-			s.where(), s.set.Prefix, pinned, s.an.Signature(), s.set.Prefix)
+		// An index of an older analyzer is read with that analyzer: its
+		// keyword vectors live in every point, so there is no rebuilding
+		// them in place (index again into a new prefix for the new one).
+		old, _, err := s.an.Pinned(pinned)
+		if err != nil {
+			return fmt.Errorf("%s, prefix %q: %w; or delete the collections %s_* and index again",
+				s.where(), s.set.Prefix, err, s.set.Prefix)
+		}
+		s.an = old
 	}
 	return s.pinParams(ctx)
 }
@@ -362,6 +369,10 @@ func (s *Store) pinParams(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Analyzer returns the analyzer the keyword index is read and written with:
+// the one the index is pinned to. Queries must be analysed with it.
+func (s *Store) Analyzer() *analyze.Analyzer { return s.an }
 
 // metaAnalyzer pins the analyzer that built the keyword index.
 const metaAnalyzer = "analyzer.version"

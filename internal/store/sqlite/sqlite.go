@@ -56,6 +56,9 @@ type Options struct {
 	// schema, when set (by tests), stops migrations at that version to make
 	// an index as an older sagasu wrote it.
 	schema int
+	// queryOnly, when set (by tests), opens the file as a reader that may
+	// not write, as a read-only file or mount does.
+	queryOnly bool
 }
 
 // Store is a SQLite-backed store.Store.
@@ -104,6 +107,9 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	dsn := "file:" + path + "?_pragma=busy_timeout(" + strconv.Itoa(busyTimeoutMS) + ")&_pragma=journal_mode(WAL)" +
 		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=cache_size(-16384)" +
 		"&_pragma=temp_store(MEMORY)&_pragma=wal_autocheckpoint(4096)&_pragma=journal_size_limit(" + strconv.Itoa(walLimit) + ")&_txlock=immediate"
+	if opt.queryOnly {
+		dsn += "&_pragma=query_only(1)"
+	}
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open index %q: %w", path, err)
@@ -188,6 +194,11 @@ func checkFile(path string, create bool) error {
 	}
 	return nil
 }
+
+// Analyzer returns the analyzer the keyword index is read and written with:
+// the one given to Open, or the older one the index is pinned to when it
+// could not be upgraded (see pinAnalyzer). Queries must be analysed with it.
+func (s *Store) Analyzer() *analyze.Analyzer { return s.an }
 
 // Path returns the file the store was opened on.
 func (s *Store) Path() string { return s.path }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sagasu-dev/sagasu/internal/analyze"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/store/bm25"
@@ -147,7 +148,7 @@ func TestOpenRefusesNewerSchemaAndOtherAnalyzer(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	if _, err := Open(ctx, path, Options{}); err == nil || !strings.Contains(err.Error(), "analyzer version") {
+	if _, err := Open(ctx, path, Options{}); err == nil || !strings.Contains(err.Error(), "built by analyzer") {
 		t.Errorf("Open(index of another analyzer) = %v", err)
 	}
 
@@ -406,5 +407,50 @@ func TestKeywordScoringUsesPinnedParameters(t *testing.T) {
 	s.Close()
 	if _, err := Open(ctx, path, Options{}); err == nil || !strings.Contains(err.Error(), "keyword scoring") || !strings.Contains(err.Error(), "upgrade sagasu") {
 		t.Errorf("Open with unreadable scoring parameters = %v, want an error naming them and what to do", err)
+	}
+}
+
+// TestUpgradeAnalyzer: an index of analyzer version 1 is upgraded in place.
+func TestUpgradeAnalyzer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.db")
+	storetest.AnalyzerUpgrade(t, func(t *testing.T, an *analyze.Analyzer, create bool) store.Store {
+		s, err := Open(context.Background(), path, Options{Create: create, Analyzer: an})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+// TestOldAnalyzerStaysReadable: an index of analyzer version 1 that cannot
+// be written (a read-only file or mount) is read with the analyzer it was
+// built with, and finds what it found before.
+func TestOldAnalyzerStaysReadable(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	v1 := analyze.New(analyze.Options{Version: 1})
+	s, err := Open(ctx, path, Options{Create: true, Analyzer: v1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Replace(ctx, []store.SourceData{storetest.Source("ja/a.md", "file", "設定", "設定ファイルを作成します")}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s, err = Open(ctx, path, Options{queryOnly: true})
+	if err != nil {
+		t.Fatalf("open a version 1 index read-only: %v", err)
+	}
+	defer s.Close()
+	if got := s.Analyzer().Signature(); got != "analyze/1" {
+		t.Fatalf("a read-only version 1 index is read with %q, want analyze/1", got)
+	}
+	if p, err := s.Meta(ctx, metaAnalyzer); err != nil || p != "analyze/1" {
+		t.Errorf("pinned analyzer = %q, %v; want it untouched", p, err)
+	}
+	res, err := s.KeywordSearch(ctx, s.Analyzer().QueryTerms("設定ファイル"), 5, store.Filter{})
+	if err != nil || len(res) != 1 {
+		t.Errorf("search of the read-only version 1 index = %v, %v", res, err)
 	}
 }

@@ -1,4 +1,4 @@
-package loop
+package loopeval
 
 import (
 	"context"
@@ -7,21 +7,31 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
+	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/index"
+	"github.com/sagasu-dev/sagasu/internal/loop"
 	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/source"
 	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
 )
 
 // vitepressDocs is the real corpus the goal sets label, beside the repository.
-const vitepressDocs = "../../../shared/data/vitepress-docs"
+const vitepressDocs = "../../../../shared/data/vitepress-docs"
 
-var goalSets = []string{"../../testdata/goals/vitepress.json", "../../testdata/goals/vitepress-holdout.json"}
+// tuningSets are the project's goal sets; heldOut was written for issue 26
+// before the loop's selection, its semantic aspects and the research brain
+// were changed, and is only ever reported on.
+var (
+	tuningSets = []string{"../../../testdata/goals/vitepress.json", "../../../testdata/goals/vitepress-holdout.json"}
+	heldOut    = "../../../testdata/goals/vitepress-holdout2.json"
+	allSets    = append(slices.Clone(tuningSets), heldOut)
+)
 
 // vitepressEngine indexes the VitePress documentation, or skips the test
-// when it is not there.
-func vitepressEngine(t *testing.T) *Engine {
+// when it is not there, and returns its search engine and a loop over it.
+func vitepressEngine(t *testing.T) (*search.Engine, *loop.Engine) {
 	t.Helper()
 	if _, err := os.Stat(vitepressDocs); err != nil {
 		t.Skipf("the VitePress documentation is not at %s: %v", vitepressDocs, err)
@@ -39,7 +49,16 @@ func vitepressEngine(t *testing.T) *Engine {
 	if rep.Added < 60 {
 		t.Fatalf("indexed only %d documents", rep.Added)
 	}
-	return New(search.New(st), Options{})
+	s := search.New(st)
+	return s, loop.New(s, loop.Options{})
+}
+
+func result(id int64, uri, heading, text string) doc.Hit {
+	var h []string
+	if heading != "" {
+		h = strings.Split(heading, " > ")
+	}
+	return doc.Hit{Chunk: doc.Chunk{ID: id, Text: text, Heading: h}, Source: doc.Source{URI: uri}}
 }
 
 func TestLoadGoalSetRejectsBadSets(t *testing.T) {
@@ -98,10 +117,10 @@ func TestCoversLabel(t *testing.T) {
 // corpus: every labelled page exists and every labelled section heading is
 // the heading of some chunk, so no label silently never matches.
 func TestGoalSetLabelsResolve(t *testing.T) {
-	e := vitepressEngine(t)
+	s, _ := vitepressEngine(t)
 	ctx := context.Background()
-	st := e.search.(*search.Engine).Store()
-	for _, file := range goalSets {
+	st := s.Store()
+	for _, file := range allSets {
 		set, err := LoadGoalSet(file)
 		if err != nil {
 			t.Fatal(err)
@@ -111,7 +130,7 @@ func TestGoalSetLabelsResolve(t *testing.T) {
 		}
 		ja := 0
 		for _, g := range set.Goals {
-			if hasCJK(g.Goal) {
+			if strings.ContainsFunc(g.Goal, func(r rune) bool { return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana) }) {
 				ja++
 			}
 			if len(g.Aspects) < 2 || len(g.Aspects) > 4 {
@@ -150,81 +169,64 @@ func TestGoalSetLabelsResolve(t *testing.T) {
 	}
 }
 
-// TestLoopBeatsBaselines is the issue's closing note as a test: on both
-// goal sets the loop covers more labelled aspects in its top 10 than one
-// query and than the goal text as a query, and never fewer than the single
-// query on any goal. Its own confidence is calibrated: result lists it
-// scores 0.7 or more cover more than those it scores below 0.5.
+// TestLoopBeatsBaselines is the issue's closing note as a test: on the
+// project's goal sets the loop covers more labelled aspects in its top 10
+// than one query and than the goal text as a query, and never fewer than
+// the single query on any goal, with no exception. Its own confidence is
+// calibrated: result lists it scores 0.7 or more cover more than those it
+// scores below 0.5.
 func TestLoopBeatsBaselines(t *testing.T) {
-	e := vitepressEngine(t)
-	for _, file := range goalSets {
-		set, err := LoadGoalSet(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep, err := e.EvaluateGoals(context.Background(), set, GoalOptions{K: 10})
-		if err != nil {
-			t.Fatal(err)
-		}
-		av := rep.Average
-		t.Logf("%s: single %.3f, goal text %.3f, loop %.3f (%.1f iterations), from goal %.3f, with aspects %.3f",
-			set.Name, av.Single, av.GoalText, av.Loop, av.Iterations, av.LoopFromGoal, av.LoopAspects)
-		if av.Loop <= av.Single || av.Loop <= av.GoalText {
-			t.Errorf("%s: loop %.3f does not beat single %.3f and goal text %.3f", set.Name, av.Loop, av.Single, av.GoalText)
-		}
-		if av.LoopFromGoal <= av.Single {
-			t.Errorf("%s: the loop from the goal alone %.3f does not beat one query %.3f", set.Name, av.LoopFromGoal, av.Single)
-		}
-		if bad := rep.UnexpectedWorse(); len(bad) > 0 {
-			t.Errorf("%s: the loop covers less than one query on %v", set.Name, bad)
-		}
-		if len(rep.LoopWorseThanSingle) > 0 {
-			t.Logf("%s: known: the loop covers less than one query on %v (KnownWorseThanSingle)", set.Name, rep.LoopWorseThanSingle)
-		}
-		for _, g := range rep.Goals {
-			if g.Iterations < 1 || g.Iterations > DefaultMaxIterations {
-				t.Errorf("%s: goal %s used %d iterations", set.Name, g.ID, g.Iterations)
-			}
-		}
-		var low, high *CalibrationBin
-		for i := range rep.Calibration {
-			b := &rep.Calibration[i]
-			switch {
-			case b.High <= 0.5 && b.Lists > 0:
-				low = b
-			case b.Low >= 0.7 && b.Lists > 0 && (high == nil || b.MeanCoverage < high.MeanCoverage):
-				high = b
-			}
-		}
-		if low == nil || high == nil {
-			t.Errorf("%s: calibration lacks lists on both sides of 0.7: %+v", set.Name, rep.Calibration)
-		} else if high.MeanCoverage <= low.MeanCoverage {
-			t.Errorf("%s: lists scored ≥ 0.7 cover %.2f, not more than those below 0.5 (%.2f)", set.Name, high.MeanCoverage, low.MeanCoverage)
-		}
+	s, e := vitepressEngine(t)
+	for _, file := range tuningSets {
+		loopBeatsBaselines(t, s, e, file)
 	}
 }
 
-// TestSeedGoalAspects: the seed's goal and its English twin yield the
-// configuration references the index has, not a single vague aspect.
-func TestSeedGoalAspects(t *testing.T) {
-	e := vitepressEngine(t)
-	ctx := context.Background()
-	for goal, want := range map[string][]string{
-		"VitePressの設定方法を理解する":                   {"サイト設定", "フロントマター設定", "デフォルトテーマの設定"},
-		"Understand how to configure VitePress": {"Site Config", "Frontmatter Config", "Default Theme Config"},
-	} {
-		got, err := e.Aspects(ctx, goal, nil)
-		if err != nil || !slices.Equal(got, want) {
-			t.Errorf("Aspects(%q) = %q, %v; want %q", goal, got, err, want)
+// loopBeatsBaselines checks one goal set. The held-out set is not checked
+// here: it is measured and reported (sagasu eval goals), never a gate the
+// loop is fitted to.
+func loopBeatsBaselines(t *testing.T, s *search.Engine, e *loop.Engine, file string) {
+	t.Helper()
+	set, err := LoadGoalSet(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := EvaluateGoals(context.Background(), s, e, set, GoalOptions{K: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	av := rep.Average
+	t.Logf("%s: single %.3f, goal text %.3f, loop %.3f (%.1f iterations), from goal %.3f, with aspects %.3f",
+		set.Name, av.Single, av.GoalText, av.Loop, av.Iterations, av.LoopFromGoal, av.LoopAspects)
+	if av.Loop <= av.Single || av.Loop <= av.GoalText {
+		t.Errorf("%s: loop %.3f does not beat single %.3f and goal text %.3f", set.Name, av.Loop, av.Single, av.GoalText)
+	}
+	if av.LoopFromGoal <= av.Single {
+		t.Errorf("%s: the loop from the goal alone %.3f does not beat one query %.3f", set.Name, av.LoopFromGoal, av.Single)
+	}
+	if len(rep.LoopWorseThanSingle) > 0 {
+		t.Errorf("%s: the loop covers fewer aspects than one query on %v", set.Name, rep.LoopWorseThanSingle)
+	}
+	for _, g := range rep.Goals {
+		if g.Iterations < 1 || g.Iterations > loop.DefaultMaxIterations {
+			t.Errorf("%s: goal %s used %d iterations", set.Name, g.ID, g.Iterations)
 		}
 	}
-	// Explicit aspects win; a goal with several aspects is not expanded.
-	got, _ := e.Aspects(ctx, "VitePressの設定方法を理解する", []string{"プラグイン", " "})
-	if !slices.Equal(got, []string{"プラグイン"}) {
-		t.Errorf("explicit aspects: %q", got)
+	// Lists pooled on each side (a bin may hold a single list).
+	var low, high struct{ lists, covered float64 }
+	for _, b := range rep.Calibration {
+		switch {
+		case b.High <= 0.5:
+			low.lists += float64(b.Lists)
+			low.covered += float64(b.Lists) * b.MeanCoverage
+		case b.Low >= 0.7:
+			high.lists += float64(b.Lists)
+			high.covered += float64(b.Lists) * b.MeanCoverage
+		}
 	}
-	got, _ = e.Aspects(ctx, "サイドバーとフッターの設定", nil)
-	if !slices.Equal(got, []string{"サイドバー", "フッターの設定"}) {
-		t.Errorf("two aspects: %q", got)
+	if low.lists == 0 || high.lists == 0 {
+		t.Errorf("%s: calibration lacks lists on both sides of 0.7: %+v", set.Name, rep.Calibration)
+	} else if high.covered/high.lists <= low.covered/low.lists {
+		t.Errorf("%s: lists scored ≥ 0.7 cover %.2f, not more than those below 0.5 (%.2f)", set.Name, high.covered/high.lists, low.covered/low.lists)
 	}
 }
