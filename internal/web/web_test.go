@@ -532,7 +532,8 @@ func TestRenderedPageHasNoInlineScript(t *testing.T) {
 	}
 	js, _ := assets.ReadFile("assets/app.js")
 	md, _ := assets.ReadFile("assets/md.js")
-	for _, src := range []string{string(js), string(md)} {
+	i18n, _ := assets.ReadFile("assets/i18n.js")
+	for _, src := range []string{string(js), string(md), string(i18n)} {
 		if strings.Contains(src, "innerHTML") || strings.Contains(src, "insertAdjacentHTML") || strings.Contains(src, "document.write") {
 			t.Error("the page's scripts write HTML from strings; text must go in as text nodes")
 		}

@@ -265,7 +265,7 @@ func names(s string) []string {
 	}
 	s = codeRE.ReplaceAllString(s, " ")
 	for i, w := range strings.Fields(s) {
-		w = strings.Trim(w, `.,;:!?()[]{}"'“”‘’`)
+		w = strings.Trim(w, `.,;:!?()[]{}"'“”‘’*_`) // emphasis marks are not part of a name
 		if w == "" || hasCJK(w) || numberRE.MatchString(w) && strings.Trim(w, "0123456789.,") == "" {
 			continue
 		}

@@ -1,6 +1,7 @@
 package react
 
 import (
+	"cmp"
 	"math"
 	"regexp"
 	"slices"
@@ -62,6 +63,7 @@ type candidate struct {
 	ctx     []string // terms of its heading path and title
 	score   float64
 	prefix  string // the option name put before it ("`cleanUrls`: "), if any
+	frag    bool   // says nothing in words: counted, never quoted
 }
 
 // fence matches a code fence line.
@@ -93,7 +95,7 @@ func looksLikeCode(s string) bool {
 	if strings.HasSuffix(s, ".") || strings.HasSuffix(s, "。") {
 		return false
 	}
-	if keyValue.MatchString(s) {
+	if keyValue.MatchString(s) || codeStatement.MatchString(s) {
 		return true
 	}
 	letters := 0
@@ -103,6 +105,43 @@ func looksLikeCode(s string) bool {
 		}
 	}
 	return letters*10 < len([]rune(s))*7 // under 70% letters and spaces
+}
+
+// codeStatement is a line of source code read as a sentence: one that
+// opens with a keyword of code, or ends as an unfinished statement does.
+var codeStatement = regexp.MustCompile(`^(?:import|export|const|let|var|function|return|def|func|package|class)\s|^[})\]]|[{(\[,]$|=>|\)\s*\{`)
+
+// fragment reports a unit that says nothing in words: inline code and
+// markers aside, under two words (or six CJK letters), like a list item
+// naming one slot or option ("`aside-ads-after`").
+func fragment(s string) bool {
+	if defaultLine.MatchString(s) {
+		return false // "Default: `/`" is the fact itself
+	}
+	words, cjk := 0, 0
+	for _, w := range strings.Fields(codeRE.ReplaceAllString(stripMarkers(s), " ")) {
+		if strings.IndexFunc(w, unicode.IsLetter) >= 0 {
+			words++
+		}
+		for _, r := range w {
+			if unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana) {
+				cjk++
+			}
+		}
+	}
+	return words < 2 && cjk < 6
+}
+
+// finished reports whether a unit ends as a sentence does (or leads into
+// its code block), not as a label, a key or a cut line.
+func finished(s string) bool {
+	lead, _, hasCode := strings.Cut(s, "\n\n")
+	if hasCode || defaultLine.MatchString(lead) {
+		return true
+	}
+	lead = strings.TrimRight(stripMarkers(lead), " \"')”’」』）*")
+	return strings.HasSuffix(lead, ".") || strings.HasSuffix(lead, "!") || strings.HasSuffix(lead, "?") ||
+		strings.HasSuffix(lead, "。") || strings.HasSuffix(lead, "！") || strings.HasSuffix(lead, "？")
 }
 
 // maxCodeLines bounds the code block quoted after a lead-in sentence.
@@ -124,12 +163,18 @@ func sentencesOf(text string) []string {
 	var cur []string
 	var opening string
 	inFence := false
-	frontmatter := strings.HasPrefix(text, "---\n")
-	for i, line := range strings.Split(text, "\n") {
+	// Front matter (YAML between --- lines at the top, blank lines allowed
+	// before it) is never prose.
+	frontmatter := strings.HasPrefix(strings.TrimLeft(text, " \t\r\n"), "---")
+	opened := false
+	lines := strings.Split(text, "\n")
+	inFence = startsInCode(lines)
+	for _, line := range lines {
 		t := strings.TrimSpace(line)
 		if frontmatter {
-			if i > 0 && t == "---" {
-				frontmatter = false
+			if t == "---" {
+				frontmatter = !opened
+				opened = true
 			}
 			prose.WriteString("\n")
 			continue
@@ -138,7 +183,7 @@ func sentencesOf(text string) []string {
 		case fence.MatchString(line):
 			if !inFence {
 				opening, cur = t, nil
-			} else {
+			} else if opening != "" { // not the end of a block the chunk starts inside
 				code := cur
 				if len(code) > maxCodeLines {
 					code = code[:maxCodeLines]
@@ -201,6 +246,26 @@ func sentencesOf(text string) []string {
 	return out
 }
 
+// startsInCode reports a chunk that begins inside a code block: its first
+// fence is a bare closing one and a line before it reads as code.
+func startsInCode(lines []string) bool {
+	for i, line := range lines {
+		if !fence.MatchString(line) {
+			continue
+		}
+		if t := strings.TrimSpace(line); t != "```" && t != "~~~" {
+			return false
+		}
+		for _, l := range lines[:i] {
+			if t := strings.TrimSpace(l); t != "" && looksLikeCode(t) {
+				return true
+			}
+		}
+		return false
+	}
+	return false
+}
+
 // Extract writes a short answer to question from the sentences of hits
 // (retrieved chunks, best first): sentences ranked by BM25 over the
 // sentence collection plus what their headings and their chunk's rank say,
@@ -232,7 +297,8 @@ func Extract(an *analyze.Analyzer, question string, hits []doc.Hit, ps *Passages
 			if len(terms) < 3 {
 				continue
 			}
-			cands = append(cands, candidate{text: s, prefix: prefix, rank: rank, pos: pos, terms: terms, ctx: ctxTerms, passage: -1})
+			frag := !strings.Contains(s, "\n\n") && fragment(strings.TrimPrefix(s, prefix))
+			cands = append(cands, candidate{text: s, prefix: prefix, rank: rank, pos: pos, terms: terms, ctx: ctxTerms, passage: -1, frag: frag})
 			cands[len(cands)-1].passage = rank // index into hits for now
 		}
 	}
@@ -284,6 +350,9 @@ func Extract(an *analyze.Analyzer, question string, hits []doc.Hit, ps *Passages
 			if c.score < 0.35*top {
 				break // sorted: the rest are weaker still
 			}
+			if c.frag {
+				continue
+			}
 			sim := 0.0
 			for _, p := range picked {
 				sim = max(sim, jaccard(c.terms, p.terms))
@@ -303,6 +372,15 @@ func Extract(an *analyze.Analyzer, question string, hits []doc.Hit, ps *Passages
 			runes += n
 		}
 		picked = append(picked, c)
+	}
+	unfinished := 0
+	for _, c := range picked {
+		if !finished(strings.TrimPrefix(c.text, c.prefix)) {
+			unfinished++
+		}
+	}
+	if unfinished*2 > len(picked) {
+		return quotePassages(hits, picked, ps, lang)
 	}
 	var b strings.Builder
 	prevCode := false
@@ -333,6 +411,62 @@ func Extract(an *analyze.Analyzer, question string, hits []doc.Hit, ps *Passages
 			b.WriteString("\n\n" + code)
 		}
 		prevCode = hasCode
+	}
+	return b.String()
+}
+
+// Quoted passages: how many, and how long each quote may be.
+const (
+	maxQuoted     = 3
+	maxQuoteRunes = 320
+)
+
+// quotePassages answers with the passages themselves when the picked
+// sentences would read as a list of fragments (labels, keys, cut lines):
+// for each passage its heading, then its finished prose sentences as a
+// quote, each cited. Code and front matter are never quoted as prose. It
+// returns "" when no passage has a finished sentence.
+func quotePassages(hits []doc.Hit, picked []candidate, ps *Passages, lang Lang) string {
+	sep := " "
+	if lang == LangJapanese {
+		sep = ""
+	}
+	var b strings.Builder
+	seen := map[int]bool{}
+	for _, c := range picked {
+		if seen[c.passage] || len(seen) == maxQuoted {
+			continue
+		}
+		seen[c.passage] = true
+		h := hits[c.passage]
+		var quote []string
+		n := 0
+		for _, s := range sentencesOf(h.Chunk.Text) {
+			if strings.Contains(s, "\n\n") || !finished(s) {
+				continue
+			}
+			if r := len([]rune(s)); n > 0 && n+r > maxQuoteRunes {
+				break
+			} else {
+				n += r
+			}
+			quote = append(quote, s)
+		}
+		if len(quote) == 0 {
+			continue
+		}
+		m := marker(ps.Add(h))
+		heading := strings.Join(h.Chunk.Heading, " › ")
+		if heading == "" {
+			heading = cmp.Or(h.Source.Title, h.Source.URI)
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString("**" + heading + "**" + sep + m + "\n\n>")
+		for _, s := range quote {
+			b.WriteString(" " + s + sep + m)
+		}
 	}
 	return b.String()
 }
