@@ -33,15 +33,8 @@ func repoRoot(t *testing.T) string {
 // evaluate; start a research run and watch it finish; no console errors.
 // It prints the time to the first trace event and to the answer.
 func TestBrowser(t *testing.T) {
-	testenv.Short(t, "drives chromium through a whole session")
+	node, modules := browserTools(t)
 	root := repoRoot(t)
-	modules := filepath.Join(root, ".tools", "web-test", "node_modules")
-	_, err := os.Stat(filepath.Join(modules, "playwright-core"))
-	testenv.Need(t, err == nil, "playwright-core is not installed: run bash scripts/web-test.sh")
-	_, err = os.Stat("/usr/bin/chromium")
-	testenv.Need(t, err == nil, "/usr/bin/chromium is missing: run bash scripts/playwright-mcp.sh")
-	node, err := exec.LookPath("node")
-	testenv.Need(t, err == nil, "node is not installed (apt-get install nodejs)")
 
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "sagasu")
@@ -218,16 +211,14 @@ func writeDocs(t *testing.T, dir string) string {
 // skips (fails under CI=true) when they are missing.
 func browserTools(t *testing.T) (node, modules string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("the browser test is not short")
-	}
+	testenv.Short(t, "drives chromium through a whole session")
 	modules = filepath.Join(repoRoot(t), ".tools", "web-test", "node_modules")
 	_, err := os.Stat(filepath.Join(modules, "playwright-core"))
-	needs(t, err == nil, "playwright-core is not installed: run bash scripts/web-test.sh")
+	testenv.Need(t, err == nil, "playwright-core is not installed: run bash scripts/web-test.sh")
 	_, err = os.Stat("/usr/bin/chromium")
-	needs(t, err == nil, "/usr/bin/chromium is missing: run bash scripts/playwright-mcp.sh")
+	testenv.Need(t, err == nil, "/usr/bin/chromium is missing: run bash scripts/playwright-mcp.sh")
 	node, err = exec.LookPath("node")
-	needs(t, err == nil, "node is not installed (apt-get install nodejs)")
+	testenv.Need(t, err == nil, "node is not installed (apt-get install nodejs)")
 	return node, modules
 }
 
