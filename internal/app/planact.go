@@ -1,7 +1,9 @@
 package app
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,9 +11,11 @@ import (
 	"strings"
 
 	"github.com/sagasu-dev/sagasu/internal/agent/planact"
+	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/graph"
 	"github.com/sagasu-dev/sagasu/internal/loop"
 	"github.com/sagasu-dev/sagasu/internal/mcpclient"
+	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/source/fetch"
 	"github.com/sagasu-dev/sagasu/internal/store"
 )
@@ -96,6 +100,27 @@ func (r *Runtime) PlanAct(a *App, opt PlanActOptions) (agent *planact.Agent, clo
 			mcp.Close()
 		}
 	}, nil
+}
+
+// ResearchHits returns what Plan-and-Act's research brain (no model, no MCP
+// servers, no memory) cites for a goal over the index e searches, as the
+// index's hits: the measure `sagasu eval goals --research` takes.
+func ResearchHits(e *search.Engine, log *slog.Logger) func(ctx context.Context, goal string) ([]doc.Hit, error) {
+	return func(ctx context.Context, goal string) ([]doc.Hit, error) {
+		agent, err := planact.New(planact.Options{Research: planact.NewLoopResearch(e, loop.Options{Logger: log}), Log: graph.NewMemLog()})
+		if err != nil {
+			return nil, err
+		}
+		res, err := agent.Run(ctx, planact.RunInput{Goal: goal})
+		if err != nil {
+			return nil, err
+		}
+		ids := make([]int64, 0, len(res.Results))
+		for _, c := range res.Results {
+			ids = append(ids, c.ChunkID)
+		}
+		return e.Store().Hits(ctx, ids)
+	}
 }
 
 func configured(m map[string]mcpclient.ServerConfig) string {

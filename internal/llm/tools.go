@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/sagasu-dev/sagasu/internal/clip"
 )
 
 // CheckToolCall checks a model's tool call against the tools it was
@@ -96,11 +98,11 @@ func argsObject(call ToolCall) (map[string]json.RawMessage, error) {
 		return map[string]json.RawMessage{}, nil
 	}
 	if !json.Valid(raw) {
-		return nil, fmt.Errorf("error: the arguments of tool %q are not valid JSON: %s; call it again with a JSON object", call.Name, clip(string(raw), 200))
+		return nil, fmt.Errorf("error: the arguments of tool %q are not valid JSON: %s; call it again with a JSON object", call.Name, clip.Runes(string(raw), 200))
 	}
 	var args map[string]json.RawMessage
 	if raw[0] != '{' || json.Unmarshal(raw, &args) != nil {
-		return nil, fmt.Errorf("error: the arguments of tool %q must be a JSON object, got %s; call it again with a JSON object", call.Name, clip(string(raw), 200))
+		return nil, fmt.Errorf("error: the arguments of tool %q must be a JSON object, got %s; call it again with a JSON object", call.Name, clip.Runes(string(raw), 200))
 	}
 	if args == nil {
 		args = map[string]json.RawMessage{}
@@ -160,11 +162,4 @@ func quoteList(s []string) string {
 		q[i] = fmt.Sprintf("%q", v)
 	}
 	return strings.Join(q, ", ")
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "") + "..."
 }

@@ -18,10 +18,7 @@ func TestAskAnswersWithCitationsWithinTheBudget(t *testing.T) {
 	f := newFixture(t, Options{Ask: func(ctx context.Context, q string, o AskOptions) (*react.Result, error) {
 		return react.New(engine, react.Options{}).Answer(ctx, q)
 	}})
-	engine = f.srv.opt.Engine
-	if engine == nil {
-		engine = search.New(f.store)
-	}
+	engine = search.New(f.store)
 	f.add(512,
 		doc.Document{URI: "deploy.md", Type: doc.TypeFile, Format: doc.FormatMarkdown, Title: "Deploy",
 			Content: "# Deploy\n\n## Output directory\n\nThe build writes the site to `.vitepress/dist`. Upload that folder to any static host.\n"},

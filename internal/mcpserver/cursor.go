@@ -58,9 +58,13 @@ func (c *cursors) sign(payload string) string {
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:16])
 }
 
-// issue returns the cursor for st.
-func (c *cursors) issue(st cursorState) string {
-	st.Issued = c.now().Unix()
+// issue returns the cursor for st, issued at at. A response is rendered
+// several times while it is fitted to its budget, and every rendering must
+// be the same but for its shape, or the size it states would be another
+// rendering's: a handler reads the clock once (cursors.now) and issues
+// every cursor of its response at that instant.
+func (c *cursors) issue(st cursorState, at time.Time) string {
+	st.Issued = at.Unix()
 	raw, _ := json.Marshal(st)
 	payload := base64.RawURLEncoding.EncodeToString(raw)
 	return payload + "." + c.sign(payload)

@@ -58,6 +58,7 @@ func (s *Server) get(ctx context.Context, req *mcp.CallToolRequest, in tools.Get
 		return nil, tools.GetOutput{}, err
 	}
 	full := budget.Shape{Items: 1, Text: budget.TextBound([]int{tools.Runes(g.Rest())}, limit)}
+	at := s.cursors.now()
 	return fit(s, req, limit, full, 1, func(sh budget.Shape, est int) view[tools.GetOutput] {
 		body := ""
 		if sh.Items > 0 {
@@ -65,7 +66,7 @@ func (s *Server) get(ctx context.Context, req *mcp.CallToolRequest, in tools.Get
 		}
 		cursor := ""
 		if len(body) < len(g.Rest()) {
-			cursor = s.cursors.issue(cursorState{Tool: ToolGet, Args: args, Offset: g.Offset + len(body), Seen: g.Version})
+			cursor = s.cursors.issue(cursorState{Tool: ToolGet, Args: args, Offset: g.Offset + len(body), Seen: g.Version}, at)
 		}
 		out := g.Output(body, cursor)
 		out.EstimatedTokens, out.Budget = est, limit
@@ -101,10 +102,11 @@ func (s *Server) list(ctx context.Context, req *mcp.CallToolRequest, in tools.Li
 		return nil, tools.ListOutput{}, err
 	}
 	lim := s.limits.Cap
+	at := s.cursors.now()
 	return fit(s, req, lim, budget.Shape{Items: len(res.Sources)}, 0, func(sh budget.Shape, est int) view[tools.ListOutput] {
 		cursor := ""
 		if res.More || sh.Items < len(res.Sources) {
-			cursor = s.cursors.issue(cursorState{Tool: ToolList, Args: args, Offset: res.Offset + sh.Items})
+			cursor = s.cursors.issue(cursorState{Tool: ToolList, Args: args, Offset: res.Offset + sh.Items}, at)
 		}
 		out := res.Output(sh.Items, cursor)
 		out.EstimatedTokens, out.Budget = est, lim

@@ -24,7 +24,7 @@ func FuzzCursor(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	good := c.issue(cursorState{Tool: ToolQuery, Args: "abc", Offset: 10, Seen: "def"})
+	good := c.issue(cursorState{Tool: ToolQuery, Args: "abc", Offset: 10, Seen: "def"}, now)
 	for _, seed := range []string{good, good[:len(good)-3] + "AAA", "garbage", "", ".", "e30.", good + ".x", strings.Replace(good, ".", "..", 1)} {
 		f.Add(seed, ToolQuery, "abc", 10)
 	}
@@ -38,12 +38,12 @@ func FuzzCursor(f *testing.F) {
 			return // JSON carries text; the server's tools and hashes are ASCII
 		}
 		want := cursorState{Tool: tool, Args: args, Offset: abs(offset), Seen: args + tool}
-		got, err := c.open(c.issue(want), tool, args)
+		got, err := c.open(c.issue(want, now), tool, args)
 		want.Issued = now.Unix()
 		if err != nil || got != want {
 			t.Fatalf("cursor did not round-trip: issued %+v, opened %+v, %v", want, got, err)
 		}
-		if _, err := c.open(c.issue(want), tool+"x", args); err == nil || !strings.HasPrefix(err.Error(), "cursor: ") {
+		if _, err := c.open(c.issue(want, now), tool+"x", args); err == nil || !strings.HasPrefix(err.Error(), "cursor: ") {
 			t.Fatalf("a cursor opened for another tool: %v", err)
 		}
 	})

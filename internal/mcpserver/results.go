@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -32,14 +33,14 @@ func ranked[R any](s *Server, tool, cursor, args string, call func(offset int) (
 	return res, nil
 }
 
-// next returns the cursor to the page after the first kept hits of p, or ""
-// when the ranking ends there.
-func (s *Server) next(p tools.Ranking, tool, args string, kept int) string {
+// next returns the cursor, issued at at, to the page after the first kept
+// hits of p, or "" when the ranking ends there.
+func (s *Server) next(p tools.Ranking, tool, args string, kept int, at time.Time) string {
 	if kept >= len(p.Hits) && !p.HasMore {
 		return ""
 	}
 	o := p.Offset + kept
-	return s.cursors.issue(cursorState{Tool: tool, Args: args, Offset: o, Seen: hashOf(p.IDs[:o])})
+	return s.cursors.issue(cursorState{Tool: tool, Args: args, Offset: o, Seen: hashOf(p.IDs[:o])}, at)
 }
 
 // writeResults renders results as Markdown.

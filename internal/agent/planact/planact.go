@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sagasu-dev/sagasu/internal/clip"
 	"github.com/sagasu-dev/sagasu/internal/graph"
 	"github.com/sagasu-dev/sagasu/internal/llm"
 	"github.com/sagasu-dev/sagasu/internal/mcpclient"
@@ -288,11 +289,11 @@ func (a *Agent) result(ctx context.Context, run string, s State, out graph.Outco
 		r.Results = []Cited{}
 	}
 	if a.opt.Memory != nil && s.Goal != "" {
-		rec := Recollection{Run: run, Goal: s.Goal, Outcome: r.Outcome, Reason: r.Reason, Answer: clipRunes(r.Answer, 500), At: a.opt.Now().UTC()}
+		rec := Recollection{Run: run, Goal: s.Goal, Outcome: r.Outcome, Reason: r.Reason, Answer: clip.Runes(r.Answer, 500), At: a.opt.Now().UTC()}
 		for _, st := range s.Plan {
 			rec.Plan = append(rec.Plan, st.Text)
 			if st.Status == StatusFailed {
-				rec.Failed = append(rec.Failed, st.Text+": "+clipRunes(st.Result, 200))
+				rec.Failed = append(rec.Failed, st.Text+": "+clip.Runes(st.Result, 200))
 			}
 		}
 		// The memory is a help, not part of the result: a failure to write
@@ -313,12 +314,4 @@ func (a *Agent) observe(ev graph.Event) {
 	if a.opt.OnEvent != nil {
 		a.opt.OnEvent(ev)
 	}
-}
-
-func clipRunes(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/analyze"
+	"github.com/sagasu-dev/sagasu/internal/clip"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/graph"
 	"github.com/sagasu-dev/sagasu/internal/search"
@@ -108,7 +109,11 @@ func New(s Searcher, opt Options) *Agent {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	return &Agent{search: s, an: analyze.New(analyze.Options{}), opt: opt}
+	an := analyze.New(analyze.Options{})
+	if x, ok := s.(interface{ Analyzer() *analyze.Analyzer }); ok && x.Analyzer() != nil {
+		an = x.Analyzer() // the index's own
+	}
+	return &Agent{search: s, an: an, opt: opt}
 }
 
 // run is the record of one question being answered.
@@ -134,6 +139,9 @@ func (r *run) emit(ev graph.Event) {
 
 // searchTool runs search_knowledge_base and records it.
 func (r *run) searchTool(ctx context.Context, query string, k int, mode search.Mode) ([]doc.Hit, string, error) {
+	if d, ok := r.a.search.(interface{ DefaultMode() search.Mode }); ok && mode == "" {
+		mode = d.DefaultMode() // the trace says how it searched
+	}
 	args, _ := json.Marshal(map[string]any{"query": query, "k": k, "mode": mode})
 	r.emit(graph.Event{Type: graph.TypeAction, Tool: ToolSearch, Arguments: args})
 	start := time.Now()
@@ -162,7 +170,7 @@ func observeHits(hits []doc.Hit, ns []int) string {
 		if hp := h.Chunk.HeadingPath(); hp != "" {
 			fmt.Fprintf(&b, " — %s", hp)
 		}
-		fmt.Fprintf(&b, " (lines %d-%d)\n%s\n\n", h.Chunk.StartLine, h.Chunk.EndLine, clipRunes(strings.TrimSpace(h.Chunk.Text), 1200))
+		fmt.Fprintf(&b, " (lines %d-%d)\n%s\n\n", h.Chunk.StartLine, h.Chunk.EndLine, clip.Runes(strings.TrimSpace(h.Chunk.Text), 1200))
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
@@ -189,7 +197,8 @@ func (a *Agent) Answer(ctx context.Context, question string) (*Result, error) {
 			return r.res, ErrEmptyIndex
 		}
 	}
-	draft := Extract(a.an, question, hits, &r.passages, ExtractOptions{})
+	xo := a.extractOptions(ctx, question)
+	draft := Extract(a.an, question, hits, &r.passages, xo)
 	if draft == "" && len(hits) > 0 {
 		// The question's words matched chunks but no sentence: try the
 		// content words alone.
@@ -201,7 +210,7 @@ func (a *Agent) Answer(ctx context.Context, question string) (*Result, error) {
 			}
 			r.res.Turns++
 			hits = append(hits, more...)
-			draft = Extract(a.an, question, hits, &r.passages, ExtractOptions{})
+			draft = Extract(a.an, question, hits, &r.passages, xo)
 		}
 	}
 	if draft == "" {
@@ -215,6 +224,26 @@ func (a *Agent) Answer(ctx context.Context, question string) (*Result, error) {
 	r.finish(final, a.Checker().Check(final, &r.passages), refl)
 	r.res.TookMs = time.Since(start).Milliseconds()
 	return r.res, nil
+}
+
+// byMeaning is a searcher that compares texts with the index's chunks by
+// meaning: *search.Engine over an index with an embedder.
+type byMeaning interface {
+	ComparesMeaning() bool
+	Relatedness(ctx context.Context, text string, ids []int64) (map[int64]float64, error)
+}
+
+// extractOptions ranks the answer's sentences by meaning too when the
+// index has an embedder (each sentence by how close its chunk's stored
+// vector is to the question); by words alone otherwise.
+func (a *Agent) extractOptions(ctx context.Context, question string) ExtractOptions {
+	m, ok := a.search.(byMeaning)
+	if !ok || !m.ComparesMeaning() {
+		return ExtractOptions{}
+	}
+	return ExtractOptions{
+		Related: func(ids []int64) (map[int64]float64, error) { return m.Relatedness(ctx, question, ids) },
+	}
 }
 
 // indexEmpty reports whether the index holds no documents, when the
@@ -287,7 +316,7 @@ func citations(answer string, claims []Claim, ps *Passages) []Citation {
 			}
 		}
 		if quote == "" {
-			quote = clipRunes(strings.TrimSpace(h.Chunk.Text), 300)
+			quote = clip.Runes(strings.TrimSpace(h.Chunk.Text), 300)
 		}
 		out = append(out, citation(n, h, quote))
 	}
@@ -300,15 +329,4 @@ func notFound(lang Lang) string {
 		return "ナレッジベースには、この質問に答える情報が見つかりませんでした。"
 	}
 	return "The knowledge base has nothing that answers this question."
-}
-
-// passageIn reports whether chunk id is one of the passages res's searches
-// returned (its observations list them).
-func (a *Agent) passageIn(res *Result, id int64) (int, bool) {
-	for _, c := range res.Citations {
-		if c.ChunkID == id {
-			return c.N, true
-		}
-	}
-	return 0, false
 }

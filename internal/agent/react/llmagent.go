@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sagasu-dev/sagasu/internal/clip"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/graph"
 	"github.com/sagasu-dev/sagasu/internal/llm"
@@ -528,7 +529,7 @@ func (a *Agent) reflectNode(ctx context.Context, rc *graph.RunContext, s state) 
 	var notes []string
 	for _, c := range claims {
 		if c.Checked && !c.Supported {
-			notes = append(notes, fmt.Sprintf("- %q: %s", clipRunes(c.Text, 160), c.Reason))
+			notes = append(notes, fmt.Sprintf("- %q: %s", clip.Runes(c.Text, 160), c.Reason))
 		}
 	}
 	var b strings.Builder
