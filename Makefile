@@ -2,12 +2,13 @@
 GO        ?= go
 BIN       := bin/sagasu
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS   := -s -w -X main.version=$(VERSION)
+COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS   := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 SCIFACT   ?= ../shared/data/scifact
 DEMO_DB   := .sagasu/demo.db
 
-.PHONY: all build demo test unit crossbuild lint fmt-check vet staticcheck eval bench clean
+.PHONY: all build demo test unit crossbuild lint fmt-check vet staticcheck eval bench clean release-snapshot
 
 all: build
 
@@ -59,5 +60,11 @@ eval: build
 bench: build
 	$(BIN) bench --chunks 100000 --corpus $(SCIFACT)/corpus.jsonl
 
+# Release archives for linux/darwin/windows x amd64/arm64, a CycloneDX SBOM
+# per binary and checksums.txt, into dist/ (slow: six builds; not part of
+# make test). VERSION=v1.2.3 names a release.
+release-snapshot:
+	GO=$(GO) VERSION=$(VERSION) COMMIT=$(COMMIT) bash scripts/release.sh
+
 clean:
-	rm -rf bin .sagasu/demo.db*
+	rm -rf bin dist .sagasu/demo.db*

@@ -58,6 +58,8 @@ type agentFlagsPA struct {
 	offline bool
 	table   string
 	trace   bool
+	// endSpan ends the run's trace span (a no-op without tracing).
+	endSpan func(error)
 }
 
 func (f *agentFlagsPA) open(cmd *cobra.Command, g *globals, goal string) (*planact.Agent, func(), *app.App, error) {
@@ -73,6 +75,11 @@ func (f *agentFlagsPA) open(cmd *cobra.Command, g *globals, goal string) (*plana
 	if f.trace || (!a.Config.JSON && isTerminal(g.stderr)) {
 		opt.OnEvent = traceTo(g.stderr)
 	}
+	// The run's span: model and tool calls nest under it.
+	ctx, end := a.Tracer.StartAgent(cmd.Context(), "sagasu plan-and-act", "")
+	cmd.SetContext(ctx)
+	f.endSpan = end
+	opt.OnEvent = a.Tracer.OnEvent(ctx, opt.OnEvent)
 	agent, closeMCP, err := rt.PlanAct(a, opt)
 	if err != nil {
 		rt.Close()
@@ -110,6 +117,7 @@ func newAgentRunCmd(g *globals) *cobra.Command {
 			}
 			defer done()
 			res, err := agent.Run(cmd.Context(), planact.RunInput{Goal: f.goal})
+			f.endSpan(err)
 			if errors.Is(err, planact.ErrNeedsModel) {
 				return usageError{err}
 			}
@@ -137,6 +145,7 @@ func newAgentResumeCmd(g *globals) *cobra.Command {
 			}
 			defer done()
 			res, err := agent.Resume(cmd.Context(), args[0])
+			f.endSpan(err)
 			if err != nil {
 				return err
 			}

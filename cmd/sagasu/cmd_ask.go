@@ -92,7 +92,10 @@ reflection, mode, turns and token usage.`,
 				return err
 			}
 			defer rt.Close()
-			res, err := rt.Asker(opt).Ask(cmd.Context(), args[0], nil)
+			ctx, end := a.Tracer.StartAgent(cmd.Context(), "sagasu ask", "")
+			opt.OnEvent = a.Tracer.OnEvent(ctx, opt.OnEvent)
+			res, err := rt.Asker(opt).Ask(ctx, args[0], nil)
+			end(err)
 			if err != nil {
 				return err
 			}

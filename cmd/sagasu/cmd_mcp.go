@@ -39,7 +39,8 @@ sagasu_plan_execute_stage, sagasu_read_cache, and sagasu_ask (a cited answer
 from the ReAct + Reflection agent: with the configured --llm, else offline). Resources: sagasu://source/{id}
 and sagasu://chunk/{id}. Every result is measured with a tokenizer and fitted
 to its budget: summary 5,000 tokens, detailed 15,000, anything at most
---max-output-tokens. docs/mcp.md has client configurations.
+--max-output-tokens. sagasu mcp config CLIENT prints (or --write merges) the
+configuration for Claude Code, Claude Desktop, VS Code, Cursor or Codex.
 
 sagasu_index reads only files under the allowed roots (--root, repeatable;
 default the working directory). No tool indexes or reads dotfiles and
@@ -107,10 +108,13 @@ browser origins other than loopback ones are refused unless allowed with
 				return err
 			}
 			ask := func(ctx context.Context, q string, o mcpserver.AskOptions) (*react.Result, error) {
-				return rt.Asker(app.AskOptions{Offline: o.Offline, MaxTurns: o.MaxTurns}).Ask(ctx, q, nil)
+				ctx, end := a.Tracer.StartAgent(ctx, "sagasu ask", "")
+				res, err := rt.Asker(app.AskOptions{Offline: o.Offline, MaxTurns: o.MaxTurns, OnEvent: a.Tracer.OnEvent(ctx, nil)}).Ask(ctx, q, nil)
+				end(err)
+				return res, err
 			}
-			srv, err := mcpserver.New(mcpserver.Options{Tools: rt.Tools, Counter: counter, Limits: limits, Logger: a.Log, Version: version, Ask: ask,
-				MaxConcurrentCalls: maxCalls, AllowDotfiles: allowDotfiles})
+			srv, err := mcpserver.New(mcpserver.Options{Tools: rt.Tools, Counter: counter, Limits: limits, Logger: a.Log, Version: appVersion(), Ask: ask,
+				MaxConcurrentCalls: maxCalls, AllowDotfiles: allowDotfiles, Middleware: a.Tracer.MCPMiddleware()})
 			if err != nil {
 				return usageError{err}
 			}
@@ -153,6 +157,7 @@ browser origins other than loopback ones are refused unless allowed with
 	addEmbedderFlags(f)
 	addLLMFlags(f)
 	af.register(f, true)
+	cmd.AddCommand(newMCPConfigCmd(g))
 	return cmd
 }
 

@@ -15,11 +15,13 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/sagasu-dev/sagasu/internal/app"
+	"github.com/sagasu-dev/sagasu/internal/telemetry"
 )
 
 // exit codes
@@ -40,6 +42,8 @@ type globals struct {
 
 	cpuProfile  string
 	stopProfile func()
+	// tracer exports spans when OTEL_EXPORTER_OTLP_ENDPOINT is set (nil: off).
+	tracer *telemetry.Tracer
 	// json is set once the configuration asks for JSON output.
 	json bool
 }
@@ -59,12 +63,25 @@ func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format
 // run executes one sagasu command line and returns the exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, environ []string) int {
 	g := &globals{stdout: stdout, stderr: stderr, stdin: stdin, environ: environ}
+	tracer, err := telemetry.New(ctx, telemetry.Options{Environ: environ, Version: appVersion()})
+	if err != nil {
+		fmt.Fprintln(stderr, "sagasu: tracing is off:", err)
+	}
+	g.tracer = tracer
+	defer func() {
+		// Send the spans still buffered, even when ctx was interrupted.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := tracer.Shutdown(sctx); err != nil {
+			fmt.Fprintln(stderr, "sagasu: sending traces:", err)
+		}
+	}()
 	root := newRootCmd(g)
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	err = root.ExecuteContext(ctx)
 	if g.stopProfile != nil {
 		g.stopProfile()
 	}
@@ -179,5 +196,7 @@ func (g *globals) load(cmd *cobra.Command) (*app.App, error) {
 	if w := cfg.Origin.Warning(); w != "" && cmd.Name() != "trust" {
 		fmt.Fprintln(g.stderr, "sagasu:", w)
 	}
-	return app.New(cfg, g.stderr, g.environ), nil
+	a := app.New(cfg, g.stderr, g.environ)
+	a.Tracer = g.tracer
+	return a, nil
 }

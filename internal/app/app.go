@@ -21,6 +21,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/store/postgres"
 	"github.com/sagasu-dev/sagasu/internal/store/qdrant"
 	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
+	"github.com/sagasu-dev/sagasu/internal/telemetry"
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
@@ -32,6 +33,8 @@ type App struct {
 	Getenv func(string) string
 	// LongLived is set by faces that answer many queries (see StoreOptions).
 	LongLived bool
+	// Tracer, when set, traces every model call (see internal/telemetry).
+	Tracer *telemetry.Tracer
 }
 
 // New returns an App logging to stderr at the configured level, reading

@@ -17,14 +17,14 @@ var layers = [][]string{
 	{"internal/mcpserver"},
 	{"internal/agent/react", "internal/agent/planact"},
 	{"internal/tools", "internal/testcorpus"},
-	{"internal/loop", "internal/eval"},
+	{"internal/loop", "internal/eval", "internal/telemetry"},
 	{"internal/graph", "internal/mcpclient"},
 	{"internal/search", "internal/migrate"},
 	{"internal/index"},
 	{"internal/source", "internal/chunk", "internal/agentcache"},
 	{"internal/store"},
 	{"internal/embed", "internal/llm", "internal/budget", "internal/analyze", "internal/glob", "internal/httpguard"},
-	{"internal/doc", "internal/userfile", "internal/testenv", "internal/clip"},
+	{"internal/doc", "internal/userfile", "internal/testenv", "internal/clip", "internal/mcpconfig"},
 }
 
 // layerOf returns the layer of a package path relative to the module.

@@ -63,5 +63,9 @@ func (a *App) LLM() (llm.Model, error) {
 // buildLLM builds c's model with the key rule of envFor: c's address counts
 // as named when it is the configured one.
 func (a *App) buildLLM(c LLMConfig) (llm.Model, error) {
-	return BuildLLM(c, a.envFor(c.Driver, c.URL, sameAddress(c.URL, a.Config.LLM.URL)))
+	m, err := BuildLLM(c, a.envFor(c.Driver, c.URL, sameAddress(c.URL, a.Config.LLM.URL)))
+	if err != nil || m == nil {
+		return m, err
+	}
+	return a.Tracer.Model(m), nil
 }

@@ -48,6 +48,9 @@ type Options struct {
 	// MaxConcurrentCalls is how many quick tool calls run at once; the rest
 	// wait in arrival order. 0 means one per processor (GOMAXPROCS).
 	MaxConcurrentCalls int
+	// Middleware, when set, wraps every request before sagasu's own checks
+	// (tracing: it sees refused calls too).
+	Middleware mcp.Middleware
 	// AllowDotfiles lets clients index and read dotfiles and dot-folders
 	// (.env, .ssh/, .git/...); by default they are refused (see
 	// tools.Toolset.WithDotfiles).
@@ -127,6 +130,10 @@ func New(opt Options) (*Server, error) {
 	s.addTools()
 	s.addResources()
 	s.mcp.AddReceivingMiddleware(s.guard, s.checkCalls, s.queueCalls)
+	if opt.Middleware != nil {
+		// Added last, it runs first.
+		s.mcp.AddReceivingMiddleware(opt.Middleware)
+	}
 	return s, nil
 }
 
