@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sagasu-dev/sagasu/internal/testenv"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/pelletier/go-toml/v2"
 )
@@ -18,9 +20,7 @@ import (
 // working server: the test reads it back and starts exactly that command
 // with those arguments, from another folder, as a client would.
 func TestMCPConfigWriteStartsAWorkingServer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	testenv.Short(t, "builds the binary")
 	bin := buildBinary(t)
 	proj := t.TempDir()
 	write(t, filepath.Join(proj, "docs", "guide.md"), "# Guide\n\nDeploy with the blue button.\n")

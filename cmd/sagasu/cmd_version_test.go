@@ -1,12 +1,15 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 func TestReadVersion(t *testing.T) {
@@ -48,17 +51,12 @@ func TestReadVersion(t *testing.T) {
 // The test clones this repository's HEAD (Go stamps VCS information only
 // where .git is a folder, so not in a linked worktree) and builds there.
 func TestVersionOfARealGitBuild(t *testing.T) {
-	if testing.Short() {
-		t.Skip("clones the repository and builds the binary")
-	}
+	testenv.Short(t, "clones the repository and builds the binary")
 	root, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
-	if err != nil {
-		t.Skip("not a git checkout:", err)
-	}
+	testenv.Need(t, err == nil, fmt.Sprintf("not a git checkout (the test clones it): %v", err))
 	clone := t.TempDir()
-	if out, err := exec.Command("git", "clone", "--quiet", "--depth=1", "file://"+strings.TrimSpace(string(root)), clone).CombinedOutput(); err != nil {
-		t.Skipf("git clone: %v\n%s", err, out)
-	}
+	out, err := exec.Command("git", "clone", "--quiet", "--depth=1", "file://"+strings.TrimSpace(string(root)), clone).CombinedOutput()
+	testenv.Need(t, err == nil, fmt.Sprintf("git clone: %v\n%s", err, out))
 	head, err := exec.Command("git", "-C", clone, "rev-parse", "HEAD").Output()
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +68,7 @@ func TestVersionOfARealGitBuild(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	out, err := exec.Command(bin, "version").Output()
+	out, err = exec.Command(bin, "version").Output()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,15 +10,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // The SBOM of a real sagasu binary, cross-built for another platform,
 // lists every module Go recorded in it, with its version and package URL,
 // in CycloneDX's shape.
 func TestSBOMOfARealBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds sagasu")
-	}
+	testenv.Short(t, "builds sagasu")
 	exe := filepath.Join(t.TempDir(), "sagasu.exe")
 	build := exec.Command("go", "build", "-trimpath", "-o", exe, "../../cmd/sagasu")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=windows", "GOARCH=arm64")
