@@ -46,6 +46,9 @@ type Live struct {
 	// time), b is its builder.
 	working sync.Mutex
 	b       *builder
+	// rep is the repair under way, if any (see repairStep); only the
+	// holder of working touches it.
+	rep *repairRun
 
 	kick   chan struct{}
 	cancel context.CancelFunc
@@ -334,8 +337,11 @@ func (l *Live) step(ctx context.Context) bool {
 		l.b = newBuilder(g)
 	}
 	switch {
+	case l.rep != nil:
+		l.repairStep(l.b)
+		return true
 	case repair:
-		l.repair(l.b)
+		l.startRepair()
 		return true
 	case queued > 0:
 		for range min(queued, linkBatch) {
@@ -352,20 +358,37 @@ func (l *Live) step(ctx context.Context) bool {
 // installs it; rows added meanwhile are queued, rows deleted meanwhile
 // become tombstones.
 func (l *Live) build(ctx context.Context) bool {
-	l.mu.Lock()
-	n := l.f.Len()
-	view := l.f.view(n)
-	l.building = true
-	l.mu.Unlock()
+	n, view := l.startBuild()
 	g, err := BuildHNSW(ctx, view, l.opt.Graph)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.building = false
 	if err != nil {
+		l.endBuild(nil, n)
 		if ctx.Err() == nil {
 			slog.Warn("vector graph not built; the scan goes on", "vectors", n, "err", err)
 		}
 		return false
+	}
+	l.endBuild(g, n)
+	return true
+}
+
+// startBuild returns a view of the first n rows for BuildHNSW and keeps
+// them as they are until endBuild.
+func (l *Live) startBuild() (n int, view *Flat) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n = l.f.Len()
+	l.building = true
+	return n, l.f.view(n)
+}
+
+// endBuild installs g, built over the first n rows (nil: the build
+// failed, the scan goes on).
+func (l *Live) endBuild(g *HNSW, n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.building = false
+	if g == nil {
+		return
 	}
 	g.f = l.f
 	g.grow(l.f.Len())
@@ -381,7 +404,6 @@ func (l *Live) build(ctx context.Context) bool {
 	}
 	l.g = g
 	l.changes++
-	return true
 }
 
 // linkNext links the oldest queued row into the graph: planned while
@@ -418,30 +440,48 @@ func (l *Live) linkNext(b *builder) bool {
 // repairChunk is how many nodes one planned repair covers.
 const repairChunk = 4096
 
-// repair relinks the neighbours of every tombstone, a chunk of nodes at a
-// time, then frees the tombstones' rows for reuse. Rows deleted during the
-// repair stay tombstones until the next one.
-func (l *Live) repair(b *builder) {
+// repairRun is a repair under way: the tombstones it frees once every
+// node below end has been relinked around them, and the next node to
+// relink.
+type repairRun struct {
+	doomed    []int32
+	next, end int32
+}
+
+// startRepair begins a repair of the tombstones there are now. Rows
+// deleted later stay tombstones until the next repair.
+func (l *Live) startRepair() {
 	l.mu.RLock()
+	defer l.mu.RUnlock()
 	g := l.g
-	var deadNodes []int32
+	rep := &repairRun{end: int32(g.Len())}
 	for n, s := range g.state {
 		if s == dead {
-			deadNodes = append(deadNodes, int32(n))
+			rep.doomed = append(rep.doomed, int32(n))
 		}
 	}
-	n := int32(g.Len())
-	l.mu.RUnlock()
-	for lo := int32(0); lo < n; lo += repairChunk {
+	l.rep = rep
+}
+
+// repairStep relinks the next chunk of nodes around the doomed
+// tombstones (planned while searches run, applied while they pause), or,
+// once every chunk is done, frees the tombstones' rows for reuse.
+func (l *Live) repairStep(b *builder) {
+	rep, g := l.rep, l.g
+	if rep.next < rep.end {
+		hi := min(rep.next+repairChunk, rep.end)
 		l.mu.RLock()
-		ch := b.planRepair(lo, min(lo+repairChunk, n))
+		ch := b.planRepair(rep.next, hi)
 		l.mu.RUnlock()
 		l.mu.Lock()
 		g.apply(ch)
 		l.mu.Unlock()
+		rep.next = hi
+		return
 	}
 	l.mu.Lock()
-	l.free = append(l.free, g.free(deadNodes)...)
+	l.free = append(l.free, g.free(rep.doomed)...)
 	l.changes++
 	l.mu.Unlock()
+	l.rep = nil
 }
