@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/sagasu-dev/sagasu/internal/store"
@@ -193,8 +194,9 @@ func (l *Live) deleteLocked(id int64) {
 	case !l.building:
 		l.free = append(l.free, r)
 	}
-	// While the first graph is built the row stays as it is; the build's
-	// node becomes a tombstone when the graph is installed.
+	// While the first graph is built the row stays as it is: when the
+	// graph is installed a row of its view becomes a tombstone, a later
+	// row is freed.
 	l.changed()
 }
 
@@ -397,8 +399,16 @@ func (l *Live) endBuild(g *HNSW, n int) {
 			g.markDead(int32(r))
 		}
 	}
+	// The graph linked every row of the view, the free ones too: they are
+	// tombstones now, freed again by a repair. Reused as they are, they
+	// would be linked a second time while older links still lead to them.
+	l.free = slices.DeleteFunc(l.free, func(r int32) bool { return int(r) < n })
+	// Rows added during the build wait to be linked; those deleted again
+	// meanwhile were never linked and are free.
 	for r := n; r < l.f.Len(); r++ {
-		if !l.gone[r] {
+		if l.gone[r] {
+			l.free = append(l.free, int32(r))
+		} else {
 			l.queue = append(l.queue, int32(r))
 		}
 	}
@@ -445,6 +455,7 @@ const repairChunk = 4096
 // relink.
 type repairRun struct {
 	doomed    []int32
+	isDoomed  []bool // by node, below end
 	next, end int32
 }
 
@@ -454,10 +465,11 @@ func (l *Live) startRepair() {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	g := l.g
-	rep := &repairRun{end: int32(g.Len())}
+	rep := &repairRun{end: int32(g.Len()), isDoomed: make([]bool, g.Len())}
 	for n, s := range g.state {
 		if s == dead {
 			rep.doomed = append(rep.doomed, int32(n))
+			rep.isDoomed[n] = true
 		}
 	}
 	l.rep = rep
@@ -471,7 +483,7 @@ func (l *Live) repairStep(b *builder) {
 	if rep.next < rep.end {
 		hi := min(rep.next+repairChunk, rep.end)
 		l.mu.RLock()
-		ch := b.planRepair(rep.next, hi)
+		ch := b.planRepair(rep.next, hi, rep.isDoomed)
 		l.mu.RUnlock()
 		l.mu.Lock()
 		g.apply(ch)
