@@ -581,16 +581,19 @@ func (h *HNSW) markDead(node int32) {
 	}
 }
 
-// planRepair plans relinking the live nodes lo..hi-1 that link to dead
-// nodes: each such list is re-selected by the heuristic from its live
-// links and the live links of its dead neighbours, so the graph stays
-// connected once the dead nodes are gone.
-func (b *builder) planRepair(lo, hi int32) change {
+// planRepair plans relinking the linked nodes lo..hi-1 that link to dead
+// nodes, except those doomed (about to be freed): each such list is
+// re-selected by the heuristic from its live links and the live links of
+// its dead neighbours, so the graph stays connected once the doomed nodes
+// are gone. Tombstones that are not doomed (deleted after the repair
+// began) are relinked too: searches still walk through them, so their
+// links must not lead to a freed node.
+func (b *builder) planRepair(lo, hi int32, doomed []bool) change {
 	h := b.h
 	ch := change{node: -1}
 	seen := map[int32]bool{}
 	for n := lo; n < hi; n++ {
-		if h.state[n] != live {
+		if h.state[n] == unlinked || doomed[n] {
 			continue
 		}
 		for l := 0; l <= int(h.levels[n]); l++ {
@@ -629,7 +632,7 @@ func (b *builder) planRepair(lo, hi int32) change {
 }
 
 // free unlinks the nodes given, which must be dead and no longer linked
-// from any live node (planRepair over every node since they died), and
+// from any linked node (planRepair over every node since they died), and
 // moves the entry point off them. It returns the nodes freed.
 func (h *HNSW) free(nodes []int32) []int32 {
 	var out []int32

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/sagasu-dev/sagasu/internal/store"
@@ -46,6 +47,9 @@ type Live struct {
 	// time), b is its builder.
 	working sync.Mutex
 	b       *builder
+	// rep is the repair under way, if any (see repairStep); only the
+	// holder of working touches it.
+	rep *repairRun
 
 	kick   chan struct{}
 	cancel context.CancelFunc
@@ -190,8 +194,9 @@ func (l *Live) deleteLocked(id int64) {
 	case !l.building:
 		l.free = append(l.free, r)
 	}
-	// While the first graph is built the row stays as it is; the build's
-	// node becomes a tombstone when the graph is installed.
+	// While the first graph is built the row stays as it is: when the
+	// graph is installed a row of its view becomes a tombstone, a later
+	// row is freed.
 	l.changed()
 }
 
@@ -334,8 +339,11 @@ func (l *Live) step(ctx context.Context) bool {
 		l.b = newBuilder(g)
 	}
 	switch {
+	case l.rep != nil:
+		l.repairStep(l.b)
+		return true
 	case repair:
-		l.repair(l.b)
+		l.startRepair()
 		return true
 	case queued > 0:
 		for range min(queued, linkBatch) {
@@ -352,20 +360,37 @@ func (l *Live) step(ctx context.Context) bool {
 // installs it; rows added meanwhile are queued, rows deleted meanwhile
 // become tombstones.
 func (l *Live) build(ctx context.Context) bool {
-	l.mu.Lock()
-	n := l.f.Len()
-	view := l.f.view(n)
-	l.building = true
-	l.mu.Unlock()
+	n, view := l.startBuild()
 	g, err := BuildHNSW(ctx, view, l.opt.Graph)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.building = false
 	if err != nil {
+		l.endBuild(nil, n)
 		if ctx.Err() == nil {
 			slog.Warn("vector graph not built; the scan goes on", "vectors", n, "err", err)
 		}
 		return false
+	}
+	l.endBuild(g, n)
+	return true
+}
+
+// startBuild returns a view of the first n rows for BuildHNSW and keeps
+// them as they are until endBuild.
+func (l *Live) startBuild() (n int, view *Flat) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n = l.f.Len()
+	l.building = true
+	return n, l.f.view(n)
+}
+
+// endBuild installs g, built over the first n rows (nil: the build
+// failed, the scan goes on).
+func (l *Live) endBuild(g *HNSW, n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.building = false
+	if g == nil {
+		return
 	}
 	g.f = l.f
 	g.grow(l.f.Len())
@@ -374,14 +399,21 @@ func (l *Live) build(ctx context.Context) bool {
 			g.markDead(int32(r))
 		}
 	}
+	// The graph linked every row of the view, the free ones too: they are
+	// tombstones now, freed again by a repair. Reused as they are, they
+	// would be linked a second time while older links still lead to them.
+	l.free = slices.DeleteFunc(l.free, func(r int32) bool { return int(r) < n })
+	// Rows added during the build wait to be linked; those deleted again
+	// meanwhile were never linked and are free.
 	for r := n; r < l.f.Len(); r++ {
-		if !l.gone[r] {
+		if l.gone[r] {
+			l.free = append(l.free, int32(r))
+		} else {
 			l.queue = append(l.queue, int32(r))
 		}
 	}
 	l.g = g
 	l.changes++
-	return true
 }
 
 // linkNext links the oldest queued row into the graph: planned while
@@ -418,30 +450,50 @@ func (l *Live) linkNext(b *builder) bool {
 // repairChunk is how many nodes one planned repair covers.
 const repairChunk = 4096
 
-// repair relinks the neighbours of every tombstone, a chunk of nodes at a
-// time, then frees the tombstones' rows for reuse. Rows deleted during the
-// repair stay tombstones until the next one.
-func (l *Live) repair(b *builder) {
+// repairRun is a repair under way: the tombstones it frees once every
+// node below end has been relinked around them, and the next node to
+// relink.
+type repairRun struct {
+	doomed    []int32
+	isDoomed  []bool // by node, below end
+	next, end int32
+}
+
+// startRepair begins a repair of the tombstones there are now. Rows
+// deleted later stay tombstones until the next repair.
+func (l *Live) startRepair() {
 	l.mu.RLock()
+	defer l.mu.RUnlock()
 	g := l.g
-	var deadNodes []int32
+	rep := &repairRun{end: int32(g.Len()), isDoomed: make([]bool, g.Len())}
 	for n, s := range g.state {
 		if s == dead {
-			deadNodes = append(deadNodes, int32(n))
+			rep.doomed = append(rep.doomed, int32(n))
+			rep.isDoomed[n] = true
 		}
 	}
-	n := int32(g.Len())
-	l.mu.RUnlock()
-	for lo := int32(0); lo < n; lo += repairChunk {
+	l.rep = rep
+}
+
+// repairStep relinks the next chunk of nodes around the doomed
+// tombstones (planned while searches run, applied while they pause), or,
+// once every chunk is done, frees the tombstones' rows for reuse.
+func (l *Live) repairStep(b *builder) {
+	rep, g := l.rep, l.g
+	if rep.next < rep.end {
+		hi := min(rep.next+repairChunk, rep.end)
 		l.mu.RLock()
-		ch := b.planRepair(lo, min(lo+repairChunk, n))
+		ch := b.planRepair(rep.next, hi, rep.isDoomed)
 		l.mu.RUnlock()
 		l.mu.Lock()
 		g.apply(ch)
 		l.mu.Unlock()
+		rep.next = hi
+		return
 	}
 	l.mu.Lock()
-	l.free = append(l.free, g.free(deadNodes)...)
+	l.free = append(l.free, g.free(rep.doomed)...)
 	l.changes++
 	l.mu.Unlock()
+	l.rep = nil
 }

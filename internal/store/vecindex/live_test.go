@@ -169,9 +169,14 @@ func TestLiveGraphChangesWithoutRebuild(t *testing.T) {
 	if l.g != g {
 		t.Fatal("the graph was rebuilt; it should have changed in place")
 	}
-	if s.Dead != 0 || s.Queued != 0 {
-		t.Errorf("after the flush: %+v, want no tombstones (repaired) and nothing queued", s)
+	// The background goroutine may begin a repair while the deletes go
+	// on: rows deleted after it began stay tombstones until the next one,
+	// which is due only from RepairAt (5%) of the graph. So the flush
+	// leaves fewer than that, not none.
+	if s.Dead >= 16 && float64(s.Dead) >= 0.05*float64(s.Live+s.Dead) || s.Queued != 0 {
+		t.Errorf("after the flush: %+v, want tombstones repaired (below 5%% left) and nothing queued", s)
 	}
+	checkLive(t, l)
 	if s.Rows > n+500+300 {
 		t.Errorf("%d rows in memory: freed rows were not reused", s.Rows)
 	}
@@ -254,6 +259,8 @@ func TestLiveSearchesDuringChanges(t *testing.T) {
 	if s := l.Stats(); !s.Graph {
 		t.Errorf("no graph after %d rows (approx 500): %+v", n, s)
 	}
+	l.Close()
+	checkLive(t, l)
 }
 
 // TestLiveSaveRestore saves a graph, restores it with the vectors of the
