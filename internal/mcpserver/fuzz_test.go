@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sagasu-dev/sagasu/internal/llm"
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
@@ -163,7 +164,7 @@ func FuzzCheckArgs(f *testing.F) {
 	f.Fuzz(func(t *testing.T, which uint8, raw string) {
 		tool := names[int(which)%len(names)]
 		schema := fx.srv.schemas[tool]
-		mine := checkArgs(tool, schema, json.RawMessage(raw))
+		mine := llm.CheckArgs(tool, schema, json.RawMessage(raw))
 		if mine != nil {
 			if !strings.Contains(mine.Error(), ": ") {
 				t.Fatalf("%s(%s): %q names no argument", tool, raw, mine)

@@ -20,6 +20,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/agentcache"
 	"github.com/sagasu-dev/sagasu/internal/budget"
 	"github.com/sagasu-dev/sagasu/internal/index"
+	"github.com/sagasu-dev/sagasu/internal/llm"
 	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/tools"
@@ -284,4 +285,22 @@ func (s *Server) addTools() {
 	s.addGetTool()
 	s.addLoopTools()
 	s.addAskTool()
+}
+
+// checkCalls answers a tools/call whose arguments break the tool's input
+// schema with an isError result that names them (llm.CheckArgs, the one
+// check every tool call passes), before the SDK decodes them.
+func (s *Server) checkCalls(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if r, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" && r.Params != nil {
+			if schema, ok := s.schemas[r.Params.Name]; ok {
+				if err := llm.CheckArgs(r.Params.Name, schema, r.Params.Arguments); err != nil {
+					res := &mcp.CallToolResult{}
+					res.SetError(err)
+					return res, nil
+				}
+			}
+		}
+		return next(ctx, method, req)
+	}
 }

@@ -317,7 +317,7 @@ func TestUnsatisfiableToolSchema(t *testing.T) {
 	res, err := a.Run(context.Background(), RunInput{Goal: "Open the vault"})
 	require.NoError(t, err)
 	assert.Equal(t, OutcomeFailure, res.Outcome)
-	assert.Contains(t, res.Reason, `needs the argument(s) "token"`)
+	assert.Contains(t, res.Reason, "token: missing; it is required")
 	assert.Empty(t, web.calls, "a call that does not fit the schema is never sent")
 	require.NotEmpty(t, res.Steps)
 	assert.False(t, res.Steps[0].OK)
