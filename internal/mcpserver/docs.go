@@ -6,31 +6,15 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sagasu-dev/sagasu/internal/budget"
-	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
 func (s *Server) addGetTool() {
-	addTool(s, &mcp.Tool{
-		Name:        ToolGet,
-		Description: "Read a source's original content, whole or one section, as it was indexed. Large content comes in pages: follow nextCursor until complete is true.",
-		Annotations: ro("Read a source"),
-	}, func(in *jsonschema.Schema) {
-		notEmpty(prop(in, "source"))
-		between(prop(in, "maxTokens"), 500, float64(s.limits.Cap))
-	}, s.get)
-	addTool(s, &mcp.Tool{
-		Name:        ToolList,
-		Description: "List the indexed sources (ID, URI, title, type, chunks), ordered by URI, with filters by type and glob. Pages with nextCursor.",
-		Annotations: ro("List sources"),
-	}, func(in *jsonschema.Schema) {
-		between(prop(in, "limit"), 1, tools.MaxListLimit)
-		oneOf(prop(in, "type"), string(doc.TypeFile), string(doc.TypeText), string(doc.TypeURL), string(doc.TypeGitHub), string(doc.TypeGist))
-	}, s.list)
+	addTool(s, s.def(ToolGet), s.get)
+	addTool(s, s.def(ToolList), s.list)
 }
 
 func (s *Server) get(ctx context.Context, req *mcp.CallToolRequest, in tools.GetInput) (*mcp.CallToolResult, tools.GetOutput, error) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sagasu-dev/sagasu/internal/budget"
@@ -17,15 +16,7 @@ import (
 const MaxQueryK = tools.MaxQueryK
 
 func (s *Server) addQueryTool() {
-	addTool(s, &mcp.Tool{
-		Name:        ToolQuery,
-		Description: "Search the index and return ranked chunks with their whole text, source and line span. wholeSource or section add the original content around each hit. Pages with nextCursor. Use sagasu_search instead to have results judged against a goal.",
-		Annotations: ro("Search the index"),
-	}, func(in *jsonschema.Schema) {
-		notEmpty(prop(in, "query"))
-		between(prop(in, "k"), 1, MaxQueryK)
-		oneOf(prop(in, "mode"), string(search.ModeKeyword), string(search.ModeSemantic), string(search.ModeHybrid))
-	}, s.query)
+	addTool(s, s.def(ToolQuery), s.query)
 }
 
 func (s *Server) query(ctx context.Context, req *mcp.CallToolRequest, in tools.QueryInput) (*mcp.CallToolResult, tools.QueryOutput, error) {

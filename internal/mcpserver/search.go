@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sagasu-dev/sagasu/internal/budget"
@@ -31,19 +30,7 @@ const (
 )
 
 func (s *Server) addSearchTool() {
-	addTool(s, &mcp.Tool{
-		Name: ToolSearch,
-		Description: "Goal-aware search for agents: searches, judges the results against your goal and says what to do next. " +
-			"Modes: summary (default, <5K tokens: counts, scores, topics, coverage of the goal, the primary next action), " +
-			"detailed (<15K: top results with snippets and the analysis), full (whole chunks, up to the 25K cap). " +
-			"Start with summary; use detailed when you need the text. k is at most 10; page with nextCursor.",
-		Annotations: ro("Search toward a goal"),
-	}, func(in *jsonschema.Schema) {
-		notEmpty(prop(in, "goal"))
-		notEmpty(prop(in, "query"))
-		between(prop(in, "options", "k"), 1, MaxSearchK)
-		oneOf(prop(in, "options", "mode"), ModeSummary, ModeDetailed, ModeFull)
-	}, s.search)
+	addTool(s, s.def(ToolSearch), s.search)
 }
 
 func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in tools.SearchInput) (*mcp.CallToolResult, tools.SearchOutput, error) {

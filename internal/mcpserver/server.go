@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"reflect"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -214,67 +215,29 @@ func (s *Server) guard(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// addTool registers a typed tool whose input schema is derived from In and
-// then adjusted by tweak (ranges and enums the Go types cannot say).
-func addTool[In, Out any](s *Server, t *mcp.Tool, tweak func(in *jsonschema.Schema), h mcp.ToolHandlerFor[In, Out]) {
-	in, err := jsonschema.For[In](nil)
-	if err != nil {
-		panic(fmt.Sprintf("input schema of %s: %v", t.Name, err)) // a programming error, found by any test
+// addTool registers the operation def (its name, description and input
+// schema, from the tools package) with handler h, whose input type must be
+// the one the schema was derived from.
+func addTool[In, Out any](s *Server, def tools.Def, h mcp.ToolHandlerFor[In, Out]) {
+	if def.InputType() != reflect.TypeFor[In]() {
+		panic(fmt.Sprintf("tool %s: the handler takes %s, the schema is of %s", def.Name, reflect.TypeFor[In](), def.InputType())) // a programming error, found by any test
 	}
-	if tweak != nil {
-		tweak(in)
-	}
-	t.InputSchema = in
-	s.schemas[t.Name] = in
-	mcp.AddTool(s.mcp, t, h)
-}
-
-// prop returns the schema of a (nested) property.
-func prop(s *jsonschema.Schema, path ...string) *jsonschema.Schema {
-	for _, p := range path {
-		next, ok := s.Properties[p]
-		if !ok {
-			panic(fmt.Sprintf("schema has no property %q", p))
-		}
-		s = next
-	}
-	return s
-}
-
-// between sets an integer property's range.
-func between(s *jsonschema.Schema, lo, hi float64) {
-	s.Minimum, s.Maximum = &lo, &hi
-}
-
-// oneOf restricts a string property to values.
-func oneOf(s *jsonschema.Schema, values ...string) {
-	s.Enum = nil
-	for _, v := range values {
-		s.Enum = append(s.Enum, v)
-	}
-}
-
-// notEmpty requires a string property to have text.
-func notEmpty(s *jsonschema.Schema) {
-	one := 1
-	s.MinLength = &one
-}
-
-func ro(title string) *mcp.ToolAnnotations {
 	f := false
-	return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: true, OpenWorldHint: &f}
+	ann := &mcp.ToolAnnotations{Title: def.Title, ReadOnlyHint: def.ReadOnly, IdempotentHint: def.Idempotent, OpenWorldHint: &f}
+	if !def.ReadOnly {
+		ann.DestructiveHint = &def.Destructive
+	}
+	s.schemas[def.Name] = def.Input
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: def.Name, Description: def.Description, Annotations: ann, InputSchema: def.Input}, h)
 }
 
-func rw(title string, idempotent bool) *mcp.ToolAnnotations {
-	f := false
-	return &mcp.ToolAnnotations{Title: title, IdempotentHint: idempotent, DestructiveHint: &f, OpenWorldHint: &f}
-}
-
-// destructive marks a tool that removes what it names: calling it again
-// with the same arguments removes nothing more.
-func destructive(title string) *mcp.ToolAnnotations {
-	t, f := true, false
-	return &mcp.ToolAnnotations{Title: title, IdempotentHint: true, DestructiveHint: &t, OpenWorldHint: &f}
+// def returns the tools package's definition of the operation name.
+func (s *Server) def(name string) tools.Def {
+	d, ok := tools.DefOf(name, tools.DefOptions{Cap: s.limits.Cap})
+	if !ok {
+		panic("no definition of tool " + name)
+	}
+	return d
 }
 
 func (s *Server) addTools() {
