@@ -25,10 +25,10 @@ func (s *Server) get(ctx context.Context, req *mcp.CallToolRequest, in tools.Get
 		}
 		limit = in.MaxTokens
 	}
-	args := hashOf(ToolGet, in.Source, in.Section)
+	args := tools.HashOf(ToolGet, in.Source, in.Section)
 	version := ""
 	if in.Cursor != "" {
-		st, err := s.cursors.open(in.Cursor, ToolGet, args)
+		st, err := s.cursors.Open(in.Cursor, ToolGet, args)
 		if err != nil {
 			return nil, tools.GetOutput{}, err
 		}
@@ -36,7 +36,7 @@ func (s *Server) get(ctx context.Context, req *mcp.CallToolRequest, in tools.Get
 	}
 	g, err := s.tools.Get(ctx, in)
 	if in.Cursor != "" && (errors.Is(err, tools.ErrPastEnd) || err == nil && g.Version != version) {
-		return nil, tools.GetOutput{}, errCursorStale
+		return nil, tools.GetOutput{}, tools.ErrCursorStale
 	}
 	if err != nil {
 		return nil, tools.GetOutput{}, err
@@ -49,7 +49,7 @@ func (s *Server) get(ctx context.Context, req *mcp.CallToolRequest, in tools.Get
 		}
 		cursor := ""
 		if len(body) < len(g.Rest()) {
-			cursor = s.cursors.issue(cursorState{Tool: ToolGet, Args: args, Offset: g.Offset + len(body), Seen: g.Version})
+			cursor = s.cursors.Issue(tools.CursorState{Tool: ToolGet, Args: args, Offset: g.Offset + len(body), Seen: g.Version})
 		}
 		out := g.Output(body, cursor)
 		out.EstimatedTokens, out.Budget = est, limit
@@ -71,10 +71,10 @@ func (s *Server) list(ctx context.Context, req *mcp.CallToolRequest, in tools.Li
 	if limit == 0 {
 		limit = 50
 	}
-	args := hashOf(ToolList, in.Type, in.Glob, limit)
+	args := tools.HashOf(ToolList, in.Type, in.Glob, limit)
 	in.Unbounded = false
 	if in.Cursor != "" {
-		st, err := s.cursors.open(in.Cursor, ToolList, args)
+		st, err := s.cursors.Open(in.Cursor, ToolList, args)
 		if err != nil {
 			return nil, tools.ListOutput{}, err
 		}
@@ -88,7 +88,7 @@ func (s *Server) list(ctx context.Context, req *mcp.CallToolRequest, in tools.Li
 	return fit(s, req, lim, budget.Shape{Items: len(res.Sources)}, 0, func(sh budget.Shape, est int) view[tools.ListOutput] {
 		cursor := ""
 		if res.More || sh.Items < len(res.Sources) {
-			cursor = s.cursors.issue(cursorState{Tool: ToolList, Args: args, Offset: res.Offset + sh.Items})
+			cursor = s.cursors.Issue(tools.CursorState{Tool: ToolList, Args: args, Offset: res.Offset + sh.Items})
 		}
 		out := res.Output(sh.Items, cursor)
 		out.EstimatedTokens, out.Budget = est, lim

@@ -8,7 +8,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sagasu-dev/sagasu/internal/budget"
-	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
@@ -20,11 +19,7 @@ func (s *Server) addQueryTool() {
 }
 
 func (s *Server) query(ctx context.Context, req *mcp.CallToolRequest, in tools.QueryInput) (*mcp.CallToolResult, tools.QueryOutput, error) {
-	k := in.K
-	if k == 0 {
-		k = search.DefaultK
-	}
-	args := hashOf(ToolQuery, in.Query, k, in.Mode, in.Types, in.Glob, in.SourceIDs, in.WholeSource, in.Section)
+	args := in.PageArgs()
 	in.MaxK, in.MMR = 0, 0
 	res, err := ranked(s, ToolQuery, in.Cursor, args, func(offset int) (tools.QueryResult, error) {
 		in.Offset = offset

@@ -38,7 +38,7 @@ func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in tools.
 	if err != nil {
 		return nil, tools.SearchOutput{}, err
 	}
-	args := hashOf(ToolSearch, in.Goal, in.Query, st.Context, st.K, st.Hybrid)
+	args := tools.HashOf(ToolSearch, in.Goal, in.Query, st.Context, st.K, st.Hybrid)
 	res, err := ranked(s, ToolSearch, in.Cursor, args, func(offset int) (tools.SearchResult, error) {
 		in.Offset = offset
 		return s.tools.Search(ctx, in)

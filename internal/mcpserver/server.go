@@ -76,7 +76,7 @@ type Server struct {
 	store   store.Store
 	counter *budget.Counter
 	limits  budget.Limits
-	cursors *cursors
+	cursors *tools.Cursors
 	log     *slog.Logger
 	// schemas are the tools' input schemas, by name, that checkCalls
 	// checks arguments against.
@@ -133,7 +133,7 @@ func New(opt Options) (*Server, error) {
 		return nil, fmt.Errorf("mcpserver: budgets %+v: summary and detailed must be positive and within the cap", s.limits)
 	}
 	var err error
-	if s.cursors, err = newCursors(opt.CursorKey, opt.CursorTTL, opt.Now); err != nil {
+	if s.cursors, err = tools.NewCursors(opt.CursorKey, opt.CursorTTL, opt.Now); err != nil {
 		return nil, err
 	}
 
