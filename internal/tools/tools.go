@@ -72,6 +72,8 @@ type Toolset struct {
 	analyst *loop.Engine // Search's analysis: records nothing
 	roots   *roots
 	log     *slog.Logger
+	// cursors page the ranked results models get (Functions).
+	cursors *Cursors
 }
 
 // New returns a Toolset.
@@ -88,6 +90,9 @@ func New(opt Options) (*Toolset, error) {
 	}
 	var err error
 	if t.roots, err = newRoots(opt.Roots); err != nil {
+		return nil, err
+	}
+	if t.cursors, err = NewCursors(nil, 0, nil); err != nil {
 		return nil, err
 	}
 	t.steps = loop.New(opt.Engine, loop.Options{Cache: opt.Cache, Logger: t.log})
@@ -154,8 +159,9 @@ func badArg(name string, got any, allowed string) error {
 	return fmt.Errorf("%s: got %v; give %s", name, got, allowed)
 }
 
-// hashOf hashes values as JSON (a plan's ID when it has none).
-func hashOf(v ...any) string {
+// HashOf hashes values as JSON: the identity of a request, of what a page
+// follows, or of a plan that has no ID.
+func HashOf(v ...any) string {
 	raw, _ := json.Marshal(v)
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:12])
