@@ -107,10 +107,21 @@ type planView struct {
 	Results []planact.Cited `json:"results,omitempty"`
 }
 
-// shapeAgentEvent turns a stored agent event into what the page gets:
-// checkpoints become the plan they hold (the whole state is large and
-// internal); other events are the graph.Event as the CLI prints it.
-func shapeAgentEvent(e store.Event) (sseEvent, bool) {
+// agentShaper turns a run's stored events, in order, into what the page
+// gets: checkpoints become the plan they hold (the state, rebuilt from the
+// checkpoints' changes, is large and internal); other events are the
+// graph.Event as the CLI prints it.
+type agentShaper struct{ rep graph.Replayer }
+
+// add folds e in, without shaping it: events a stream's client already has.
+func (a *agentShaper) add(e store.Event) {
+	var ev graph.Event
+	if json.Unmarshal(e.Data, &ev) == nil {
+		_, _ = a.rep.Add(ev)
+	}
+}
+
+func (a *agentShaper) shape(e store.Event) (sseEvent, bool) {
 	var ev graph.Event
 	if err := json.Unmarshal(e.Data, &ev); err != nil {
 		return sseEvent{}, false
@@ -118,14 +129,14 @@ func shapeAgentEvent(e store.Event) (sseEvent, bool) {
 	switch ev.Type {
 	case graph.TypeCheckpoint:
 		var st planView
-		if json.Unmarshal(ev.State, &st) != nil {
+		if _, err := a.rep.Add(ev); err != nil || json.Unmarshal(a.rep.State(), &st) != nil {
 			return sseEvent{}, false
 		}
 		return sseEvent{Event: "state", Data: st}, true
 	case graph.TypeOnce:
 		return sseEvent{}, false
 	}
-	ev.State = nil
+	ev.State, ev.Delta = nil, nil
 	return sseEvent{Event: ev.Type, Data: ev}, true
 }
 
@@ -153,8 +164,9 @@ func (s *Server) showRun(w http.ResponseWriter, r *http.Request) {
 	}
 	out := map[string]any{"run": runsView([]store.Run{run}, s)[0]}
 	var timeline []any
+	var shaper agentShaper
 	for _, e := range evs {
-		ev, ok := shapeAgentEvent(e)
+		ev, ok := shaper.shape(e)
 		if !ok {
 			continue
 		}
@@ -181,5 +193,20 @@ func (s *Server) showRun(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	s.streamRun(w, r, id, runKey(id), shapeAgentEvent)
+	var shaper agentShaper
+	if after := lastEventID(r); after > 0 {
+		// The client has the events up to after: their checkpoints still
+		// build the state the next ones change.
+		prior, err := s.rt.Store.Events(r.Context(), id, 0)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			s.fail(w, http.StatusInternalServerError, fmt.Errorf("read run %s: %w", id, err))
+			return
+		}
+		for _, e := range prior {
+			if e.Seq <= after {
+				shaper.add(e)
+			}
+		}
+	}
+	s.streamRun(w, r, id, runKey(id), shaper.shape)
 }
