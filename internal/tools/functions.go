@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -113,35 +114,56 @@ func (o Outcome) Observation(ns []int) string {
 	return b.String()
 }
 
+// ErrBadCall marks a call refused before it ran: an unknown function, or
+// arguments that do not fit its schema (errors.Is).
+var ErrBadCall = errors.New("the call does not fit the functions offered")
+
+// badCall is a refused call: its text is the check's, for the model.
+type badCall struct{ err error }
+
+func (e badCall) Error() string   { return e.err.Error() }
+func (e badCall) Unwrap() []error { return []error{e.err, ErrBadCall} }
+
 // Call checks a model's call against the functions, runs it and returns
 // what it found. found are the passages the agent's run has found so far:
 // sagasu_evaluate given neither results nor chunkIds judges them. The
-// error's text is written for the model to read as the observation.
+// error's text is written for the model to read as the observation; a call
+// refused before it ran is also ErrBadCall.
 func (f *Functions) Call(ctx context.Context, call llm.ToolCall, found []doc.Hit) (Outcome, error) {
-	if _, err := llm.CheckToolCall(f.tools, call); err != nil {
-		return Outcome{Tool: call.Name}, err
-	}
 	out := Outcome{Tool: call.Name}
+	if _, err := llm.CheckToolCall(f.tools, call); err != nil {
+		return out, badCall{err}
+	}
 	var err error
 	switch call.Name {
 	case NameQuery:
 		var in QueryInput
-		if in, err = llm.ParseArgs[QueryInput](call); err == nil {
-			out, err = f.query(ctx, in)
+		if in, err = llm.ParseArgs[QueryInput](call); err != nil {
+			return out, badCall{err}
 		}
+		out, err = f.query(ctx, in)
 	case NameGet:
 		var in GetInput
-		if in, err = llm.ParseArgs[GetInput](call); err == nil {
-			out, err = f.get(ctx, in)
+		if in, err = llm.ParseArgs[GetInput](call); err != nil {
+			return out, badCall{err}
 		}
+		out, err = f.get(ctx, in)
 	case NameEvaluate:
 		var in EvaluateInput
-		if in, err = llm.ParseArgs[EvaluateInput](call); err == nil {
-			out, err = f.evaluate(ctx, in, found)
+		if in, err = llm.ParseArgs[EvaluateInput](call); err != nil {
+			return out, badCall{err}
 		}
+		out, err = f.evaluate(ctx, in, found)
 	}
 	out.Tool = call.Name
 	return out, err
+}
+
+// Empty reports whether the index holds no sources: an agent that found
+// nothing says so differently then.
+func (f *Functions) Empty(ctx context.Context) (bool, error) {
+	st, err := f.t.stats(ctx)
+	return st.Sources == 0, err
 }
 
 // query runs sagasu_query: one page of the ranking, paged by cursor.

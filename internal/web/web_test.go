@@ -496,7 +496,7 @@ func TestModelAnswerStreamsDeltasToEveryTab(t *testing.T) {
 	f := newFixture(t, "", docs)
 	answer := "To rotate the API keys, run acme keys rotate and restart the server [1]."
 	f.srv.rt.LLM = llmtest.New(
-		llmtest.Calls(llmtest.Call("c1", "search_knowledge_base", `{"query":"rotate API keys"}`)),
+		llmtest.Calls(llmtest.Call("c1", tools.NameQuery, `{"query":"rotate API keys"}`)),
 		llmtest.Text(answer), llmtest.Text(answer), llmtest.Text(answer),
 	)
 	var th struct{ ID string }

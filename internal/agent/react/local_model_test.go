@@ -29,7 +29,7 @@ func TestLocalModelAnswersVitePressQuestions(t *testing.T) {
 	}
 	const maxTurns = 4
 	a := New(e, Options{}).WithModel(LLMOptions{Model: llm.WithRetry(model, llm.RetryOptions{MaxAttempts: 2}),
-		Library: e.Store(), MaxTurns: maxTurns, Timeout: 10 * time.Minute})
+		MaxTurns: maxTurns, Timeout: 10 * time.Minute})
 	stopped := 0
 	for _, q := range []string{
 		"How do I enable the local search provider?",
