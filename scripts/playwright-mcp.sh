@@ -10,8 +10,9 @@
 # flags that keep it from reaching for the network (this machine has none
 # beyond package registries, and chromium would stall on it).
 #
-# Run the server as internal/mcpclient's tests do:
-#   node <cli> --headless --no-sandbox --isolated --browser chromium \
+# Run the server as internal/mcpclient's tests do (mcpclient.Playwright adds
+# --sandbox, or --no-sandbox as root, and the guarded proxy in the environment):
+#   node <cli> --headless --isolated --browser chromium \
 #     --executable-path /usr/bin/chromium --config <root>/.tools/playwright-mcp/config.json
 set -euo pipefail
 

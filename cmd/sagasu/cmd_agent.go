@@ -36,7 +36,16 @@ MCP servers are configured in sagasu.yaml:
     playwright:
       command: node
       args: [.tools/playwright-mcp/node_modules/@playwright/mcp/cli.js, --headless,
-             --no-sandbox, --isolated, --browser, chromium, --executable-path, /usr/bin/chromium]`,
+             --isolated, --browser, chromium, --executable-path, /usr/bin/chromium]
+      tools: [browser_navigate, browser_snapshot, browser_click]   # what the model may use
+      pass_env: [HTTPS_PROXY]                                      # variables it may see
+
+What an agent reads is untrusted. A browser server (Playwright MCP) offers the
+model navigate, snapshot, click, type, press key, back and wait only (list
+others under tools:), and its browser cannot reach loopback, private,
+link-local or cloud-metadata addresses unless --allow-private. A server sees
+PATH, HOME, locale and temporary folder, its env: and pass_env:, and no API
+key or token of sagasu's.`,
 	}
 	cmd.AddCommand(newAgentRunCmd(g), newAgentRunsCmd(g), newAgentShowCmd(g), newAgentResumeCmd(g))
 	return cmd
@@ -78,6 +87,7 @@ func (f *agentFlagsPA) register(cmd *cobra.Command) {
 	fs.BoolVar(&f.offline, "offline", false, "run without the configured language model (research goals over the index)")
 	fs.StringVar(&f.table, "routing", "", "a JSON routing table that replaces the agent's built-in edges")
 	fs.BoolVar(&f.trace, "trace", false, "print the agent's steps to stderr (the default on a terminal)")
+	fs.Bool("allow-private", false, "let the browser reach loopback, private and link-local addresses (a site on 127.0.0.1)")
 	addLLMFlags(fs)
 }
 
@@ -88,7 +98,7 @@ func newAgentRunCmd(g *globals) *cobra.Command {
 		Short: "Run the agent toward a goal",
 		Example: `  sagasu agent run --goal "find how to deploy to GitHub Pages and which base to set"
   sagasu agent run --mcp playwright --llm openai --llm-url http://127.0.0.1:8080/v1 \
-      --goal "open http://127.0.0.1:8000 and find the opening hours on Saturdays"`,
+      --allow-private --goal "open http://127.0.0.1:8000 and find the opening hours on Saturdays"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if strings.TrimSpace(f.goal) == "" {

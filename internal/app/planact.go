@@ -12,6 +12,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/graph"
 	"github.com/sagasu-dev/sagasu/internal/loop"
 	"github.com/sagasu-dev/sagasu/internal/mcpclient"
+	"github.com/sagasu-dev/sagasu/internal/source/fetch"
 	"github.com/sagasu-dev/sagasu/internal/store"
 )
 
@@ -58,7 +59,10 @@ func (r *Runtime) PlanAct(a *App, opt PlanActOptions) (agent *planact.Agent, clo
 			}
 			servers[name] = cfg
 		}
-		if mcp, err = mcpclient.New(servers, mcpclient.Options{Logger: a.Log}); err != nil {
+		// Browser servers reach internal addresses only with --allow-private
+		// (index.allow_private), the switch the URL loaders obey too.
+		network := fetch.Options{AllowPrivate: a.Config.Index.AllowPrivate}
+		if mcp, err = mcpclient.New(servers, mcpclient.Options{Logger: a.Log, Network: network}); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -12,7 +12,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -21,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sagasu-dev/sagasu/internal/budget"
+	"github.com/sagasu-dev/sagasu/internal/source/fetch"
 )
 
 // ServerConfig is one entry of the `mcp_servers:` configuration map (name →
@@ -41,6 +44,67 @@ type ServerConfig struct {
 	// Timeout bounds starting the server and each call to it; 0 means
 	// DefaultTimeout.
 	Timeout time.Duration `koanf:"timeout" yaml:"timeout,omitempty" json:"timeout,omitempty"`
+	// Tools lists the tools the model is shown and may call, by their names
+	// on the server; ["*"] allows them all. Empty allows them all, except on
+	// a browser server, where it means BrowserTools. A call to a tool
+	// outside the list is refused before it reaches the server.
+	Tools []string `koanf:"tools" yaml:"tools,omitempty" json:"tools,omitempty"`
+	// PassEnv names variables of sagasu's own environment that the command
+	// gets too (an API key the server needs). Without it a command sees only
+	// the basics (PATH, HOME, locale, temporary folder, display; see
+	// BaseEnv) and Env.
+	PassEnv []string `koanf:"pass_env" yaml:"pass_env,omitempty" json:"pass_env,omitempty"`
+	// Browser marks a server that drives a web browser (Playwright MCP); a
+	// command or args naming @playwright/mcp sets it too. A browser server
+	// offers BrowserTools unless Tools says otherwise, every url argument of
+	// a call is checked against the address guard before the call, and a
+	// command's browser is sent through a guarded proxy
+	// (PLAYWRIGHT_MCP_PROXY_SERVER) with internal origins blocked
+	// (PLAYWRIGHT_MCP_BLOCKED_ORIGINS), unless Options.Network.AllowPrivate.
+	Browser bool `koanf:"browser" yaml:"browser,omitempty" json:"browser,omitempty"`
+}
+
+// BrowserTools are the tools a browser server offers when its config lists
+// none: Playwright MCP's navigate, snapshot, click, type, press key, back
+// and wait. Left out are those that run code in the page or the server
+// (browser_evaluate, browser_run_code_unsafe), read or send local files
+// (browser_file_upload, browser_drop), reveal request headers
+// (browser_network_request) or open tabs around the checks (browser_tabs).
+var BrowserTools = []string{
+	"browser_navigate", "browser_snapshot", "browser_click", "browser_type",
+	"browser_press_key", "browser_navigate_back", "browser_wait_for",
+}
+
+// isBrowser reports whether c is a browser server.
+func (c ServerConfig) isBrowser() bool {
+	if c.Browser {
+		return true
+	}
+	for _, a := range append([]string{c.Command}, c.Args...) {
+		if strings.Contains(a, "@playwright/mcp") {
+			return true
+		}
+	}
+	return false
+}
+
+// allowedTools is the tools list in force: nil means all.
+func (c ServerConfig) allowedTools() []string {
+	switch {
+	case slices.Contains(c.Tools, "*"):
+		return nil
+	case len(c.Tools) > 0:
+		return c.Tools
+	case c.isBrowser():
+		return BrowserTools
+	}
+	return nil
+}
+
+// allows reports whether the model may see and call tool.
+func (c ServerConfig) allows(tool string) bool {
+	list := c.allowedTools()
+	return list == nil || slices.Contains(list, tool)
 }
 
 // DefaultTimeout bounds a call when the server's config sets none.
@@ -65,6 +129,14 @@ type Options struct {
 	Counter *budget.Counter
 	// Logger receives restarts and shutdown problems; nil means slog.Default().
 	Logger *slog.Logger
+	// Environ is the environment stdio servers take the basics and their
+	// PassEnv variables from; nil means os.Environ().
+	Environ []string
+	// Network is the address guard of browser servers: their url arguments
+	// and their browser's every request must pass it. Its AllowPrivate
+	// (--allow-private) lets them reach loopback, private and link-local
+	// addresses; tests set its resolver and dialer hooks.
+	Network fetch.Options
 }
 
 // Tool is one tool of one server, as the server describes it.
@@ -148,7 +220,8 @@ func New(servers map[string]ServerConfig, opt Options) (*Manager, error) {
 		if cfg.Timeout == 0 {
 			cfg.Timeout = DefaultTimeout
 		}
-		m.servers[key] = newServer(cfg, m.log)
+		cfg.Browser = cfg.isBrowser()
+		m.servers[key] = newServer(cfg, m.log, opt)
 		m.names = append(m.names, key)
 	}
 	sort.Strings(m.names)
@@ -169,10 +242,17 @@ func validate(key string, cfg ServerConfig) error {
 		return fmt.Errorf("mcp_servers.%s: timeout %s is negative", key, cfg.Timeout)
 	case cfg.URL != "" && !strings.HasPrefix(cfg.URL, "http://") && !strings.HasPrefix(cfg.URL, "https://"):
 		return fmt.Errorf("mcp_servers.%s: url %q: use an http:// or https:// address", key, cfg.URL)
-	case cfg.Command == "" && (len(cfg.Args) > 0 || len(cfg.Env) > 0):
-		return fmt.Errorf("mcp_servers.%s: args and env apply to a command, not to a url", key)
+	case cfg.Command == "" && (len(cfg.Args) > 0 || len(cfg.Env) > 0 || len(cfg.PassEnv) > 0):
+		return fmt.Errorf("mcp_servers.%s: args, env and pass_env apply to a command, not to a url", key)
 	case cfg.URL == "" && len(cfg.Headers) > 0:
 		return fmt.Errorf("mcp_servers.%s: headers apply to a url, not to a command", key)
+	case slices.Contains(cfg.Tools, ""):
+		return fmt.Errorf("mcp_servers.%s: tools has an empty name; list tool names, or \"*\" for all", key)
+	}
+	for _, name := range cfg.PassEnv {
+		if name == "" || strings.ContainsAny(name, "= \x00") {
+			return fmt.Errorf("mcp_servers.%s: pass_env: %q is not a variable name", key, name)
+		}
 	}
 	return nil
 }
@@ -226,14 +306,19 @@ func (m *Manager) ServerTools(ctx context.Context, name string) ([]Tool, error) 
 	if err != nil {
 		return nil, err
 	}
-	tools, err := s.listTools(ctx)
+	all, err := s.listTools(ctx)
 	if err != nil {
 		return nil, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for i := range tools {
-		tools[i].FuncName = m.funcName(tools[i].Server, tools[i].Name)
+	tools := all[:0]
+	for _, t := range all {
+		if !s.cfg.allows(t.Name) {
+			continue // never shown to the model
+		}
+		t.FuncName = m.funcName(t.Server, t.Name)
+		tools = append(tools, t)
 	}
 	return tools, nil
 }
@@ -301,6 +386,15 @@ func (m *Manager) Call(ctx context.Context, server, tool string, args json.RawMe
 	if err != nil {
 		return Result{}, err
 	}
+	if !s.cfg.allows(tool) {
+		return Result{}, fmt.Errorf("tool %q of MCP server %q is not allowed: mcp_servers.%s.tools lists %s; add it there if the agent should use it",
+			tool, server, server, strings.Join(s.cfg.allowedTools(), ", "))
+	}
+	if s.cfg.Browser {
+		if err := s.checkURLs(ctx, tool, args); err != nil {
+			return Result{}, err
+		}
+	}
 	params := &mcp.CallToolParams{Name: tool}
 	if len(strings.TrimSpace(string(args))) > 0 {
 		var obj map[string]json.RawMessage
@@ -335,16 +429,50 @@ func (m *Manager) Close() error {
 	return errors.Join(errs...)
 }
 
-// headerTransport adds configured headers to every request.
+// httpClient is the client of an HTTP server: it sends the configured
+// headers to the configured origin only, and refuses a redirect to another
+// origin (scheme, host and port), where the headers (a token) must not go
+// and which the user did not choose.
+func (s *server) httpClient() *http.Client {
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	origin, _ := url.Parse(s.cfg.URL) // validate checked it
+	return &http.Client{
+		Transport: headerTransport{base: base, headers: s.cfg.Headers, origin: origin},
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if !fetch.SameOrigin(req.URL, origin) {
+				return fmt.Errorf("MCP server %q redirected to %s, another origin than %s: not followed, so that its headers stay with the server you configured; if you trust the new address, set mcp_servers.%s.url to it",
+					s.cfg.Name, redactURL(req.URL), redactURL(origin), s.cfg.Name)
+			}
+			if len(via) >= 10 {
+				return fmt.Errorf("MCP server %q: stopped after 10 redirects", s.cfg.Name)
+			}
+			return nil
+		},
+	}
+}
+
+// headerTransport adds the configured headers to requests to the
+// configured origin.
 type headerTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
+	origin  *url.URL
 }
 
 func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(t.headers) == 0 || !fetch.SameOrigin(r.URL, t.origin) {
+		return t.base.RoundTrip(r)
+	}
 	r = r.Clone(r.Context())
 	for k, v := range t.headers {
 		r.Header.Set(k, v)
 	}
 	return t.base.RoundTrip(r)
+}
+
+// redactURL drops user info and the query from a URL shown in a message.
+func redactURL(u *url.URL) string {
+	c := *u
+	c.User, c.RawQuery = nil, ""
+	return c.String()
 }

@@ -84,7 +84,10 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"other name", ServerConfig{Name: "other", Command: "x"}, "differs from its key"},
 		{"negative timeout", ServerConfig{Command: "x", Timeout: -time.Second}, "negative"},
 		{"headers on command", ServerConfig{Command: "x", Headers: map[string]string{"A": "b"}}, "headers apply to a url"},
-		{"args on url", ServerConfig{URL: "http://h/mcp", Args: []string{"-v"}}, "args and env apply to a command"},
+		{"args on url", ServerConfig{URL: "http://h/mcp", Args: []string{"-v"}}, "args, env and pass_env apply to a command"},
+		{"pass_env on url", ServerConfig{URL: "http://h/mcp", PassEnv: []string{"KEY"}}, "pass_env apply to a command"},
+		{"bad pass_env", ServerConfig{Command: "x", PassEnv: []string{"A=B"}}, "not a variable name"},
+		{"empty tool", ServerConfig{Command: "x", Tools: []string{""}}, "empty name"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -108,6 +111,9 @@ mcp_servers:
     command: node
     args: [cli.js, --headless]
     env: {DEBUG: "pw:mcp"}
+    pass_env: [PW_TOKEN]
+    tools: [browser_navigate, browser_snapshot]
+    browser: true
     timeout: 90s
   remote:
     url: http://127.0.0.1:8931/mcp
@@ -117,7 +123,8 @@ mcp_servers:
 	require.NoError(t, k.Load(file.Provider(path), yaml.Parser()))
 	var servers map[string]ServerConfig
 	require.NoError(t, k.Unmarshal("mcp_servers", &servers))
-	assert.Equal(t, ServerConfig{Command: "node", Args: []string{"cli.js", "--headless"}, Env: map[string]string{"DEBUG": "pw:mcp"}, Timeout: 90 * time.Second}, servers["playwright"])
+	assert.Equal(t, ServerConfig{Command: "node", Args: []string{"cli.js", "--headless"}, Env: map[string]string{"DEBUG": "pw:mcp"},
+		PassEnv: []string{"PW_TOKEN"}, Tools: []string{"browser_navigate", "browser_snapshot"}, Browser: true, Timeout: 90 * time.Second}, servers["playwright"])
 	assert.Equal(t, ServerConfig{URL: "http://127.0.0.1:8931/mcp", Headers: map[string]string{"Authorization": "Bearer abc"}}, servers["remote"])
 	m, err := New(servers, Options{})
 	require.NoError(t, err)
@@ -449,4 +456,59 @@ func BenchmarkTrim(b *testing.B) {
 			b.Fatal("a 200 KB result was not cut")
 		}
 	}
+}
+
+// TestHeadersNotSentAcrossRedirect: a server that answers 307 to another
+// host must not get the configured headers (the Authorization token) sent
+// there; the redirect is refused and the error says where it pointed. A
+// redirect within the server's own origin is still followed.
+func TestHeadersNotSentAcrossRedirect(t *testing.T) {
+	srv := newTestServer()
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	var mu sync.Mutex
+	var seen []string // Authorization values the other host received
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Authorization"))
+		mu.Unlock()
+		handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(other.Close)
+	configured := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/moved":
+			http.Redirect(w, r, other.URL+"/mcp", http.StatusTemporaryRedirect)
+		case "/old":
+			http.Redirect(w, r, "/mcp", http.StatusTemporaryRedirect)
+		default:
+			if r.Header.Get("Authorization") != "Bearer s3cret" {
+				http.Error(w, "who are you?", http.StatusUnauthorized)
+				return
+			}
+			handler.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(configured.Close)
+
+	headers := map[string]string{"Authorization": "Bearer s3cret"}
+	m := newManager(t, map[string]ServerConfig{
+		"moved": {URL: configured.URL + "/moved", Headers: headers, Timeout: 10 * time.Second},
+		"old":   {URL: configured.URL + "/old", Headers: headers, Timeout: 10 * time.Second},
+	}, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	_, err := m.ServerTools(ctx, "moved")
+	mu.Lock()
+	for _, a := range seen {
+		assert.Empty(t, a, "the other host received the configured Authorization header")
+	}
+	mu.Unlock()
+	require.Error(t, err, "a redirect to another host is not followed")
+	assert.Contains(t, err.Error(), other.URL, "the error names where the server pointed")
+	assert.Contains(t, err.Error(), "mcp_servers.moved.url")
+
+	tools, err := m.ServerTools(ctx, "old")
+	require.NoError(t, err, "a redirect within the same origin keeps working, with its headers")
+	assert.NotEmpty(t, tools)
 }

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -29,17 +27,11 @@ type process struct {
 // process itself exited (a grandchild may hold them open).
 const waitDelay = 2 * time.Second
 
-func startProcess(cfg ServerConfig) (*process, error) {
+// startProcess starts cfg's command with env (see childEnv) as its whole
+// environment.
+func startProcess(cfg ServerConfig, env []string) (*process, error) {
 	cmd := exec.Command(cfg.Command, cfg.Args...)
-	cmd.Env = os.Environ()
-	keys := make([]string, 0, len(cfg.Env))
-	for k := range cfg.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		cmd.Env = append(cmd.Env, k+"="+cfg.Env[k])
-	}
+	cmd.Env = env
 	ownGroup(cmd)
 	cmd.WaitDelay = waitDelay
 	p := &process{cmd: cmd, errOut: newTail(4096), exited: make(chan struct{})}

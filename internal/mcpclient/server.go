@@ -9,24 +9,30 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sagasu-dev/sagasu/internal/source/fetch"
 )
 
 // server is one configured server and its current connection.
 type server struct {
-	cfg    ServerConfig
-	log    *slog.Logger
-	client *mcp.Client
+	cfg     ServerConfig
+	log     *slog.Logger
+	client  *mcp.Client
+	network fetch.Options // the address guard of a browser server
+	environ []string      // what a stdio server's environment is taken from
 
 	mu     sync.Mutex
 	conn   *conn // nil until first use and after a death
 	closed bool
-	tools  []Tool // cached tool list; nil when unknown
+	tools  []Tool       // cached tool list; nil when unknown
+	proxy  *fetch.Proxy // a browser command's guarded proxy, once started
 }
 
 // conn is one live session with a server.
@@ -37,8 +43,8 @@ type conn struct {
 	http    *http.Client  // HTTP servers
 }
 
-func newServer(cfg ServerConfig, log *slog.Logger) *server {
-	s := &server{cfg: cfg, log: log}
+func newServer(cfg ServerConfig, log *slog.Logger, opt Options) *server {
+	s := &server{cfg: cfg, log: log, network: opt.Network, environ: environ(opt)}
 	s.client = mcp.NewClient(&mcp.Implementation{Name: "sagasu", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			s.mu.Lock()
@@ -86,11 +92,25 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 	c := &conn{}
 	var t mcp.Transport
 	if s.cfg.URL != "" {
-		base := http.DefaultTransport.(*http.Transport).Clone()
-		c.http = &http.Client{Transport: headerTransport{base: base, headers: s.cfg.Headers}}
+		c.http = s.httpClient()
 		t = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: c.http, DisableStandaloneSSE: true, MaxRetries: 1}
 	} else {
-		p, err := startProcess(s.cfg)
+		var extra map[string]string
+		if s.cfg.Browser {
+			proxy, err := s.startProxy()
+			if err != nil {
+				return nil, fmt.Errorf("start MCP server %q: %w", s.cfg.Name, err)
+			}
+			extra = browserEnv(proxy, s.network.AllowPrivate)
+		}
+		if s.cfg.Browser && slices.Contains(s.cfg.Args, "--no-sandbox") {
+			why := "its args say --no-sandbox"
+			if ok, reason := ChromiumSandbox(); !ok {
+				why = reason
+			}
+			s.log.Warn("the browser of this MCP server runs without chromium's sandbox", "server", s.cfg.Name, "why", why)
+		}
+		p, err := startProcess(s.cfg, childEnv(s.cfg, s.environ, extra))
 		if err != nil {
 			return nil, fmt.Errorf("start MCP server %q: %w", s.cfg.Name, err)
 		}
@@ -245,7 +265,13 @@ func (s *server) close() error {
 	c := s.conn
 	s.conn = nil
 	s.closed = true
+	proxy := s.proxy
+	s.proxy = nil
 	s.mu.Unlock()
+	if proxy != nil {
+		// After the browser is gone (below), so that its tunnels end first.
+		defer proxy.Close()
+	}
 	if c == nil {
 		return nil
 	}

@@ -77,6 +77,10 @@ func newTestServer() *mcp.Server {
 				&mcp.ImageContent{Data: []byte{0x89, 'P', 'N', 'G'}, MIMEType: "image/png"},
 			}}, nil, nil
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "Lists the server's environment, one NAME=value per line."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return text(strings.Join(os.Environ(), "\n")), nil, nil
+		})
 	// stdio-only misbehaviour.
 	mcp.AddTool(s, &mcp.Tool{Name: "crash-once", Description: "Exits the first time it is called."},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {

@@ -32,8 +32,10 @@ type Remote struct {
 	// AllowPrivate lets fetches reach loopback, private, link-local and
 	// other internal addresses; off, they are refused (see package fetch).
 	AllowPrivate bool
-	// GitHubToken is sent to the GitHub API and raw-content hosts only. It is
-	// never logged, stored or put in an error.
+	// GitHubToken is sent by the GitHub and gist loaders only, to the origin
+	// (scheme, host, port) of GitHubAPIURL or GitHubRawURL only, never
+	// across a redirect to another origin; the web loader never sends it. It
+	// is never logged, stored or put in an error.
 	GitHubToken string
 	// GitHubAPIURL is the REST API base ("" means DefaultGitHubAPIURL); set it
 	// for GitHub Enterprise ("https://ghe.example.com/api/v3").
@@ -116,6 +118,20 @@ func newRemote(opt Options) *remote {
 	if rawURL != "" {
 		rm.raw, _ = url.Parse(rawURL)
 	}
+	check := rm.client.CheckRedirect
+	rm.client.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if err := check(req, via); err != nil {
+			return err
+		}
+		rm.authorize(req)
+		return nil
+	}
+	return rm
+}
+
+// withoutToken is rm for a loader that must never send GITHUB_TOKEN.
+func (rm *remote) withoutToken() *remote {
+	rm.token = ""
 	return rm
 }
 
@@ -179,9 +195,7 @@ func (rm *remote) get(ctx context.Context, u string, header http.Header, ok ...i
 			req.Header[k] = v
 		}
 		req.Header.Set("User-Agent", "sagasu")
-		if rm.token != "" && rm.isGitHub(req.URL) {
-			req.Header.Set("Authorization", "Bearer "+rm.token)
-		}
+		rm.authorize(req)
 		resp, err := rm.client.Do(req)
 		if err != nil {
 			return nil, err
@@ -244,8 +258,27 @@ func (rm *remote) rateLimited(resp *http.Response) (time.Duration, bool) {
 	return time.Minute, resp.StatusCode == http.StatusTooManyRequests
 }
 
-func (rm *remote) isGitHub(u *url.URL) bool {
-	return (rm.api != nil && u.Host == rm.api.Host) || (rm.raw != nil && u.Host == rm.raw.Host)
+// sendsToken reports whether a request to u carries GITHUB_TOKEN: only to
+// the origin (scheme, host and port) of the configured API or raw-content
+// base. By default these are https; plain http only when the user
+// configured an http:// base (SAGASU_GITHUB_API_URL), which is their
+// choice. A redirect elsewhere, another port, or http:// to a GitHub name
+// never gets it.
+func (rm *remote) sendsToken(u *url.URL) bool {
+	return rm.token != "" && (fetch.SameOrigin(u, rm.api) || fetch.SameOrigin(u, rm.raw))
+}
+
+// authorize puts GITHUB_TOKEN on req when sendsToken allows it and takes
+// it off otherwise. It runs on the first request and, through the client's
+// CheckRedirect, on every redirect, so each hop is judged by its own URL
+// (Go's client would copy the header to the same host name on another port
+// or scheme).
+func (rm *remote) authorize(req *http.Request) {
+	if rm.sendsToken(req.URL) {
+		req.Header.Set("Authorization", "Bearer "+rm.token)
+		return
+	}
+	req.Header.Del("Authorization")
 }
 
 // redact drops any user info and query from a URL shown in a message.

@@ -26,8 +26,9 @@ import (
 // page as it is.
 type Web struct{ rm *remote }
 
-// NewWeb returns the web page loader.
-func NewWeb(opt Options) *Web { return &Web{rm: newRemote(opt)} }
+// NewWeb returns the web page loader. It never sends GITHUB_TOKEN, not
+// even to a GitHub host: a page is not an API call.
+func NewWeb(opt Options) *Web { return &Web{rm: newRemote(opt).withoutToken()} }
 
 // Name implements Loader.
 func (w *Web) Name() string { return "web" }

@@ -12,7 +12,6 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/llm"
 	"github.com/sagasu-dev/sagasu/internal/llm/llmtest"
 	"github.com/sagasu-dev/sagasu/internal/llm/openai"
-	"github.com/sagasu-dev/sagasu/internal/mcpclient"
 )
 
 // TestPlanActWithTheLocalModel runs the agent with the real local chat
@@ -22,11 +21,7 @@ import (
 // (success, or failure or stopped with a reason) — never hang or crash.
 func TestPlanActWithTheLocalModel(t *testing.T) {
 	base, name := llmtest.LocalModel(t)
-	cfg := playwrightServer(t)
-	site := library(t)
-	m, err := mcpclient.New(map[string]mcpclient.ServerConfig{"playwright": cfg}, mcpclient.Options{MaxResultTokens: 1500})
-	require.NoError(t, err)
-	defer func() { assert.NoError(t, m.Close()) }()
+	m, home := browser(t, 1500)
 	model, err := openai.New(openai.Config{BaseURL: base, Model: name, Timeout: 2 * time.Minute})
 	require.NoError(t, err)
 
@@ -37,7 +32,7 @@ func TestPlanActWithTheLocalModel(t *testing.T) {
 		Model: llm.WithRetry(model, llm.RetryOptions{MaxAttempts: 2}), MCP: m, Log: graph.NewMemLog(),
 		Limits: graph.Limits{MaxSteps: 60, MaxDuration: 6 * time.Minute, MaxToolCalls: 12},
 	})
-	res, err := a.Run(ctx, RunInput{Goal: "On the web site at " + site.URL + "/ find out when the reading room opens on Saturdays."})
+	res, err := a.Run(ctx, RunInput{Goal: "On the web site at " + home + "/ find out when the reading room opens on Saturdays."})
 	require.NoError(t, err, "a model's weakness must end the run with an outcome, not an error")
 	took := time.Since(start)
 	require.Contains(t, []string{OutcomeSuccess, OutcomeFailure, OutcomeStopped}, res.Outcome)

@@ -12,7 +12,9 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -57,14 +59,35 @@ func (e *BlockedError) Error() string {
 	if e.Host != "" && e.Host != at {
 		at = e.Host + " (" + at + ")"
 	}
-	return fmt.Sprintf("refused to connect to %s: it is a %s address; sagasu does not fetch from internal networks unless allowed (--allow-private)", at, e.Reason)
+	// "loopback (127.0.0.1 in a NAT64 address)" reads "a loopback address (...)".
+	why, inside, _ := strings.Cut(e.Reason, " (")
+	if inside != "" {
+		inside = " (" + inside
+	}
+	return fmt.Sprintf("refused to connect to %s: it is a %s address%s; sagasu does not fetch from internal networks unless allowed (--allow-private)", at, why, inside)
 }
 
 // Blocked returns why addr may not be fetched from without AllowPrivate
 // ("loopback", "private", "link-local", "shared (CGNAT)", "unspecified",
 // "multicast", "cloud metadata", ...), or "" when it is a public address.
+// An IPv6 address that carries an IPv4 address (NAT64, 6to4, Teredo,
+// IPv4-compatible or -translated) is judged by that IPv4 address too: a
+// translator or relay would deliver it there.
 func Blocked(addr netip.Addr) string {
 	addr = addr.Unmap()
+	if why := blocked(addr); why != "" {
+		return why
+	}
+	for _, e := range embeddedIPv4(addr) {
+		if why := blocked(e.v4); why != "" {
+			return fmt.Sprintf("%s (%s in a %s address)", why, e.v4, e.form)
+		}
+	}
+	return ""
+}
+
+// blocked judges one address as it is, without looking inside it.
+func blocked(addr netip.Addr) string {
 	switch {
 	case !addr.IsValid():
 		return "invalid"
@@ -89,6 +112,47 @@ func Blocked(addr netip.Addr) string {
 	return ""
 }
 
+// embedded is an IPv4 address found inside an IPv6 address.
+type embedded struct {
+	form string
+	v4   netip.Addr
+}
+
+// Prefixes of the IPv6 forms that carry an IPv4 address.
+var (
+	nat64Prefix      = netip.MustParsePrefix("64:ff9b::/96")    // RFC 6052 well-known prefix
+	sixToFourPrefix  = netip.MustParsePrefix("2002::/16")       // RFC 3056
+	teredoPrefix     = netip.MustParsePrefix("2001::/32")       // RFC 4380
+	compatPrefix     = netip.MustParsePrefix("::/96")           // RFC 4291 IPv4-compatible (deprecated)
+	translatedPrefix = netip.MustParsePrefix("::ffff:0:0:0/96") // RFC 2765 IPv4-translated
+)
+
+// embeddedIPv4 returns the IPv4 addresses an IPv6 address carries: the last
+// 32 bits of a NAT64, IPv4-compatible or -translated address, bits 16-47 of
+// a 6to4 address, and a Teredo address's server (bits 32-63) and client
+// (the last 32 bits, inverted). Mapped addresses are unmapped before.
+func embeddedIPv4(a netip.Addr) []embedded {
+	if !a.Is6() {
+		return nil
+	}
+	b := a.As16()
+	last := netip.AddrFrom4([4]byte(b[12:16]))
+	switch {
+	case nat64Prefix.Contains(a):
+		return []embedded{{"NAT64", last}}
+	case translatedPrefix.Contains(a):
+		return []embedded{{"IPv4-translated", last}}
+	case compatPrefix.Contains(a):
+		return []embedded{{"IPv4-compatible", last}}
+	case sixToFourPrefix.Contains(a):
+		return []embedded{{"6to4", netip.AddrFrom4([4]byte(b[2:6]))}}
+	case teredoPrefix.Contains(a):
+		client := [4]byte{^b[12], ^b[13], ^b[14], ^b[15]}
+		return []embedded{{"Teredo (server)", netip.AddrFrom4([4]byte(b[4:8]))}, {"Teredo (client)", netip.AddrFrom4(client)}}
+	}
+	return nil
+}
+
 var (
 	metadataV4 = netip.MustParseAddr("169.254.169.254")
 	metadataV6 = netip.MustParseAddr("fd00:ec2::254")
@@ -111,26 +175,13 @@ var blockedPrefixes = []struct {
 // settings from the environment: a proxy would make the connection, and the
 // address check, somewhere else.
 func NewClient(o Options) *http.Client {
-	g := &guard{opt: o}
 	max := o.MaxRedirects
 	if max == 0 {
 		max = DefaultMaxRedirects
 	}
-	timeout := o.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	tr := &http.Transport{
-		Proxy:                 nil,
-		DialContext:           g.dialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          16,
-		IdleConnTimeout:       30 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ResponseHeaderTimeout: timeout,
-	}
+	timeout := o.timeout()
 	return &http.Client{
-		Transport: tr,
+		Transport: newTransport(&guard{opt: o}),
 		Timeout:   timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) > max {
@@ -153,36 +204,91 @@ func NewClient(o Options) *http.Client {
 	}
 }
 
+func (o Options) timeout() time.Duration {
+	if o.Timeout <= 0 {
+		return DefaultTimeout
+	}
+	return o.Timeout
+}
+
+// newTransport is a transport that connects through g and ignores proxy
+// settings from the environment.
+func newTransport(g *guard) *http.Transport {
+	return &http.Transport{
+		Proxy:                 nil,
+		DialContext:           g.dialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          16,
+		IdleConnTimeout:       30 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: g.opt.timeout(),
+	}
+}
+
 // guard is the dialer that checks every resolved address.
 type guard struct{ opt Options }
+
+// resolve returns the addresses of host (a name or a literal IP).
+func (g *guard) resolve(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return []netip.Addr{a}, nil
+	}
+	if h := strings.ToLower(strings.TrimSuffix(host, ".")); h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		// RFC 6761: always loopback, whatever a resolver says (browsers
+		// resolve these names themselves).
+		return []netip.Addr{netip.IPv6Loopback(), netip.AddrFrom4([4]byte{127, 0, 0, 1})}, nil
+	}
+	lookup := g.opt.LookupNetIP
+	if lookup == nil {
+		lookup = net.DefaultResolver.LookupNetIP
+	}
+	ipNet := "ip"
+	switch network {
+	case "tcp4":
+		ipNet = "ip4"
+	case "tcp6":
+		ipNet = "ip6"
+	}
+	addrs, err := lookup(ctx, ipNet, host)
+	if err != nil {
+		return nil, fmt.Errorf("resolve %s: %w", host, err)
+	}
+	if len(addrs) == 0 {
+		return nil, fmt.Errorf("resolve %s: no addresses", host)
+	}
+	return addrs, nil
+}
+
+// CheckHost resolves host (a name or a literal IP) and returns a
+// *BlockedError when any of its addresses is internal, unless
+// o.AllowPrivate. It is for a check made before handing a URL to a program
+// that will connect by itself (a browser); sagasu's own connections are
+// checked at dial time.
+func CheckHost(ctx context.Context, o Options, host string) error {
+	if o.AllowPrivate {
+		return nil
+	}
+	g := &guard{opt: o}
+	addrs, err := g.resolve(ctx, "tcp", host)
+	if err != nil {
+		return err
+	}
+	for _, a := range addrs {
+		if why := Blocked(a); why != "" {
+			return &BlockedError{Host: host, Addr: a.Unmap(), Reason: why}
+		}
+	}
+	return nil
+}
 
 func (g *guard) dialContext(ctx context.Context, network, address string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(address)
 	if err != nil {
 		return nil, err
 	}
-	var addrs []netip.Addr
-	if a, err := netip.ParseAddr(host); err == nil {
-		addrs = []netip.Addr{a}
-	} else {
-		lookup := g.opt.LookupNetIP
-		if lookup == nil {
-			lookup = net.DefaultResolver.LookupNetIP
-		}
-		ipNet := "ip"
-		switch network {
-		case "tcp4":
-			ipNet = "ip4"
-		case "tcp6":
-			ipNet = "ip6"
-		}
-		addrs, err = lookup(ctx, ipNet, host)
-		if err != nil {
-			return nil, fmt.Errorf("resolve %s: %w", host, err)
-		}
-		if len(addrs) == 0 {
-			return nil, fmt.Errorf("resolve %s: no addresses", host)
-		}
+	addrs, err := g.resolve(ctx, network, host)
+	if err != nil {
+		return nil, err
 	}
 	var firstErr error
 	for _, a := range addrs {
@@ -231,6 +337,24 @@ func (g *guard) control(_, address string, _ syscall.RawConn) error {
 		return &BlockedError{Addr: ap.Addr().Unmap(), Reason: why}
 	}
 	return nil
+}
+
+// SameOrigin reports whether a and b have the same scheme, host and port
+// (a missing port is the scheme's default): where credentials meant for
+// one may go.
+func SameOrigin(a, b *url.URL) bool {
+	return a != nil && b != nil && strings.EqualFold(a.Scheme, b.Scheme) &&
+		strings.EqualFold(a.Hostname(), b.Hostname()) && originPort(a) == originPort(b)
+}
+
+func originPort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return "443"
+	}
+	return "80"
 }
 
 // ErrTooLarge is returned by ReadLimit when a body is over its limit.

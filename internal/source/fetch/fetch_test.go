@@ -3,6 +3,7 @@ package fetch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -175,4 +176,93 @@ func TestReadLimit(t *testing.T) {
 	require.ErrorIs(t, err, ErrTooLarge)
 	assert.Contains(t, err.Error(), "5 bytes")
 	assert.Equal(t, "10 MiB", Size(10<<20))
+}
+
+// TestBlockedEmbeddedIPv4: IPv6 forms that carry an IPv4 address (NAT64,
+// 6to4, Teredo, IPv4-compatible, mapped, translated) are judged by the IPv4
+// address inside them, so [64:ff9b::7f00:1] is loopback.
+func TestBlockedEmbeddedIPv4(t *testing.T) {
+	forms := []struct {
+		name  string
+		embed func(v4 [4]byte) string
+	}{
+		{"mapped", func(b [4]byte) string { return fmt.Sprintf("::ffff:%d.%d.%d.%d", b[0], b[1], b[2], b[3]) }},
+		{"translated", func(b [4]byte) string { return fmt.Sprintf("::ffff:0:%d.%d.%d.%d", b[0], b[1], b[2], b[3]) }},
+		{"IPv4-compatible", func(b [4]byte) string { return fmt.Sprintf("::%02x%02x:%02x%02x", b[0], b[1], b[2], b[3]) }},
+		{"NAT64", func(b [4]byte) string { return fmt.Sprintf("64:ff9b::%d.%d.%d.%d", b[0], b[1], b[2], b[3]) }},
+		{"6to4", func(b [4]byte) string { return fmt.Sprintf("2002:%02x%02x:%02x%02x::1", b[0], b[1], b[2], b[3]) }},
+		{"Teredo server", func(b [4]byte) string {
+			// Server b, client 203.0.113.9 (obfuscated: each bit flipped).
+			return fmt.Sprintf("2001:0:%02x%02x:%02x%02x:0:f227:%02x%02x:%02x%02x", b[0], b[1], b[2], b[3], ^byte(203), ^byte(0), ^byte(113), ^byte(9))
+		}},
+		{"Teredo client", func(b [4]byte) string {
+			// Server 203.0.113.9, client b (obfuscated).
+			return fmt.Sprintf("2001:0:cb00:7109:0:f227:%02x%02x:%02x%02x", ^b[0], ^b[1], ^b[2], ^b[3])
+		}},
+	}
+	targets := []struct {
+		v4     [4]byte
+		reason string
+	}{
+		{[4]byte{127, 0, 0, 1}, "loopback"},
+		{[4]byte{10, 1, 2, 3}, "private"},
+		{[4]byte{192, 168, 0, 10}, "private"},
+		{[4]byte{169, 254, 169, 254}, "cloud metadata"},
+		{[4]byte{169, 254, 1, 1}, "link-local"},
+		{[4]byte{100, 64, 0, 1}, "shared (CGNAT)"},
+		{[4]byte{0, 0, 0, 0}, "unspecified"},
+		{[4]byte{93, 184, 216, 34}, ""}, // public: still fetched
+	}
+	for _, f := range forms {
+		for _, tc := range targets {
+			in := f.embed(tc.v4)
+			t.Run(f.name+"/"+in, func(t *testing.T) {
+				a, err := netip.ParseAddr(in)
+				require.NoError(t, err)
+				got := Blocked(a)
+				if tc.reason == "" {
+					assert.Empty(t, got, "%s embeds a public address", in)
+					return
+				}
+				assert.True(t, strings.HasPrefix(got, tc.reason), "%s: got %q, want %q first", in, got, tc.reason)
+				if f.name != "mapped" && blocked(a) == "" { // (:: is unspecified itself)
+					assert.Contains(t, got, fmt.Sprintf("%d.%d.%d.%d", tc.v4[0], tc.v4[1], tc.v4[2], tc.v4[3]), "the reason names the embedded address")
+				}
+			})
+		}
+	}
+	// The local-use NAT64 prefix is internal whatever it embeds.
+	assert.NotEmpty(t, Blocked(netip.MustParseAddr("64:ff9b:1::5db8:d822")))
+	assert.NotEmpty(t, Blocked(netip.MustParseAddr("64:ff9b:1:7f00:1::")))
+	// Ordinary global IPv6 addresses are not mistaken for these forms.
+	for _, in := range []string{"2606:4700::1111", "2a00:1450:4001::200e", "2001:4860:4860::8888"} {
+		assert.Empty(t, Blocked(netip.MustParseAddr(in)), in)
+	}
+}
+
+// TestGuardRefusesEmbeddedLoopback dials a NAT64 form of 127.0.0.1: the
+// check must refuse it before any connection is tried.
+func TestGuardRefusesEmbeddedLoopback(t *testing.T) {
+	dialed := false
+	c := NewClient(Options{Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
+		dialed = true
+		return nil, errors.New("the test dialer is never meant to be reached")
+	}})
+	for _, u := range []string{"http://[64:ff9b::7f00:1]/", "http://[2002:a9fe:a9fe::1]/latest/meta-data/", "http://[::7f00:1]:8080/"} {
+		resp, err := c.Get(u)
+		if resp != nil {
+			resp.Body.Close()
+		}
+		var be *BlockedError
+		require.ErrorAs(t, err, &be, u)
+		assert.Contains(t, err.Error(), "--allow-private")
+	}
+	assert.False(t, dialed, "no connection was attempted")
+}
+
+func TestBlockedErrorNamesTheEmbeddedAddress(t *testing.T) {
+	a := netip.MustParseAddr("64:ff9b::7f00:1")
+	err := &BlockedError{Host: a.String(), Addr: a, Reason: Blocked(a)}
+	assert.Equal(t, "refused to connect to 64:ff9b::7f00:1: it is a loopback address (127.0.0.1 in a NAT64 address); "+
+		"sagasu does not fetch from internal networks unless allowed (--allow-private)", err.Error())
 }
