@@ -73,7 +73,7 @@ func (f *agentFlagsPA) open(cmd *cobra.Command, g *globals, goal string) (*plana
 	if f.trace || (!a.Config.JSON && isTerminal(g.stderr)) {
 		opt.OnEvent = traceTo(g.stderr)
 	}
-	agent, closeMCP, err := rt.PlanAct(a, opt)
+	agent, closeMCP, err := rt.PlanAct(opt)
 	if err != nil {
 		rt.Close()
 		return nil, nil, nil, err

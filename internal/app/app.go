@@ -198,6 +198,10 @@ type Runtime struct {
 	// Root is the index's root folder, which local file URIs are relative
 	// to (see SourceRoot); the toolset's index runs use it.
 	Root string
+
+	// app is the configuration the runtime was wired from: the agents
+	// read their MCP servers, models and folders from it.
+	app *App
 }
 
 // Close releases the index.
@@ -219,7 +223,7 @@ func (a *App) Open(ctx context.Context, opt OpenOptions) (*Runtime, error) {
 }
 
 func (a *App) wire(ctx context.Context, st store.Store, opt OpenOptions) (*Runtime, error) {
-	rt := &Runtime{Store: st}
+	rt := &Runtime{Store: st, app: a}
 	if !opt.NoEmbedder {
 		pin := false
 		if opt.PinEmpty {

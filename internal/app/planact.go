@@ -34,7 +34,8 @@ type PlanActOptions struct {
 // run log in the index's store (so runs can be listed, shown and resumed)
 // and its memory in the agent cache folder. Call close when done: it stops
 // the MCP servers the agent started.
-func (r *Runtime) PlanAct(a *App, opt PlanActOptions) (agent *planact.Agent, close func(), err error) {
+func (r *Runtime) PlanAct(opt PlanActOptions) (agent *planact.Agent, close func(), err error) {
+	a := r.app
 	var mcp *mcpclient.Manager
 	if len(opt.MCP) > 0 {
 		servers := map[string]mcpclient.ServerConfig{}
@@ -71,12 +72,17 @@ func (r *Runtime) PlanAct(a *App, opt PlanActOptions) (agent *planact.Agent, clo
 	if err != nil {
 		return nil, nil, err
 	}
+	fns, err := r.Tools.Functions()
+	if err != nil {
+		return nil, nil, err
+	}
 	popt := planact.Options{
-		Research: planact.NewLoopResearch(r.Engine, loop.Options{Logger: a.Log}),
-		Memory:   memory,
-		Log:      graph.NewStoreLog(r.Store, store.RunAgent, func(string) string { return opt.Goal }),
-		OnEvent:  opt.OnEvent,
-		Table:    opt.Table,
+		Functions: fns,
+		Research:  planact.NewLoopResearch(r.Engine, loop.Options{Logger: a.Log}),
+		Memory:    memory,
+		Log:       graph.NewStoreLog(r.Store, store.RunAgent, func(string) string { return opt.Goal }),
+		OnEvent:   opt.OnEvent,
+		Table:     opt.Table,
 	}
 	if mcp != nil {
 		popt.MCP = mcp

@@ -56,7 +56,7 @@ func TestProjectToolsAreNotRun(t *testing.T) {
 			}
 			return &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: string(plan)}}, nil
 		}))
-		agent, closeAgent, err := rt.PlanAct(a, PlanActOptions{MCP: []string{"playwright"}, Goal: "open https://example.com"})
+		agent, closeAgent, err := rt.PlanAct(PlanActOptions{MCP: []string{"playwright"}, Goal: "open https://example.com"})
 		if err != nil {
 			return err
 		}

@@ -27,17 +27,27 @@ var AgentFunctions = []string{NameQuery, NameGet, NameEvaluate}
 // is passages (for the agent to number and cite) and text for the model.
 type Functions struct {
 	t     *Toolset
-	defs  []Def
 	tools []llm.Tool
 }
 
 // Functions returns the named operations as model functions (none named:
 // AgentFunctions).
 func (t *Toolset) Functions(names ...string) (*Functions, error) {
+	tools, err := FunctionTools(names...)
+	if err != nil {
+		return nil, err
+	}
+	return &Functions{t: t, tools: tools}, nil
+}
+
+// FunctionTools are the named operations (none named: AgentFunctions) as a
+// model is offered them: each its Def's name, description and input
+// schema. Functions offers these; a test's stand-in offers them too.
+func FunctionTools(names ...string) ([]llm.Tool, error) {
 	if len(names) == 0 {
 		names = AgentFunctions
 	}
-	f := &Functions{t: t}
+	var out []llm.Tool
 	for _, n := range names {
 		if !slices.Contains(AgentFunctions, n) {
 			return nil, fmt.Errorf("tools: %s is not offered to models (they may call %s)", n, strings.Join(AgentFunctions, ", "))
@@ -50,10 +60,9 @@ func (t *Toolset) Functions(names ...string) (*Functions, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tools: encode the schema of %s: %w", n, err)
 		}
-		f.defs = append(f.defs, d)
-		f.tools = append(f.tools, llm.Tool{Name: d.Name, Description: d.Description, Parameters: raw})
+		out = append(out, llm.Tool{Name: d.Name, Description: d.Description, Parameters: raw})
 	}
-	return f, nil
+	return out, nil
 }
 
 // Tools are the functions as the model is offered them.

@@ -67,7 +67,7 @@ func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request) {
 
 // launch runs fn with a fresh agent in the background and answers 202.
 func (s *Server) launch(w http.ResponseWriter, id, goal string, offline bool, fn func(context.Context, *planact.Agent) (*planact.Result, error)) {
-	agent, done, err := s.rt.PlanAct(s.app, app.PlanActOptions{Offline: offline, Goal: goal})
+	agent, done, err := s.rt.PlanAct(app.PlanActOptions{Offline: offline, Goal: goal})
 	if err != nil {
 		s.fail(w, http.StatusInternalServerError, fmt.Errorf("start the agent: %w", err))
 		return

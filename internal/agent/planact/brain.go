@@ -47,17 +47,30 @@ func (a *Agent) researchPlan(ctx context.Context, rc *graph.RunContext, s State)
 }
 
 // lastHits returns the hits of the last search.
-func (s *State) lastHits() []doc.Hit {
-	out := make([]doc.Hit, 0, len(s.LastHits))
-	for _, i := range s.LastHits {
+func (s *State) lastHits() []doc.Hit { return s.hits(s.LastHits) }
+
+// hits returns the passages at positions idx as hits.
+func (s *State) hits(idx []int) []doc.Hit {
+	out := make([]doc.Hit, 0, len(idx))
+	for _, i := range idx {
 		p := s.Passages[i]
 		heading := []string(nil)
 		if p.Heading != "" {
 			heading = strings.Split(p.Heading, " > ")
 		}
-		out = append(out, doc.Hit{Chunk: doc.Chunk{ID: p.ChunkID, Text: p.Text, Heading: heading}, Source: doc.Source{URI: p.URI, Title: p.Title}})
+		out = append(out, doc.Hit{Chunk: doc.Chunk{ID: p.ChunkID, Text: p.Text, Heading: heading, StartLine: p.Lines[0], EndLine: p.Lines[1]},
+			Source: doc.Source{URI: p.URI, Title: p.Title}})
 	}
 	return out
+}
+
+// allPassages are the positions of every passage of the run.
+func allPassages(s State) []int {
+	idx := make([]int, len(s.Passages))
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
 }
 
 // researchEvaluate judges the last search against the step's aspect.

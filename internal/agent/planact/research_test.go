@@ -16,6 +16,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/loop"
 	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/testcorpus"
+	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
 // vitepress is the English VitePress documentation, indexed once per test
@@ -27,7 +28,11 @@ func vitepressDocs(t *testing.T) string { return testcorpus.Need(t, "vitepress-d
 func TestResearchWithoutAModel(t *testing.T) {
 	e := vitepress(t)
 	docs := vitepressDocs(t)
-	a := newAgent(t, Options{Research: NewLoopResearch(e, loop.Options{}), Log: graph.NewMemLog()})
+	ts, err := tools.New(tools.Options{Engine: e})
+	require.NoError(t, err)
+	fns, err := ts.Functions()
+	require.NoError(t, err)
+	a := newAgent(t, Options{Research: NewLoopResearch(e, loop.Options{}), Functions: fns, Log: graph.NewMemLog()})
 	ctx := context.Background()
 
 	start := time.Now()
@@ -110,7 +115,7 @@ func TestResearchRefinesMissingAspects(t *testing.T) {
 		}
 		return nil
 	}
-	a := newAgent(t, Options{Research: kb})
+	a := newAgent(t, Options{Research: kb, Functions: kb})
 	res, err := a.Run(context.Background(), RunInput{Goal: "kettle"})
 	require.NoError(t, err)
 	require.Equal(t, OutcomeSuccess, res.Outcome, res.Reason)
@@ -120,7 +125,7 @@ func TestResearchRefinesMissingAspects(t *testing.T) {
 	assert.Contains(t, res.Answer, "kitchen.md > Kettle [1]")
 
 	kb = &fakeResearch{}
-	a = newAgent(t, Options{Research: kb})
+	a = newAgent(t, Options{Research: kb, Functions: kb})
 	res, err = a.Run(context.Background(), RunInput{Goal: "coffee"})
 	require.NoError(t, err)
 	assert.Equal(t, OutcomeFailure, res.Outcome)
@@ -139,7 +144,7 @@ func (s *stuckResearch) Refine(_ context.Context, _, _, query string, _ []doc.Hi
 
 func TestResearchStopsWhenRefiningGivesNothingNew(t *testing.T) {
 	kb := &stuckResearch{}
-	a := newAgent(t, Options{Research: kb})
+	a := newAgent(t, Options{Research: kb, Functions: kb})
 	res, err := a.Run(context.Background(), RunInput{Goal: "teapot"})
 	require.NoError(t, err)
 	assert.Equal(t, OutcomeFailure, res.Outcome)
