@@ -144,7 +144,7 @@ run sagasu trust (see sagasu trust --help).`,
 		newReindexCmd(g), newModelCmd(g),
 		newLoopCmd(g), newPlanCmd(g), newCacheCmd(g), newMCPCmd(g), newMigrateCmd(g),
 		newAskCmd(g), newChatCmd(g), newAgentCmd(g), newDoctorCmd(g), newServeCmd(g),
-		newTrustCmd(g),
+		newTrustCmd(g), newToolsCmd(g),
 	)
 	return root
 }
