@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sagasu-dev/sagasu/internal/agent/react"
 	"github.com/sagasu-dev/sagasu/internal/app"
 	"github.com/sagasu-dev/sagasu/internal/llm"
 	"github.com/sagasu-dev/sagasu/internal/llm/llmtest"
@@ -159,7 +160,7 @@ func TestChatTurnStreamsStepsAnswerAndSpans(t *testing.T) {
 	if code := f.call(t, "POST", "/api/threads/"+th.ID+"/ask", map[string]any{"question": "How do I rotate the API keys?"}, nil); code != http.StatusAccepted {
 		t.Fatalf("ask: %d", code)
 	}
-	evs := f.stream(t, "/api/threads/"+th.ID+"/events", "", func(e sseEv) bool { return e.event == threadSpans })
+	evs := f.stream(t, "/api/threads/"+th.ID+"/events", "", func(e sseEv) bool { return e.event == react.ThreadSpans })
 	kinds := map[string]int{}
 	var answer struct {
 		Answer    string
@@ -177,7 +178,7 @@ func TestChatTurnStreamsStepsAnswerAndSpans(t *testing.T) {
 	if !strings.Contains(answer.Answer, "acme keys rotate") || len(answer.Citations) == 0 {
 		t.Errorf("answer %q with %d citations: want the rotation command, cited", answer.Answer, len(answer.Citations))
 	}
-	var spans struct{ Spans []span }
+	var spans struct{ Spans []react.Span }
 	_ = json.Unmarshal([]byte(evs[len(evs)-1].data), &spans)
 	if len(spans.Spans) == 0 || !spans.Spans[0].Supported || spans.Spans[0].End > len(answer.Answer) {
 		t.Errorf("spans %+v do not mark the answer's supported sentences", spans.Spans)
@@ -185,7 +186,7 @@ func TestChatTurnStreamsStepsAnswerAndSpans(t *testing.T) {
 
 	// A reconnecting stream (Last-Event-ID) gets only what came after.
 	last := evs[len(evs)-3].id
-	again := f.stream(t, "/api/threads/"+th.ID+"/events", last, func(e sseEv) bool { return e.event == threadSpans })
+	again := f.stream(t, "/api/threads/"+th.ID+"/events", last, func(e sseEv) bool { return e.event == react.ThreadSpans })
 	var replayed []string
 	for _, e := range again {
 		if e.id != "" {
@@ -242,9 +243,9 @@ func TestStoppedTurnIsLogged(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	f.srv.turn(ctx, th.ID, "How do I deploy?", askInput{}, "offline")
-	evs := f.stream(t, "/api/threads/"+th.ID+"/events", "", func(e sseEv) bool { return e.event == threadError || e.event == "answer" })
+	evs := f.stream(t, "/api/threads/"+th.ID+"/events", "", func(e sseEv) bool { return e.event == react.ThreadError || e.event == "answer" })
 	last := evs[len(evs)-1]
-	if last.event != threadError || !strings.Contains(last.data, "stopped") {
+	if last.event != react.ThreadError || !strings.Contains(last.data, "stopped") {
 		t.Errorf("a cancelled turn ended with %s %s, want a turn_error saying it was stopped", last.event, last.data)
 	}
 }
@@ -511,7 +512,7 @@ func TestModelAnswerStreamsDeltasToEveryTab(t *testing.T) {
 		t.Errorf("mode %q, want the model's driver/model", started.Mode)
 	}
 	for i, tab := range []func(func(sseEv) bool) []sseEv{tab1, tab2} {
-		evs := tab(func(e sseEv) bool { return e.event == threadSpans })
+		evs := tab(func(e sseEv) bool { return e.event == react.ThreadSpans })
 		var streamed strings.Builder
 		answered := false
 		for _, e := range evs {
@@ -544,13 +545,13 @@ func TestStopCancelsAModelTurn(t *testing.T) {
 	f.call(t, "POST", "/api/threads", map[string]string{"title": "keys"}, &th)
 	tab := f.open(t, "/api/threads/"+th.ID+"/events", "")
 	f.call(t, "POST", "/api/threads/"+th.ID+"/ask", map[string]any{"question": "How do I rotate the API keys?"}, nil)
-	tab(func(e sseEv) bool { return e.event == threadTurn })
+	tab(func(e sseEv) bool { return e.event == react.ThreadTurn })
 	if code := f.call(t, "POST", "/api/threads/"+th.ID+"/stop", map[string]any{}, nil); code != http.StatusAccepted {
 		t.Fatalf("stop: %d", code)
 	}
 	close(release)
-	evs := tab(func(e sseEv) bool { return e.event == threadError || e.event == "answer" })
-	if last := evs[len(evs)-1]; last.event != threadError || !strings.Contains(last.data, `"stopped":true`) {
+	evs := tab(func(e sseEv) bool { return e.event == react.ThreadError || e.event == "answer" })
+	if last := evs[len(evs)-1]; last.event != react.ThreadError || !strings.Contains(last.data, `"stopped":true`) {
 		t.Errorf("a stopped turn ended with %s %s, want turn_error, stopped", last.event, last.data)
 	}
 }
