@@ -161,7 +161,7 @@ func (t *Toolset) chunkHits(ctx context.Context, ids []int64) ([]doc.Hit, error)
 		return nil, fmt.Errorf("read chunks: %w", err)
 	}
 	if len(hits) < len(ids) {
-		return nil, fmt.Errorf("%d of the %d chunkIds are not in the index (it may have been re-indexed): search again", len(ids)-len(hits), len(ids))
+		return nil, missingf("%d of the %d chunkIds are not in the index (it may have been re-indexed): search again", len(ids)-len(hits), len(ids))
 	}
 	return hits, nil
 }
@@ -214,7 +214,7 @@ func (t *Toolset) evalResults(ctx context.Context, rs []EvalResult) ([]doc.Hit, 
 		h := fromEvalResult(r)
 		if h.Chunk.Text == "" || r.Truncated {
 			if h.Chunk.ID == 0 {
-				return nil, fmt.Errorf("results[%d]: no text: give content (or text), or the chunkId of a search result", i)
+				return nil, invalidf("results[%d]: no text: give content (or text), or the chunkId of a search result", i)
 			}
 			if len(at[h.Chunk.ID]) == 0 {
 				read = append(read, h.Chunk.ID)
@@ -238,7 +238,7 @@ func (t *Toolset) evalResults(ctx context.Context, rs []EvalResult) ([]doc.Hit, 
 		}
 		for _, id := range read {
 			if is, ok := at[id]; ok {
-				return nil, fmt.Errorf("results[%d]: chunk %d is not in the index (it may have been re-indexed): search again", is[0], id)
+				return nil, missingf("results[%d]: chunk %d is not in the index (it may have been re-indexed): search again", is[0], id)
 			}
 		}
 	}

@@ -121,7 +121,7 @@ func Filter(types []string, pathGlob string, ids []string) (store.Filter, error)
 	f := store.Filter{PathGlob: pathGlob, SourceIDs: ids}
 	if pathGlob != "" {
 		if err := glob.Valid(pathGlob); err != nil {
-			return f, fmt.Errorf("glob: %w; give a pattern such as docs/**/*.md", err)
+			return f, invalidf("glob: %v; give a pattern such as docs/**/*.md", err)
 		}
 	}
 	for _, t := range types {
@@ -149,14 +149,42 @@ func (t *Toolset) retrieval(hybrid *bool) (search.Mode, []string) {
 	return search.ModeKeyword, []string{"hybrid search needs an index with embeddings and this one has none: keyword search was used"}
 }
 
+// ErrInvalidArgument marks an argument a tool cannot take (errors.Is): a
+// face answers it as the caller's mistake.
+var ErrInvalidArgument = errors.New("invalid argument")
+
+// argError is an argument a tool cannot take, in the tool's own words
+// (kind ErrInvalidArgument), or one that names what is not in the index
+// (kind store.ErrNotFound).
+type argError struct {
+	msg  string
+	kind error
+}
+
+func (e *argError) Error() string { return e.msg }
+func (e *argError) Is(target error) bool {
+	if e.kind == nil {
+		return target == ErrInvalidArgument
+	}
+	return target == e.kind
+}
+
+// invalidf is an argument a tool cannot take.
+func invalidf(format string, a ...any) error { return &argError{msg: fmt.Sprintf(format, a...)} }
+
+// missingf is an argument that names what is not in the index.
+func missingf(format string, a ...any) error {
+	return &argError{msg: fmt.Sprintf(format, a...), kind: store.ErrNotFound}
+}
+
 // badArg is the error of an argument a tool cannot take: it names the
 // argument, what was given and what is allowed
 // ("k: got 0; give a whole number from 1 to 50").
 func badArg(name string, got any, allowed string) error {
 	if s, ok := got.(string); ok {
-		return fmt.Errorf("%s: got %q; give %s", name, s, allowed)
+		return invalidf("%s: got %q; give %s", name, s, allowed)
 	}
-	return fmt.Errorf("%s: got %v; give %s", name, got, allowed)
+	return invalidf("%s: got %v; give %s", name, got, allowed)
 }
 
 // HashOf hashes values as JSON: the identity of a request, of what a page

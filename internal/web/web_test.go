@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,8 +16,10 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/agent/react"
 	"github.com/sagasu-dev/sagasu/internal/app"
+	"github.com/sagasu-dev/sagasu/internal/embed"
 	"github.com/sagasu-dev/sagasu/internal/llm"
 	"github.com/sagasu-dev/sagasu/internal/llm/llmtest"
+	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
@@ -269,6 +272,25 @@ func TestSearchSourceChunkEvaluate(t *testing.T) {
 		if code := f.call(t, "POST", "/api/search", bad, &e); code != http.StatusBadRequest || e.Error == "" {
 			t.Errorf("search %v: %d %q, want 400 with a message", bad, code, e.Error)
 		}
+	}
+
+	// The toolset's k rule (1 to 50) and what the index cannot do as it is.
+	for _, tc := range []struct {
+		path string
+		body map[string]any
+		want int
+	}{
+		{"/api/search", map[string]any{"query": "x", "k": 51}, http.StatusBadRequest},
+		{"/api/search", map[string]any{"query": "x", "glob": "docs/[x"}, http.StatusBadRequest},
+		{"/api/search", map[string]any{"query": "rotate keys", "mode": "semantic"}, http.StatusConflict},
+		{"/api/evaluate", map[string]any{"goal": "keys", "chunkIds": []int64{987654}}, http.StatusNotFound},
+	} {
+		if code := f.call(t, "POST", tc.path, tc.body, &e); code != tc.want || e.Error == "" {
+			t.Errorf("%s %v: %d %q, want %d with a message", tc.path, tc.body, code, e.Error, tc.want)
+		}
+	}
+	if code := f.call(t, "GET", "/api/source?ref=nowhere.md", nil, &e); code != http.StatusNotFound {
+		t.Errorf("a source that is not there: %d, want 404", code)
 	}
 
 	var ev tools.EvaluateOutput
@@ -575,5 +597,34 @@ func TestHostAllowed(t *testing.T) {
 		if got := s.hostAllowed(tt.host); got != tt.want {
 			t.Errorf("listen %s (token %q), Host %s: allowed %v, want %v", tt.listen, tt.token, tt.host, got, tt.want)
 		}
+	}
+}
+
+// failingEmbedder fails every embedding, as a server that is down does.
+type failingEmbedder struct{}
+
+func (failingEmbedder) Info() embed.Info { return embed.Info{Driver: "test", Model: "down", Dim: 4} }
+func (failingEmbedder) EmbedQuery(context.Context, string) ([]float32, error) {
+	return nil, errors.New("connection refused")
+}
+func (failingEmbedder) EmbedDocuments(context.Context, []string) ([][]float32, error) {
+	return nil, errors.New("connection refused")
+}
+
+// TestAnEmbedderThatFailsIsABadGateway: a search whose embedder fails is
+// the embedding server's failure (502), not the request's (400).
+func TestAnEmbedderThatFailsIsABadGateway(t *testing.T) {
+	f := newFixture(t, "", docs)
+	rt := *f.srv.rt
+	rt.Engine = search.New(rt.Store, search.WithEmbedder(failingEmbedder{}))
+	ts, err := tools.New(tools.Options{Engine: rt.Engine})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.Tools = ts
+	f.srv.rt = &rt
+	var e struct{ Error string }
+	if code := f.call(t, "POST", "/api/search", map[string]any{"query": "rotate keys", "mode": "hybrid"}, &e); code != http.StatusBadGateway || !strings.Contains(e.Error, "connection refused") {
+		t.Errorf("hybrid search with the embedder down: %d %q, want 502 naming the cause", code, e.Error)
 	}
 }
