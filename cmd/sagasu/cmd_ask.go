@@ -36,6 +36,7 @@ func (f *askFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.lang, "lang", "", "answer language: en or ja (default: the question's)")
 	fs.BoolVar(&f.casual, "casual", false, "do not require the polite です・ます style in Japanese answers")
 	addLLMFlags(fs)
+	addAgentFlags(fs, false)
 }
 
 func (f *askFlags) options(g *globals, a *app.App) (app.AskOptions, error) {

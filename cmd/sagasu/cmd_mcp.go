@@ -119,6 +119,7 @@ loopback ones are refused unless allowed with --allow-origin.`,
 	f.Bool("allow-private", false, "sagasu_index: let URLs reach loopback, private and link-local addresses")
 	addEmbedderFlags(f)
 	addLLMFlags(f)
+	addAgentFlags(f, true)
 	af.register(f, true)
 	return cmd
 }

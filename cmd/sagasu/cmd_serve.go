@@ -86,5 +86,6 @@ Authorization: Bearer TOKEN. Requests from other sites are refused.`,
 	cmd.Flags().StringVar(&token, "token", "", "token every request must carry (default $SAGASU_SERVE_TOKEN)")
 	cmd.Flags().StringArrayVar(&roots, "root", nil, "folder the Index tab may add files from (repeatable; default the working directory)")
 	addLLMFlags(cmd.Flags())
+	addAgentFlags(cmd.Flags(), true)
 	return cmd
 }

@@ -117,12 +117,12 @@ func TestOneSchemaPerOperation(t *testing.T) {
 		}))
 	}
 	rt.LLM = pa
-	agent, closeAgent, err := rt.PlanAct(app.PlanActOptions{Goal: "when are notes deployed?"})
+	run, err := rt.NewPlanActRun(ctx, app.PlanActOptions{Goal: "when are notes deployed?"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeAgent()
-	res, err := agent.Run(ctx, planact.RunInput{Goal: "when are notes deployed?"})
+	defer run.Close()
+	res, err := run.Start(ctx)
 	if err != nil || res.Outcome != planact.OutcomeSuccess {
 		t.Fatalf("plan-and-act: %v %+v", err, res)
 	}

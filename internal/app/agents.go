@@ -30,5 +30,7 @@ func (r *Runtime) Asker(opt AskOptions) *react.Agent {
 	if r.LLM == nil || opt.Offline {
 		return a
 	}
-	return a.WithModel(react.LLMOptions{Model: r.LLM, MaxTurns: opt.MaxTurns, OnDelta: opt.OnDelta})
+	g := r.app.Config.Agent.Generation(RoleAsk, r.LLM.Info())
+	return a.WithModel(react.LLMOptions{Model: r.LLM, MaxTurns: opt.MaxTurns, OnDelta: opt.OnDelta,
+		Temperature: &g.Temperature, ReplyTokens: g.MaxTokens, ThinkingBudget: g.ThinkingBudget})
 }

@@ -115,6 +115,12 @@ type Request struct {
 	Temperature *float64
 	// MaxTokens caps the answer; 0 leaves it to the driver's default.
 	MaxTokens int
+	// ThinkingBudget is what a thinking model may spend thinking before it
+	// answers (Gemini 2.5), on top of MaxTokens: a driver whose vendor
+	// counts thinking in the output cap sends MaxTokens + ThinkingBudget as
+	// the cap. Nil leaves thinking to the model; 0 turns it off where the
+	// model allows it. Drivers of models that do not think ignore it.
+	ThinkingBudget *int
 }
 
 // Response is the model's answer.

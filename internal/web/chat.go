@@ -45,11 +45,11 @@ type runView struct {
 func runsView(runs []store.Run, s *Server) []runView {
 	out := make([]runView, 0, len(runs))
 	for _, r := range runs {
-		key := threadKey(r.ID)
+		running := s.running(threadKey(r.ID))
 		if r.Kind == store.RunAgent {
-			key = runKey(r.ID)
+			running = s.runs.Running(r.ID)
 		}
-		out = append(out, runView{ID: r.ID, Kind: r.Kind, Title: r.Title, Status: r.Status, Created: r.Created, Updated: r.Updated, Running: s.running(key)})
+		out = append(out, runView{ID: r.ID, Kind: r.Kind, Title: r.Title, Status: r.Status, Created: r.Created, Updated: r.Updated, Running: running})
 	}
 	return out
 }

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,12 +25,42 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, runsView(runs, s))
 }
 
-// startRun starts a Plan-and-Act run toward a goal in the background: a
-// research run over the index unless a model is configured.
+// runSettings are what the page may set of a run: the roles' model names
+// (on their configured drivers and addresses), the temperature, the reply
+// cap, the thinking budget and the limits.
+type runSettings struct {
+	PlannerModel   string   `json:"plannerModel,omitempty"`
+	ExecutorModel  string   `json:"executorModel,omitempty"`
+	Temperature    *float64 `json:"temperature,omitempty"`
+	MaxTokens      int      `json:"maxTokens,omitempty"`
+	ThinkingBudget *int     `json:"thinkingBudget,omitempty"`
+	MaxToolCalls   int      `json:"maxToolCalls,omitempty"`
+	MaxDuration    string   `json:"maxDuration,omitempty"` // such as 10m
+}
+
+func (r runSettings) tuning() (app.Tuning, error) {
+	t := app.Tuning{PlannerModel: r.PlannerModel, ExecutorModel: r.ExecutorModel, Temperature: r.Temperature,
+		MaxTokens: r.MaxTokens, ThinkingBudget: r.ThinkingBudget, MaxToolCalls: r.MaxToolCalls}
+	if r.MaxDuration != "" {
+		d, err := time.ParseDuration(r.MaxDuration)
+		if err != nil || d <= 0 {
+			return t, fmt.Errorf("maxDuration %q: give a duration such as 10m", r.MaxDuration)
+		}
+		t.MaxDuration = d
+	}
+	return t, nil
+}
+
+// startRun starts a Plan-and-Act run toward a goal in the background, with
+// the configured MCP servers it names (a browser through Playwright MCP,
+// for one) and its settings: a research run over the index unless a model
+// is configured. It answers 202 with the run's ID at once.
 func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 	var in struct {
-		Goal    string `json:"goal"`
-		Offline bool   `json:"offline,omitempty"`
+		Goal     string      `json:"goal"`
+		Offline  bool        `json:"offline,omitempty"`
+		MCP      []string    `json:"mcp,omitempty"`
+		Settings runSettings `json:"settings,omitzero"`
 	}
 	if !s.decode(w, r, &in) {
 		return
@@ -41,57 +70,63 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusBadRequest, planact.ErrEmptyGoal)
 		return
 	}
-	offline := in.Offline || s.rt.LLM == nil
-	if offline && planact.NeedsBrowser(goal) {
-		s.fail(w, http.StatusBadRequest, planact.ErrNeedsModel)
+	t, err := in.Settings.tuning()
+	if err != nil {
+		s.fail(w, http.StatusBadRequest, err)
 		return
 	}
-	id := fmt.Sprintf("planact-%d-%d", time.Now().UnixNano(), s.nextID())
-	s.launch(w, id, goal, offline, func(ctx context.Context, a *planact.Agent) (*planact.Result, error) {
-		return a.Run(ctx, planact.RunInput{Goal: goal, RunID: id})
-	})
+	offline := in.Offline || s.rt.LLM == nil
+	id, err := s.runs.Start(r.Context(), app.PlanActOptions{Goal: goal, MCP: in.MCP, Offline: offline, Tuning: t})
+	if err != nil {
+		s.fail(w, runStatus(err), fmt.Errorf("start the agent: %w", err))
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"id": id, "mode": s.mode(offline), "mcp": in.MCP})
 }
 
-// resumeRun continues a stopped run from its last completed step.
+// runStatus is the HTTP status of a run that could not start.
+func runStatus(err error) int {
+	switch {
+	case errors.Is(err, app.ErrTooManyRuns):
+		return http.StatusTooManyRequests
+	case errors.Is(err, app.ErrRunning):
+		return http.StatusConflict
+	case errors.Is(err, planact.ErrNeedsModel), errors.Is(err, planact.ErrEmptyGoal), errors.Is(err, app.ErrNoMCPServer), errors.Is(err, app.ErrBadSetting):
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
+}
+
+// resumeRun continues a stopped run from its last completed step, with the
+// settings it recorded (its MCP servers, models and limits).
 func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	var in struct {
+		Settings runSettings `json:"settings,omitzero"`
+	}
+	if !s.decode(w, r, &in) {
+		return
+	}
+	t, err := in.Settings.tuning()
+	if err != nil {
+		s.fail(w, http.StatusBadRequest, err)
+		return
+	}
 	run, err := s.rt.Store.Run(r.Context(), id)
 	if err != nil || run.Kind != store.RunAgent {
 		s.fail(w, http.StatusNotFound, fmt.Errorf("no agent run %q: the Runs tab lists them", id))
 		return
 	}
-	s.launch(w, id, run.Title, s.rt.LLM == nil, func(ctx context.Context, a *planact.Agent) (*planact.Result, error) {
-		return a.Resume(ctx, id)
-	})
-}
-
-// launch runs fn with a fresh agent in the background and answers 202.
-func (s *Server) launch(w http.ResponseWriter, id, goal string, offline bool, fn func(context.Context, *planact.Agent) (*planact.Result, error)) {
-	agent, done, err := s.rt.PlanAct(app.PlanActOptions{Offline: offline, Goal: goal})
-	if err != nil {
-		s.fail(w, http.StatusInternalServerError, fmt.Errorf("start the agent: %w", err))
+	if err := s.runs.Resume(r.Context(), id, app.PlanActOptions{Tuning: t}); err != nil {
+		s.fail(w, runStatus(err), fmt.Errorf("resume run %s: %w", id, err))
 		return
 	}
-	ok := s.startTask(runKey(id), func(ctx context.Context) {
-		defer done()
-		if _, err := fn(ctx, agent); err != nil && ctx.Err() == nil {
-			s.log.Warn("agent run failed", "run", id, "err", err)
-			s.mu.Lock()
-			s.runErrors[id] = err.Error()
-			s.mu.Unlock()
-		}
-	})
-	if !ok {
-		done()
-		s.fail(w, http.StatusConflict, fmt.Errorf("run %s is already running", id))
-		return
-	}
-	writeJSON(w, http.StatusAccepted, map[string]any{"id": id, "mode": s.mode(offline)})
+	writeJSON(w, http.StatusAccepted, map[string]any{"id": id})
 }
 
 func (s *Server) stopRun(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if !s.stopTask(runKey(id)) {
+	if !s.runs.Stop(id) {
 		s.fail(w, http.StatusConflict, fmt.Errorf("run %s is not running", id))
 		return
 	}
@@ -144,7 +179,7 @@ func (a *agentShaper) shape(e store.Event) (sseEvent, bool) {
 func (s *Server) showRun(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	run, err := s.rt.Store.Run(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) && s.running(runKey(id)) {
+	if errors.Is(err, store.ErrNotFound) && s.runs.Running(id) {
 		// Started, but nothing logged yet.
 		writeJSON(w, http.StatusOK, map[string]any{"run": runView{ID: id, Kind: store.RunAgent, Title: "(starting)", Status: "running", Running: true}})
 		return
@@ -183,11 +218,13 @@ func (s *Server) showRun(w http.ResponseWriter, r *http.Request) {
 		timeline = append(timeline, ev.Data)
 	}
 	out["events"] = timeline
-	s.mu.Lock()
-	if msg, ok := s.runErrors[id]; ok {
+	var set app.RunSettings
+	if json.Unmarshal(run.Meta, &set) == nil && len(run.Meta) > 0 {
+		out["settings"] = set
+	}
+	if msg := s.runs.Failure(id); msg != "" {
 		out["error"] = msg
 	}
-	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, out)
 }
 

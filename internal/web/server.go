@@ -35,6 +35,8 @@ type Options struct {
 	// Poll is how often live streams look for new events in the store
 	// (default 200 ms); events this server writes wake them at once.
 	Poll time.Duration
+	// MaxRuns is how many agent runs may run at once (default 4).
+	MaxRuns int
 }
 
 // Server serves the page and its API over one runtime.
@@ -46,12 +48,13 @@ type Server struct {
 	hub  *hub
 	base context.Context
 
+	// runs drives the Plan-and-Act runs the page starts and resumes.
+	runs *app.BackgroundRuns
+
 	mu    sync.Mutex
-	tasks map[string]context.CancelFunc // running chat turns and agent runs, by key
+	tasks map[string]context.CancelFunc // running chat turns and index jobs, by key
 	jobs  map[string]*job               // index jobs, by ID
-	// runErrors are why agent runs failed before they logged an outcome.
-	runErrors map[string]string
-	seq       int64
+	seq   int64
 }
 
 // New returns a server over rt. base bounds every background task (chat
@@ -67,8 +70,10 @@ func New(base context.Context, a *app.App, rt *app.Runtime, opt Options) (*Serve
 	if opt.Poll <= 0 {
 		opt.Poll = 200 * time.Millisecond
 	}
-	return &Server{app: a, rt: rt, opt: opt, log: opt.Logger, hub: newHub(), base: base,
-		tasks: map[string]context.CancelFunc{}, jobs: map[string]*job{}, runErrors: map[string]string{}}, nil
+	s := &Server{app: a, rt: rt, opt: opt, log: opt.Logger, hub: newHub(), base: base,
+		tasks: map[string]context.CancelFunc{}, jobs: map[string]*job{}}
+	s.runs = rt.BackgroundRuns(base, opt.MaxRuns, func(id string) { s.hub.publish(runKey(id), message{}) })
+	return s, nil
 }
 
 // Handler returns the page and the API behind the security checks.
@@ -108,6 +113,7 @@ func (s *Server) Handler() http.Handler {
 
 // Wait blocks until every background task has ended or ctx is done.
 func (s *Server) Wait(ctx context.Context) {
+	s.runs.Wait(ctx)
 	for {
 		s.mu.Lock()
 		n := len(s.tasks)
@@ -188,7 +194,8 @@ func (s *Server) info(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := map[string]any{"mode": s.mode(false), "hasModel": s.rt.LLM != nil,
-		"index": map[string]int{"sources": st.Sources, "chunks": st.Chunks}, "cache": s.rt.Cache != nil}
+		"index": map[string]int{"sources": st.Sources, "chunks": st.Chunks}, "cache": s.rt.Cache != nil,
+		"mcpServers": s.app.MCPServerNames()}
 	if s.rt.Embedder != nil {
 		out["embedder"] = s.rt.Embedder.Info().Driver
 	}

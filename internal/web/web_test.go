@@ -628,3 +628,42 @@ func TestAnEmbedderThatFailsIsABadGateway(t *testing.T) {
 		t.Errorf("hybrid search with the embedder down: %d %q, want 502 naming the cause", code, e.Error)
 	}
 }
+
+// TestRunsStartWithTheirSettings: the page starts a run with settings of
+// its own (limits here: the run is offline), which the run records and
+// the run view shows; a server the configuration does not name, a setting
+// out of range and a resume of a run that runs are refused with what to
+// do.
+func TestRunsStartWithTheirSettings(t *testing.T) {
+	f := newFixture(t, "", docs)
+	var info map[string]any
+	if code := f.call(t, "GET", "/api/info", nil, &info); code != http.StatusOK || info["mcpServers"] == nil {
+		t.Fatalf("info: %d %v: want the MCP servers a run may name", code, info)
+	}
+	var started struct{ ID string }
+	body := map[string]any{"goal": "understand how to rotate the API keys", "settings": map[string]any{"maxToolCalls": 7, "maxDuration": "3m"}}
+	if code := f.call(t, "POST", "/api/runs", body, &started); code != http.StatusAccepted {
+		t.Fatalf("start: %d", code)
+	}
+	f.srv.Wait(context.Background())
+	var show struct {
+		Settings app.RunSettings
+		Outcome  struct{ Status string }
+	}
+	if code := f.call(t, "GET", "/api/runs/"+started.ID, nil, &show); code != http.StatusOK || show.Settings.Limits.MaxToolCalls != 7 || show.Settings.Limits.MaxDuration != "3m0s" {
+		t.Errorf("show: %d, settings %+v", code, show.Settings)
+	}
+	var e struct{ Error string }
+	for _, bad := range []map[string]any{
+		{"goal": "research the keys", "mcp": []string{"nowhere"}},
+		{"goal": "research the keys", "settings": map[string]any{"temperature": 5}},
+		{"goal": "research the keys", "settings": map[string]any{"maxDuration": "soon"}},
+	} {
+		if code := f.call(t, "POST", "/api/runs", bad, &e); code != http.StatusBadRequest || e.Error == "" {
+			t.Errorf("start %v: %d %q, want 400 saying what to do", bad, code, e.Error)
+		}
+	}
+	if !strings.Contains(e.Error, "maxDuration") {
+		t.Errorf("a bad duration is not named: %q", e.Error)
+	}
+}

@@ -83,7 +83,7 @@ func (a *Agent) dispatch(ctx context.Context, rc *graph.RunContext, s State) (St
 	msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: fmt.Sprintf(
 		"Current step %d: %s\nCall one tool to do it. If what is shown above already answers the step, reply in text with what you read instead.",
 		s.StepIdx+1, step.Text)})
-	resp, err := a.chat(ctx, rc, &s, llm.Request{System: systemExecutor, Messages: msgs, Tools: tools, ToolChoice: llm.ToolChoiceAuto, MaxTokens: 1024})
+	resp, err := a.chat(ctx, rc, &s, a.opt.Executor, llm.Request{System: systemExecutor, Messages: msgs, Tools: tools, ToolChoice: llm.ToolChoiceAuto})
 	if err != nil {
 		return s, err
 	}

@@ -77,9 +77,15 @@ type MCP interface {
 
 // Options configure an Agent.
 type Options struct {
-	// Model plans and executes. Without one the research brain runs, and
-	// goals that need a browser are refused.
+	// Model plans and executes (the planner's model is Planner.Model when
+	// set). Without one the research brain runs, and goals that need a
+	// browser are refused.
 	Model llm.Model
+	// Planner and Executor say how each role's model calls are made: the
+	// planner writes the plan, judges every step and replans; the executor
+	// turns a step into a tool call. Zero fields take the defaults
+	// (temperature 0, replies of at most 1,024 tokens, Model).
+	Planner, Executor Role
 	// MCP gives the tools of the configured MCP servers (nil: none).
 	MCP MCP
 	// Functions are sagasu's own tools (sagasu_query, sagasu_get,
@@ -108,10 +114,36 @@ type Options struct {
 	// Table, when set, is a routing table file (graph.LoadTableFile) that
 	// replaces the built-in edges.
 	Table string
-	// Temperature of the model calls (default 0).
-	Temperature *float64
 	// Now stamps run ids and recollections (default time.Now).
 	Now func() time.Time
+}
+
+// Role is how one role's model calls are made.
+type Role struct {
+	// Model answers the role's calls (nil: Options.Model).
+	Model       llm.Model
+	Temperature *float64
+	// MaxTokens caps one reply's text (default 1,024), and ThinkingBudget
+	// is what a thinking model may spend before it (see llm.Request).
+	MaxTokens      int
+	ThinkingBudget *int
+}
+
+// DefaultReplyTokens caps one reply of the planner or the executor.
+const DefaultReplyTokens = 1024
+
+func (r Role) resolved(model llm.Model) Role {
+	if r.Model == nil {
+		r.Model = model
+	}
+	if r.Temperature == nil {
+		t := 0.0
+		r.Temperature = &t
+	}
+	if r.MaxTokens <= 0 {
+		r.MaxTokens = DefaultReplyTokens
+	}
+	return r
 }
 
 // DefaultLimits are the limits of a run: the reference code's 30 executor
@@ -157,10 +189,7 @@ func New(opt Options) (*Agent, error) {
 	if opt.CallTimeout <= 0 {
 		opt.CallTimeout = DefaultCallTimeout
 	}
-	if opt.Temperature == nil {
-		t := 0.0
-		opt.Temperature = &t
-	}
+	opt.Planner, opt.Executor = opt.Planner.resolved(opt.Model), opt.Executor.resolved(opt.Model)
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}

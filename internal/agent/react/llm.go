@@ -14,21 +14,26 @@ import (
 // DefaultMaxTurns bounds the ReAct loop: model calls before it must answer.
 const DefaultMaxTurns = 10
 
-// maxAnswerTokens caps one model reply: enough for a cited answer, and a
-// weak model that rambles stops early.
-const maxAnswerTokens = 400
+// DefaultReplyTokens caps one model reply: enough for a cited answer, and
+// a weak model that rambles stops early.
+const DefaultReplyTokens = 400
 
 // LLMOptions configure the language-model agent.
 type LLMOptions struct {
 	Model llm.Model
 	// MaxTurns bounds the model calls of the ReAct phase (default 10).
 	MaxTurns int
-	// MaxTokens bounds the tokens of a run (default 200,000).
-	MaxTokens int64
+	// RunTokens bounds the tokens of a run (default 200,000).
+	RunTokens int64
 	// Timeout bounds a run's wall-clock time (default 5 minutes).
 	Timeout time.Duration
 	// Temperature of every model call (default 0.2).
 	Temperature *float64
+	// ReplyTokens caps the text of one model reply (default 400), and
+	// ThinkingBudget is what a thinking model may spend before it (nil:
+	// the model's own; see llm.Request).
+	ReplyTokens    int
+	ThinkingBudget *int
 	// OnDelta receives the answer's text as the model writes it.
 	OnDelta func(text string)
 }
@@ -46,8 +51,11 @@ func (a *Agent) WithModel(opt LLMOptions) *Agent {
 	if opt.MaxTurns <= 0 {
 		opt.MaxTurns = DefaultMaxTurns
 	}
-	if opt.MaxTokens <= 0 {
-		opt.MaxTokens = 200_000
+	if opt.RunTokens <= 0 {
+		opt.RunTokens = 200_000
+	}
+	if opt.ReplyTokens <= 0 {
+		opt.ReplyTokens = DefaultReplyTokens
 	}
 	if opt.Timeout <= 0 {
 		opt.Timeout = 5 * time.Minute
@@ -157,7 +165,8 @@ func (a *Agent) settle(st state, ps *Passages) (string, Reflection) {
 
 // call sends the conversation to the model, streaming text to OnDelta.
 func (a *Agent) call(ctx context.Context, rc *graph.RunContext, s state, choice llm.ToolChoice, tools []llm.Tool) (*llm.Response, error) {
-	req := llm.Request{System: a.system(s.Lang), Messages: s.Messages, Tools: tools, ToolChoice: choice, Temperature: a.llm.Temperature, MaxTokens: maxAnswerTokens}
+	req := llm.Request{System: a.system(s.Lang), Messages: s.Messages, Tools: tools, ToolChoice: choice, Temperature: a.llm.Temperature,
+		MaxTokens: a.llm.ReplyTokens, ThinkingBudget: a.llm.ThinkingBudget}
 	start := time.Now()
 	var resp *llm.Response
 	var err error

@@ -39,6 +39,15 @@ async function loadInfo() {
   try {
     const info = await api('/api/info');
     $('#mode').textContent = `mode: ${info.mode} · ${info.index.sources} sources, ${info.index.chunks} chunks`;
+    $('#run-mcp').replaceChildren(...(info.mcpServers || []).map((name) => {
+      const label = el('label', 'inline');
+      const box = el('input');
+      box.type = 'checkbox';
+      box.name = 'mcp';
+      box.value = name;
+      label.append(box, document.createTextNode(` ${name}`));
+      return label;
+    }));
     if (!info.index.sources) notice('The index is empty: add a folder or a URL on the Index tab (or run sagasu index DIR) before asking.');
   } catch (e) { notice(e.message); }
 }
@@ -335,6 +344,7 @@ async function showRun(id) {
   const status = r.run.running ? 'running' : (r.outcome?.status || r.run.status);
   head.append(el('p', 'meta run-status', `${r.run.id} · ${status}${r.outcome?.reason ? ' — ' + r.outcome.reason : ''}`));
   if (r.error) head.append(el('p', 'warn', r.error));
+  if (r.settings) head.append(el('p', 'meta run-settings', settingsText(r.settings)));
   const row = el('p', 'row');
   if (r.run.running) {
     const b = el('button', '', 'Stop');
@@ -381,11 +391,40 @@ function openRun(id) {
   es.addEventListener('outcome', () => { es.close(); refresh(); });
 }
 
+// settingsText says what a run runs with: its MCP servers, models, limits.
+function settingsText(s) {
+  const parts = [];
+  if (s.mcp?.length) parts.push(`MCP: ${s.mcp.join(', ')}`);
+  for (const role of ['planner', 'executor']) {
+    const m = s[role];
+    if (m) parts.push(`${role}: ${m.driver}/${m.model} (temperature ${m.temperature}, ${m.maxTokens} tokens${m.thinkingBudget != null ? `, thinking ${m.thinkingBudget}` : ''})`);
+  }
+  if (s.offline || (!s.planner && !s.executor)) parts.push('offline');
+  if (s.limits) parts.push(`limits: ${s.limits.maxToolCalls} tool calls, ${s.limits.maxDuration}`);
+  return parts.join(' · ');
+}
+
+// runSettings reads the form's settings; empty fields keep the configuration's.
+function runSettings() {
+  const out = {};
+  const text = (id, key) => { const v = $(id).value.trim(); if (v) out[key] = v; };
+  const num = (id, key) => { const v = $(id).value.trim(); if (v !== '') out[key] = Number(v); };
+  text('#run-planner', 'plannerModel');
+  text('#run-executor', 'executorModel');
+  num('#run-temperature', 'temperature');
+  num('#run-max-tokens', 'maxTokens');
+  num('#run-thinking', 'thinkingBudget');
+  num('#run-tool-calls', 'maxToolCalls');
+  text('#run-duration', 'maxDuration');
+  return out;
+}
+
 $('#run-form').addEventListener('submit', async (e) => {
   e.preventDefault();
   notice('');
+  const mcp = [...document.querySelectorAll('#run-mcp input:checked')].map((b) => b.value);
   try {
-    const r = await api('/api/runs', { method: 'POST', body: { goal: $('#goal').value } });
+    const r = await api('/api/runs', { method: 'POST', body: { goal: $('#goal').value, mcp, settings: runSettings() } });
     openRun(r.id);
   } catch (err) { notice(err.message); }
 });
