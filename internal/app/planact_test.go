@@ -276,3 +276,21 @@ func storeStatus(s string) store.RunUpdate { return store.RunUpdate{Status: s} }
 func chatRequest(text string) llm.Request {
 	return llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: text}}}
 }
+
+// TestBackgroundRunsKeepFewFailures: why runs failed is kept for the last
+// maxFailures runs, not forever, and forgotten when a run runs again.
+func TestBackgroundRunsKeepFewFailures(t *testing.T) {
+	b := (&Runtime{}).BackgroundRuns(context.Background(), 1, nil)
+	for i := range maxFailures + 10 {
+		b.fail(fmt.Sprintf("run-%d", i), "broke")
+	}
+	if b.Failure("run-0") != "" || b.Failure(fmt.Sprintf("run-%d", maxFailures+9)) != "broke" || len(b.failures) != maxFailures {
+		t.Errorf("kept %d failures (first %q)", len(b.failures), b.Failure("run-0"))
+	}
+	b.mu.Lock()
+	b.forget("run-20")
+	b.mu.Unlock()
+	if b.Failure("run-20") != "" || len(b.order) != maxFailures-1 {
+		t.Errorf("a run that runs again keeps its old failure")
+	}
+}
