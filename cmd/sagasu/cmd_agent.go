@@ -263,10 +263,20 @@ func newAgentShowCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			var settings *app.RunSettings
+			if len(run.Meta) > 0 {
+				settings = new(app.RunSettings)
+				if err := json.Unmarshal(run.Meta, settings); err != nil {
+					return fmt.Errorf("run %s: its recorded settings cannot be read: %w", run.ID, err)
+				}
+			}
 			if a.Config.JSON {
-				return writeJSON(g.stdout, map[string]any{"run": run.ID, "goal": run.Title, "status": run.Status, "events": events})
+				return writeJSON(g.stdout, map[string]any{"run": run.ID, "goal": run.Title, "status": run.Status, "settings": settings, "events": events})
 			}
 			fmt.Fprintf(g.stdout, "run %s (%s): %s\n", run.ID, run.Status, run.Title)
+			if settings != nil {
+				printSettings(g.stdout, settings)
+			}
 			show := traceTo(g.stdout)
 			for _, ev := range events {
 				if ev.Type == graph.TypeOutcome {
@@ -281,4 +291,26 @@ func newAgentShowCmd(g *globals) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// printSettings prints the settings a run recorded.
+func printSettings(w io.Writer, s *app.RunSettings) {
+	if len(s.MCP) > 0 {
+		fmt.Fprintf(w, "%-11s %s\n", "mcp", strings.Join(s.MCP, ", "))
+	}
+	for _, r := range []struct {
+		name string
+		m    *app.ModelSettings
+	}{{"planner", s.Planner}, {"executor", s.Executor}} {
+		if r.m == nil {
+			continue
+		}
+		fmt.Fprintf(w, "%-11s %s %s, temperature %g, max tokens %d", r.name, r.m.Driver, r.m.Model, r.m.Temperature, r.m.MaxTokens)
+		if r.m.ThinkingBudget != nil {
+			fmt.Fprintf(w, ", thinking budget %d", *r.m.ThinkingBudget)
+		}
+		fmt.Fprintln(w)
+	}
+	l := s.Limits
+	fmt.Fprintf(w, "%-11s %d tool calls, %s per start or resume\n", "limits", l.MaxToolCalls, l.MaxDuration)
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/sagasu-dev/sagasu/internal/agent/planact"
 )
 
 // BackgroundRuns drives Plan-and-Act runs in the background for the
@@ -184,4 +186,17 @@ func (b *BackgroundRuns) Wait(ctx context.Context) {
 	case <-done:
 	case <-ctx.Done():
 	}
+}
+
+// Options are the options of a run a face (the page, the MCP tools)
+// starts or resumes from what it received: goal ("" for a resume), the
+// configured MCP servers it names (nil: a resume keeps the recorded ones),
+// offline, and its tuning over the configuration. A runtime without a
+// model runs offline (the research brain).
+func (b *BackgroundRuns) Options(goal string, mcp []string, offline bool, in planact.TuningInput) (PlanActOptions, error) {
+	t, err := TuningOf(in)
+	if err != nil {
+		return PlanActOptions{}, err
+	}
+	return PlanActOptions{Goal: goal, MCP: mcp, Offline: offline || goal != "" && b.rt.LLM == nil, Tuning: t}, nil
 }

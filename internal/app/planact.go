@@ -80,36 +80,13 @@ func (t Tuning) apply(c AgentConfig) AgentConfig {
 	return c
 }
 
-// RunSettings are what a Plan-and-Act run runs with. They are recorded
-// with the run in the log when it starts, never with a secret (addresses
-// pass through store.Redact), and restored when it is resumed: the MCP
-// servers by name, through the current configuration; the models through
-// the same key rule as any model, so an address from the record gets no
-// API key unless the configuration names it.
-type RunSettings struct {
-	MCP      []string       `json:"mcp,omitempty"`
-	Offline  bool           `json:"offline,omitempty"`
-	Routing  string         `json:"routing,omitempty"`
-	Planner  *ModelSettings `json:"planner,omitempty"`
-	Executor *ModelSettings `json:"executor,omitempty"`
-	Limits   LimitSettings  `json:"limits"`
-}
-
-// ModelSettings are one role's model and how it is called.
-type ModelSettings struct {
-	Driver string `json:"driver"`
-	Model  string `json:"model"`
-	URL    string `json:"url,omitempty"`
-	Generation
-}
-
-// LimitSettings bound a run.
-type LimitSettings struct {
-	MaxToolCalls int    `json:"maxToolCalls"`
-	MaxDuration  string `json:"maxDuration"`
-	MaxSteps     int    `json:"maxSteps"`
-	MaxTokens    int64  `json:"maxTokens"`
-}
+// RunSettings, ModelSettings and LimitSettings are planact's (see there):
+// what a run runs with, recorded with it and restored on resume.
+type (
+	RunSettings   = planact.RunSettings
+	ModelSettings = planact.ModelSettings
+	LimitSettings = planact.LimitSettings
+)
 
 // PlanActRun is a Plan-and-Act run wired with its settings, ready to
 // start (NewPlanActRun) or to continue (OpenPlanActRun). Close it when
@@ -372,11 +349,6 @@ func restoreLimits(l LimitSettings, t Tuning) LimitSettings {
 	return l
 }
 
-func (l LimitSettings) graph() graph.Limits {
-	d, _ := time.ParseDuration(l.MaxDuration)
-	return graph.Limits{MaxToolCalls: l.MaxToolCalls, MaxDuration: d, MaxSteps: l.MaxSteps, MaxTokens: l.MaxTokens}
-}
-
 // planAct wires the agent of a run: its MCP servers (by name, through the
 // configuration), sagasu's functions, memory and run log, and the roles'
 // models and settings.
@@ -413,7 +385,7 @@ func (r *Runtime) planAct(goal string, set RunSettings, planner, executor llm.Mo
 		Log:       graph.NewStoreLog(r.Store, store.RunAgent, func(string) string { return goal }),
 		OnEvent:   onEvent,
 		Table:     set.Routing,
-		Limits:    set.Limits.graph(),
+		Limits:    set.Limits.Graph(),
 		Model:     executor,
 	}
 	if p.mcp != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sagasu-dev/sagasu/internal/agent/planact"
 	"github.com/sagasu-dev/sagasu/internal/llm"
 )
 
@@ -69,12 +70,8 @@ func (c AgentConfig) validate() error {
 	return nil
 }
 
-// Generation is how one role's model calls are made.
-type Generation struct {
-	Temperature    float64 `json:"temperature"`
-	MaxTokens      int     `json:"maxTokens"`
-	ThinkingBudget *int    `json:"thinkingBudget,omitempty"`
-}
+// Generation is how one role's model calls are made (planact's).
+type Generation = planact.Generation
 
 // Generation returns role's settings for calls to the model info names:
 // the configured ones, else the role's and the vendor's defaults.
@@ -136,4 +133,19 @@ func (c Config) roleLLM(role string) LLMConfig {
 		r.Timeout = own.Timeout
 	}
 	return r
+}
+
+// TuningOf reads what a face received (the web page, the MCP tools); a
+// duration that cannot be read is ErrBadSetting.
+func TuningOf(in planact.TuningInput) (Tuning, error) {
+	out := Tuning{PlannerModel: in.PlannerModel, ExecutorModel: in.ExecutorModel, Temperature: in.Temperature,
+		MaxTokens: in.MaxTokens, ThinkingBudget: in.ThinkingBudget, MaxToolCalls: in.MaxToolCalls}
+	if in.MaxDuration != "" {
+		d, err := time.ParseDuration(in.MaxDuration)
+		if err != nil || d <= 0 {
+			return out, fmt.Errorf("maxDuration %q: give a duration such as 10m: %w", in.MaxDuration, ErrBadSetting)
+		}
+		out.MaxDuration = d
+	}
+	return out, nil
 }

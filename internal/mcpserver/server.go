@@ -61,6 +61,9 @@ type Options struct {
 	Now func() time.Time
 	// Ask answers questions for sagasu_ask; nil leaves the tool out.
 	Ask Asker
+	// Agents drives Plan-and-Act runs for sagasu_agent_start, _status,
+	// _resume and _stop; nil leaves those tools out.
+	Agents AgentRuns
 	// MaxConcurrentCalls is how many quick tool calls run at once; the rest
 	// wait in arrival order. 0 means one per processor (GOMAXPROCS).
 	MaxConcurrentCalls int
@@ -248,6 +251,7 @@ func (s *Server) addTools() {
 	s.addGetTool()
 	s.addLoopTools()
 	s.addAskTool()
+	s.addAgentTools()
 }
 
 // checkCalls answers a tools/call whose arguments break the tool's input

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/agent/planact"
 	"github.com/sagasu-dev/sagasu/internal/app"
@@ -25,42 +24,16 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, runsView(runs, s))
 }
 
-// runSettings are what the page may set of a run: the roles' model names
-// (on their configured drivers and addresses), the temperature, the reply
-// cap, the thinking budget and the limits.
-type runSettings struct {
-	PlannerModel   string   `json:"plannerModel,omitempty"`
-	ExecutorModel  string   `json:"executorModel,omitempty"`
-	Temperature    *float64 `json:"temperature,omitempty"`
-	MaxTokens      int      `json:"maxTokens,omitempty"`
-	ThinkingBudget *int     `json:"thinkingBudget,omitempty"`
-	MaxToolCalls   int      `json:"maxToolCalls,omitempty"`
-	MaxDuration    string   `json:"maxDuration,omitempty"` // such as 10m
-}
-
-func (r runSettings) tuning() (app.Tuning, error) {
-	t := app.Tuning{PlannerModel: r.PlannerModel, ExecutorModel: r.ExecutorModel, Temperature: r.Temperature,
-		MaxTokens: r.MaxTokens, ThinkingBudget: r.ThinkingBudget, MaxToolCalls: r.MaxToolCalls}
-	if r.MaxDuration != "" {
-		d, err := time.ParseDuration(r.MaxDuration)
-		if err != nil || d <= 0 {
-			return t, fmt.Errorf("maxDuration %q: give a duration such as 10m", r.MaxDuration)
-		}
-		t.MaxDuration = d
-	}
-	return t, nil
-}
-
 // startRun starts a Plan-and-Act run toward a goal in the background, with
 // the configured MCP servers it names (a browser through Playwright MCP,
 // for one) and its settings: a research run over the index unless a model
 // is configured. It answers 202 with the run's ID at once.
 func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 	var in struct {
-		Goal     string      `json:"goal"`
-		Offline  bool        `json:"offline,omitempty"`
-		MCP      []string    `json:"mcp,omitempty"`
-		Settings runSettings `json:"settings,omitzero"`
+		Goal     string              `json:"goal"`
+		Offline  bool                `json:"offline,omitempty"`
+		MCP      []string            `json:"mcp,omitempty"`
+		Settings planact.TuningInput `json:"settings,omitzero"`
 	}
 	if !s.decode(w, r, &in) {
 		return
@@ -70,18 +43,17 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusBadRequest, planact.ErrEmptyGoal)
 		return
 	}
-	t, err := in.Settings.tuning()
+	opt, err := s.runs.Options(goal, in.MCP, in.Offline, in.Settings)
 	if err != nil {
 		s.fail(w, http.StatusBadRequest, err)
 		return
 	}
-	offline := in.Offline || s.rt.LLM == nil
-	id, err := s.runs.Start(r.Context(), app.PlanActOptions{Goal: goal, MCP: in.MCP, Offline: offline, Tuning: t})
+	id, err := s.runs.Start(r.Context(), opt)
 	if err != nil {
 		s.fail(w, runStatus(err), fmt.Errorf("start the agent: %w", err))
 		return
 	}
-	writeJSON(w, http.StatusAccepted, map[string]any{"id": id, "mode": s.mode(offline), "mcp": in.MCP})
+	writeJSON(w, http.StatusAccepted, map[string]any{"id": id, "mode": s.mode(opt.Offline), "mcp": in.MCP})
 }
 
 // runStatus is the HTTP status of a run that could not start.
@@ -102,12 +74,12 @@ func runStatus(err error) int {
 func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	var in struct {
-		Settings runSettings `json:"settings,omitzero"`
+		Settings planact.TuningInput `json:"settings,omitzero"`
 	}
 	if !s.decode(w, r, &in) {
 		return
 	}
-	t, err := in.Settings.tuning()
+	opt, err := s.runs.Options("", nil, false, in.Settings)
 	if err != nil {
 		s.fail(w, http.StatusBadRequest, err)
 		return
@@ -117,7 +89,7 @@ func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusNotFound, fmt.Errorf("no agent run %q: the Runs tab lists them", id))
 		return
 	}
-	if err := s.runs.Resume(r.Context(), id, app.PlanActOptions{Tuning: t}); err != nil {
+	if err := s.runs.Resume(r.Context(), id, opt); err != nil {
 		s.fail(w, runStatus(err), fmt.Errorf("resume run %s: %w", id, err))
 		return
 	}
