@@ -105,6 +105,9 @@ func (b *BackgroundRuns) launch(run *PlanActRun, fn func(context.Context) error)
 	b.mu.Unlock()
 	go func() {
 		defer b.wg.Done()
+		// The run is over when fn returns: it stops running then, and its
+		// MCP servers (a browser takes seconds to close) close after.
+		defer run.Close()
 		defer func() {
 			b.mu.Lock()
 			delete(b.running, run.ID)
@@ -114,7 +117,6 @@ func (b *BackgroundRuns) launch(run *PlanActRun, fn func(context.Context) error)
 				b.onDone(run.ID)
 			}
 		}()
-		defer run.Close()
 		if err := fn(ctx); err != nil && ctx.Err() == nil {
 			b.rt.app.Log.Warn("agent run failed", "run", run.ID, "err", err)
 			b.fail(run.ID, err.Error())

@@ -387,8 +387,16 @@ function openRun(id) {
     pending = true;
     setTimeout(() => { pending = false; showRun(id); loadRuns(); }, 150);
   };
-  for (const t of ['plan', 'replan', 'thought', 'action', 'observation', 'answer', 'error', 'state', 'outcome', 'status']) es.addEventListener(t, refresh);
-  es.addEventListener('outcome', () => { es.close(); refresh(); });
+  for (const t of ['plan', 'replan', 'thought', 'action', 'observation', 'answer', 'error', 'state']) es.addEventListener(t, refresh);
+  // The run is over once it has an outcome and the server says it no
+  // longer runs (it logs the outcome first): show it once more and stop
+  // listening.
+  let ended = false;
+  es.addEventListener('outcome', () => { ended = true; refresh(); });
+  es.addEventListener('status', (m) => {
+    refresh();
+    if (ended && !JSON.parse(m.data).running) es.close();
+  });
 }
 
 // settingsText says what a run runs with: its MCP servers, models, limits.
