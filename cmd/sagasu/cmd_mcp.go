@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -21,6 +23,7 @@ func newMCPCmd(g *globals) *cobra.Command {
 		roots, origins               []string
 		maxTokens, maxCalls, maxRuns int
 		margin                       float64
+		noToken, allowDotfiles       bool
 		af                           agentFlags
 	)
 	cmd := &cobra.Command{
@@ -44,13 +47,23 @@ to its budget: summary 5,000 tokens, detailed 15,000, anything at most
 --max-output-tokens. docs/mcp.md has client configurations.
 
 sagasu_index reads only files under the allowed roots (--root, repeatable;
-default the working directory). --http serves streamable HTTP at /mcp, on
-loopback unless told otherwise; any other address needs a bearer token
-(--token or SAGASU_MCP_TOKEN). Requests from browser origins other than
-loopback ones are refused unless allowed with --allow-origin.`,
+default the working directory). No tool indexes or reads dotfiles and
+dot-folders (.env, .ssh/, .git/), which often hold secrets, unless
+--allow-dotfiles.
+
+--http serves streamable HTTP at /mcp, on loopback unless told otherwise.
+Every request needs "Authorization: Bearer TOKEN", even on loopback, so
+that other users and programs on this machine cannot call the tools: the
+token is --token or SAGASU_MCP_TOKEN, else one kept in your configuration
+folder (~/.config/sagasu/mcp-token, made on first use, readable by you
+alone), which the server prints for configuring clients. --no-token serves
+without one on loopback (unsafe on a machine others use). Requests from
+browser origins other than loopback ones are refused unless allowed with
+--allow-origin.`,
 		Example: `  claude mcp add sagasu -- sagasu mcp --db /abs/path/.sagasu/sagasu.db
   sagasu mcp --http 127.0.0.1:8765
-  SAGASU_MCP_TOKEN=secret sagasu mcp --http 0.0.0.0:8765 --root /srv/docs`,
+  claude mcp add --transport http sagasu http://127.0.0.1:8765/mcp --header "Authorization: Bearer $(cat ~/.config/sagasu/mcp-token)"
+  SAGASU_MCP_TOKEN=$(openssl rand -hex 32) sagasu mcp --http 0.0.0.0:8765 --root /srv/docs`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a, err := g.load(cmd)
@@ -60,9 +73,18 @@ loopback ones are refused unless allowed with --allow-origin.`,
 			if token == "" {
 				token = envValue(g.environ, "SAGASU_MCP_TOKEN")
 			}
+			if noToken && token != "" {
+				return usagef("--no-token and a token (--token or SAGASU_MCP_TOKEN) were both given: give one")
+			}
 			if httpAddr != "" {
 				if err := mcpserver.CheckAddr(httpAddr, token); err != nil {
 					return usageError{err}
+				}
+			}
+			kept := ""
+			if httpAddr != "" && token == "" && !noToken {
+				if token, kept, err = mcpToken(a.Getenv); err != nil {
+					return err
 				}
 			}
 			counter, err := budget.New(budget.Options{Encoding: encoding, Margin: margin})
@@ -97,7 +119,8 @@ loopback ones are refused unless allowed with --allow-origin.`,
 			runCtx, stopRuns := context.WithCancel(ctx)
 			runs := rt.BackgroundRuns(runCtx, maxRuns, nil)
 			defer func() { stopRuns(); runs.Wait(context.WithoutCancel(ctx)) }()
-			srv, err := mcpserver.New(mcpserver.Options{Tools: rt.Tools, Counter: counter, Limits: limits, Logger: a.Log, Version: version, Ask: ask, Agents: mcpRuns{runs}, MaxConcurrentCalls: maxCalls})
+			srv, err := mcpserver.New(mcpserver.Options{Tools: rt.Tools, Counter: counter, Limits: limits, Logger: a.Log, Version: version, Ask: ask,
+				Agents: mcpRuns{runs}, MaxConcurrentCalls: maxCalls, AllowDotfiles: allowDotfiles})
 			if err != nil {
 				return usageError{err}
 			}
@@ -110,12 +133,22 @@ loopback ones are refused unless allowed with --allow-origin.`,
 				return fmt.Errorf("listen on %s: %w", httpAddr, err)
 			}
 			fmt.Fprintf(g.stderr, "sagasu mcp: serving %s on http://%s%s\n", app.Redact(a.Config.DB), ln.Addr(), mcpserver.Path)
-			return srv.ServeHTTP(ctx, ln, mcpserver.HTTPOptions{Token: token, AllowedOrigins: origins})
+			switch {
+			case noToken:
+				fmt.Fprintf(g.stderr, "sagasu mcp: no token (--no-token): any user or program on this machine can call the tools\n")
+			case kept != "":
+				fmt.Fprintf(g.stderr, "sagasu mcp: clients must send the header Authorization: Bearer %s (the token is kept in %s)\n", token, kept)
+			default:
+				fmt.Fprintf(g.stderr, "sagasu mcp: clients must send the header Authorization: Bearer TOKEN, with the token given (--token or SAGASU_MCP_TOKEN)\n")
+			}
+			return srv.ServeHTTP(ctx, ln, mcpserver.HTTPOptions{Token: token, NoToken: noToken, AllowedOrigins: origins})
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8765) instead of stdio")
-	f.StringVar(&token, "token", "", "bearer token HTTP clients must send (default $SAGASU_MCP_TOKEN); required off loopback")
+	f.StringVar(&token, "token", "", "bearer token HTTP clients must send (default $SAGASU_MCP_TOKEN, else one kept in ~/.config/sagasu/mcp-token); a fixed one is required off loopback")
+	f.BoolVar(&noToken, "no-token", false, "serve HTTP on loopback without a token: unsafe on a machine others use, since any local user or program can then call the tools")
+	f.BoolVar(&allowDotfiles, "allow-dotfiles", false, "let clients index and read dotfiles and dot-folders (.env, .ssh/, .git/), which often hold secrets")
 	f.StringArrayVar(&origins, "allow-origin", nil, "browser origin allowed to call the HTTP server besides loopback ones (repeatable)")
 	f.StringArrayVar(&roots, "root", nil, "folder sagasu_index may read (repeatable; default the working directory)")
 	f.IntVar(&maxTokens, "max-output-tokens", budget.DefaultCap, "most tokens any tool result may take")
@@ -133,6 +166,18 @@ loopback ones are refused unless allowed with --allow-origin.`,
 	addAgentFlags(f, true)
 	af.register(f, true)
 	return cmd
+}
+
+// mcpToken returns the token kept for `sagasu mcp --http` in the user's
+// configuration folder (made on first use) and the file's path.
+func mcpToken(getenv func(string) string) (token, path string, err error) {
+	dir := app.UserConfigDir(getenv)
+	if dir == "" {
+		return "", "", errors.New("no token to keep (the environment names no home folder): give one with --token or SAGASU_MCP_TOKEN")
+	}
+	path = filepath.Join(dir, "mcp-token")
+	token, err = keptToken(path)
+	return token, path, err
 }
 
 // envValue reads one variable from environ ("KEY=value" entries).

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/budget"
+	"github.com/sagasu-dev/sagasu/internal/httpguard/httpguardtest"
 )
 
 // mcpClients finds the real MCP clients installed by scripts/mcp-clients.sh.
@@ -190,8 +191,10 @@ func TestMCPWithRealClients(t *testing.T) {
 
 	t.Run("inspector", func(t *testing.T) {
 		inspector := filepath.Join(clients, "node_modules", ".bin", "mcp-inspector")
-		url := startHTTP(t, bin, dir, "--db", db)
-		for _, target := range [][]string{{bin, "mcp", "--db", db}, {url, "--transport", "http"}} {
+		// Started as a user would, with the token it keeps and prints.
+		url, out := startServer(t, bin, dir, regexp.MustCompile(`http://127\.0\.0\.1:\d+/mcp`), "mcp", "--http", "127.0.0.1:0", "--db", db)
+		header := "Authorization: Bearer " + printedToken(t, out)
+		for _, target := range [][]string{{bin, "mcp", "--db", db}, {url, "--transport", "http", "--header", header}} {
 			list := inspect(t, inspector, dir, append(append([]string{}, target...), "--method", "tools/list"))
 			var tl struct {
 				Tools []struct {
@@ -243,33 +246,18 @@ func TestMCPWithRealClients(t *testing.T) {
 	})
 }
 
-// startHTTP starts `sagasu mcp --http 127.0.0.1:0` and returns its URL.
+// startHTTP starts `sagasu mcp --http 127.0.0.1:0` in dir, as a user whose
+// home is dir would, and returns its URL.
 func startHTTP(t *testing.T, bin, dir string, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, append([]string{"mcp", "--http", "127.0.0.1:0"}, args...)...)
-	cmd.Dir = dir
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
-	lines := bufio.NewScanner(stderr)
-	re := regexp.MustCompile(`http://127\.0\.0\.1:\d+/mcp`)
-	for lines.Scan() {
-		if u := re.FindString(lines.Text()); u != "" {
-			go func() { // keep draining the logs
-				for lines.Scan() {
-				}
-			}()
-			return u
-		}
-	}
-	t.Fatalf("sagasu mcp --http printed no address")
-	return ""
+	url, _ := startServer(t, bin, dir, regexp.MustCompile(`http://127\.0\.0\.1:\d+/mcp`), append([]string{"mcp", "--http", "127.0.0.1:0"}, args...)...)
+	return url
+}
+
+// printedToken is the bearer token a server printed for its clients.
+func printedToken(t *testing.T, out *httpguardtest.Output) string {
+	t.Helper()
+	return out.Wait(t, regexp.MustCompile(`Authorization: Bearer ([0-9a-f]{32,})`))[1]
 }
 
 func inspect(t *testing.T, inspector, dir string, args []string) []byte {

@@ -2,22 +2,21 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"net/http"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sagasu-dev/sagasu/internal/app"
+	"github.com/sagasu-dev/sagasu/internal/httpguard"
 	"github.com/sagasu-dev/sagasu/internal/web"
 )
 
 func newServeCmd(g *globals) *cobra.Command {
 	var (
-		listen, token string
-		roots         []string
+		listen, token          string
+		roots                  []string
+		noToken, allowDotfiles bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -28,12 +27,19 @@ actions, observations and reflection as they happen; open the passage each
 [n] cites; try searches and evaluate results against a goal; start, watch and
 resume Plan-and-Act runs; browse the agent cache; add folders and URLs.
 
-It listens on 127.0.0.1 by default. Any other address needs a token (--token
-or SAGASU_SERVE_TOKEN): open the printed link once (it sets a cookie) or send
-Authorization: Bearer TOKEN. Requests from other sites are refused.`,
+It listens on 127.0.0.1 and prints a link with a fresh random token
+(?token=...): open it once and the page keeps the token in a cookie. Every
+request needs the token, even on loopback, so that other users and programs
+on this machine cannot read or index your files through the page; scripts
+send Authorization: Bearer TOKEN. --token or SAGASU_SERVE_TOKEN fixes the
+token (needed for any address but loopback); --no-token serves without one,
+which is unsafe on a machine others use. Requests from other sites are
+refused. The page neither indexes nor shows dotfiles and dot-folders (.env,
+.ssh/, .git/) unless --allow-dotfiles. The API is described at
+/api/openapi.json.`,
 		Example: `  sagasu serve
-  sagasu serve --listen 127.0.0.1:8080
-  SAGASU_SERVE_TOKEN=$(openssl rand -hex 16) sagasu serve --listen 0.0.0.0:7373`,
+  sagasu serve --listen 127.0.0.1:8080 --root ~/notes
+  SAGASU_SERVE_TOKEN=$(openssl rand -hex 32) sagasu serve --listen 0.0.0.0:7373`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a, err := g.load(cmd)
@@ -43,6 +49,14 @@ Authorization: Bearer TOKEN. Requests from other sites are refused.`,
 			if token == "" {
 				token = a.Getenv("SAGASU_SERVE_TOKEN")
 			}
+			if noToken && token != "" {
+				return usagef("--no-token and a token (--token or SAGASU_SERVE_TOKEN) were both given: give one")
+			}
+			if host, _, err := net.SplitHostPort(listen); err == nil && httpguard.IsLoopback(host) && token == "" && !noToken {
+				// Off loopback the user must choose the token (web.New says so).
+				token = httpguard.NewToken()
+			}
+			opt := web.Options{Listen: listen, Token: token, NoToken: noToken, AllowDotfiles: allowDotfiles, Logger: a.Log}
 			ctx := cmd.Context()
 			rt, err := a.Open(ctx, app.OpenOptions{Create: true, LongLived: true, PinEmpty: true, Roots: roots})
 			if err != nil {
@@ -51,7 +65,7 @@ Authorization: Bearer TOKEN. Requests from other sites are refused.`,
 			defer rt.Close()
 			tasks, stopTasks := context.WithCancel(context.WithoutCancel(ctx))
 			defer stopTasks()
-			srv, err := web.New(tasks, a, rt, web.Options{Listen: listen, Token: token, Logger: a.Log})
+			srv, err := web.New(tasks, a, rt, opt)
 			if err != nil {
 				return usageError{err}
 			}
@@ -59,31 +73,23 @@ Authorization: Bearer TOKEN. Requests from other sites are refused.`,
 			if err != nil {
 				return fmt.Errorf("listen on %s: %w", listen, err)
 			}
-			hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+			// Printed to stderr, as notebook servers do: the link holds the
+			// token, and stdout may be a log others read.
 			url := "http://" + ln.Addr().String() + "/"
-			if token != "" {
-				url += "?token=" + token
+			if noToken {
+				fmt.Fprintf(g.stderr, "sagasu serve: %s\nsagasu serve: no token (--no-token): any user or program on this machine can read and index files under the roots through this page\n", url)
+			} else {
+				fmt.Fprintf(g.stderr, "sagasu serve: open %s?token=%s\n", url, token)
 			}
-			fmt.Fprintf(g.stdout, "sagasu serve: %s\n", url)
-			errc := make(chan error, 1)
-			go func() { errc <- hs.Serve(ln) }()
-			select {
-			case err := <-errc:
-				return err
-			case <-ctx.Done():
-			}
+			err = srv.Serve(ctx, ln)
 			stopTasks()
-			shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			srv.Wait(shut)
-			if err := hs.Shutdown(shut); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-				return err
-			}
-			return nil
+			return err
 		},
 	}
-	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:7373", "address to serve on; off loopback a token is required")
-	cmd.Flags().StringVar(&token, "token", "", "token every request must carry (default $SAGASU_SERVE_TOKEN)")
+	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:7373", "address to serve on; off loopback a fixed token is required")
+	cmd.Flags().StringVar(&token, "token", "", "token every request must carry (default $SAGASU_SERVE_TOKEN, else a new random one printed in the link)")
+	cmd.Flags().BoolVar(&noToken, "no-token", false, "serve without a token on loopback: unsafe on a machine others use, since any local user or program can then read and index your files")
+	cmd.Flags().BoolVar(&allowDotfiles, "allow-dotfiles", false, "let the page index and show dotfiles and dot-folders (.env, .ssh/, .git/), which often hold secrets")
 	cmd.Flags().StringArrayVar(&roots, "root", nil, "folder the Index tab may add files from (repeatable; default the working directory)")
 	addLLMFlags(cmd.Flags())
 	addAgentFlags(cmd.Flags(), true)

@@ -23,7 +23,7 @@ var layers = [][]string{
 	{"internal/index"},
 	{"internal/source", "internal/chunk", "internal/agentcache"},
 	{"internal/store"},
-	{"internal/embed", "internal/llm", "internal/budget", "internal/analyze", "internal/glob"},
+	{"internal/embed", "internal/llm", "internal/budget", "internal/analyze", "internal/glob", "internal/httpguard"},
 	{"internal/doc", "internal/userfile"},
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/httpguard/httpguardtest"
 )
 
 // BenchmarkHTTPSearchClients runs sagasu_search over streamable HTTP from
@@ -30,14 +31,14 @@ func BenchmarkHTTPSearchClients(b *testing.B) {
 		ds = append(ds, japanese(100+i, 3, 12))
 	}
 	f.add(512, ds...)
-	ts := httptest.NewServer(f.srv.Handler(HTTPOptions{}))
+	ts := httptest.NewServer(f.srv.Handler(HTTPOptions{Token: "bench"}))
 	defer ts.Close()
 	for _, clients := range []int{1, 8} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
 			ctx := context.Background()
 			sessions := make([]*mcp.ClientSession, clients)
 			for c := range sessions {
-				hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+				hc := &http.Client{Transport: httpguardtest.Bearer("bench", &http.Transport{MaxIdleConnsPerHost: 4})}
 				cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx,
 					&mcp.StreamableClientTransport{Endpoint: ts.URL + Path, HTTPClient: hc, MaxRetries: -1}, nil)
 				if err != nil {

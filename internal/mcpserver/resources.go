@@ -41,6 +41,9 @@ func (s *Server) readSource(ctx context.Context, req *mcp.ReadResourceRequest) (
 	if err != nil {
 		return nil, err
 	}
+	if err := s.tools.Readable(src); err != nil {
+		return nil, err
+	}
 	content, err := s.store.Content(ctx, id)
 	if err != nil {
 		return nil, err
@@ -61,6 +64,9 @@ func (s *Server) readChunk(ctx context.Context, req *mcp.ReadResourceRequest) (*
 	}
 	if len(hits) == 0 {
 		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	if err := s.tools.Readable(hits[0].Source); err != nil {
+		return nil, err
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: hits[0].Chunk.Text}}}, nil
 }

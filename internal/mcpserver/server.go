@@ -67,6 +67,10 @@ type Options struct {
 	// MaxConcurrentCalls is how many quick tool calls run at once; the rest
 	// wait in arrival order. 0 means one per processor (GOMAXPROCS).
 	MaxConcurrentCalls int
+	// AllowDotfiles lets clients index and read dotfiles and dot-folders
+	// (.env, .ssh/, .git/...); by default they are refused (see
+	// tools.Toolset.WithDotfiles).
+	AllowDotfiles bool
 }
 
 // Server is sagasu's MCP server. One Server may serve many sessions at once
@@ -121,6 +125,7 @@ func New(opt Options) (*Server, error) {
 		}
 		s.tools = t
 	}
+	s.tools = s.tools.WithDotfiles(opt.AllowDotfiles)
 	s.store = s.tools.Store()
 	if s.counter == nil {
 		c, err := budget.New(budget.Options{Margin: budget.DefaultMargin})

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
@@ -53,6 +54,11 @@ type Options struct {
 	// skips it with SkipRefused and the error as the reason (the MCP
 	// server refuses files that symbolic links lead outside its roots).
 	Accept func(doc.Document) error
+	// Open, when set, opens the local files and folders a walk reads in
+	// place of os.Open: the faces open them inside their roots, so that a
+	// symbolic link swapped in after a path was checked cannot lead the
+	// read elsewhere. Its error is the file's read error.
+	Open func(name string) (*os.File, error)
 }
 
 // SkipReason says why a file was not turned into a document.
@@ -360,7 +366,7 @@ func (w *walker) run(p plan) error {
 // walked input; g is the glob being matched, if any. Globs and excludes
 // match the paths as given; documents are named by their canonical paths.
 func (w *walker) dir(osDir, canon, uri, root string, g *pattern, isRoot bool) error {
-	entries, err := os.ReadDir(osDir)
+	entries, err := w.readDir(osDir)
 	if err != nil {
 		if isRoot {
 			return fmt.Errorf("cannot read directory %q; check its permissions: %w", uri, err)
@@ -523,7 +529,7 @@ func (w *walker) file(osPath, given, uri string, explicit bool) error {
 // read the same way. A regular file is read into a buffer of its size, so
 // its content is held once, not grown by doubling and then copied.
 func (w *walker) readFile(osPath string) (data string, tooLarge bool, err error) {
-	f, err := os.Open(osPath)
+	f, err := w.open(osPath)
 	if err != nil {
 		return "", false, err
 	}
@@ -536,6 +542,30 @@ func (w *walker) readFile(osPath string) (data string, tooLarge bool, err error)
 		size = fi.Size()
 	}
 	return readLimit(f, w.max, size)
+}
+
+// open opens a file or folder with Options.Open, else os.Open.
+func (w *walker) open(name string) (*os.File, error) {
+	if w.opt.Open != nil {
+		return w.opt.Open(name)
+	}
+	return os.Open(name)
+}
+
+// readDir is os.ReadDir through open: the folder's entries sorted by name,
+// with those read before an error.
+func (w *walker) readDir(name string) ([]fs.DirEntry, error) {
+	if w.opt.Open == nil {
+		return os.ReadDir(name)
+	}
+	f, err := w.open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, err
 }
 
 // readLimit reads at most max bytes of r; tooLarge reports that there was

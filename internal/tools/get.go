@@ -107,6 +107,9 @@ func (t *Toolset) Get(ctx context.Context, in GetInput) (GetResult, error) {
 	if err != nil {
 		return GetResult{}, err
 	}
+	if err := t.Readable(o.Source); err != nil {
+		return GetResult{}, err
+	}
 	if in.Offset < 0 || in.Offset > len(o.Content) {
 		return GetResult{}, fmt.Errorf("offset %d of %d bytes: %w", in.Offset, len(o.Content), ErrPastEnd)
 	}

@@ -53,7 +53,7 @@ type IndexOutput struct {
 // SkippedFile is a file the run did not index, and why.
 type SkippedFile struct {
 	Path   string `json:"path"`
-	Reason string `json:"reason" jsonschema:"binary, too-large, unreadable, ignored or outside-roots"`
+	Reason string `json:"reason" jsonschema:"binary, too-large, unreadable, ignored, outside-roots or dotfile"`
 	Error  string `json:"error,omitempty"`
 }
 
@@ -187,10 +187,21 @@ func (t *Toolset) Index(ctx context.Context, in IndexInput, progress func(IndexP
 	}
 	// A symbolic link may lead a walked folder outside the roots.
 	opt.Source.Accept = func(d doc.Document) error {
-		if !in.AnyPath && d.Type == doc.TypeFile && !t.roots.allows(d.URI, opt.Source.Root) {
-			return errOutsideRoots
+		if in.AnyPath || d.Type != doc.TypeFile {
+			return nil
 		}
-		return nil
+		return t.roots.allows(d.URI, opt.Source.Root)
+	}
+	if !in.AnyPath {
+		// Files are opened inside the roots, so a link swapped in after
+		// the check cannot lead outside them.
+		files, err := t.roots.openRoots()
+		if err != nil {
+			return IndexResult{}, err
+		}
+		defer files.Close()
+		files.hook = t.openHook
+		opt.Source.Open = files.open
 	}
 	ix := index.New(t.store, opt)
 	var rep index.Report
@@ -224,8 +235,11 @@ func skippedFiles(rep index.Report) []SkippedFile {
 	var skipped []SkippedFile
 	for _, sk := range rep.Skipped {
 		sf := SkippedFile{Path: sk.Path, Reason: string(sk.Reason)}
-		if sk.Reason == source.SkipRefused && errors.Is(sk.Err, errOutsideRoots) {
+		switch {
+		case errors.Is(sk.Err, ErrOutsideRoots):
 			sf.Reason = "outside-roots"
+		case errors.Is(sk.Err, ErrDotfile):
+			sf.Reason = "dotfile"
 		}
 		if sk.Err != nil {
 			sf.Error = sk.Err.Error()
@@ -239,7 +253,7 @@ func skippedFiles(rep index.Report) []SkippedFile {
 const progressEvery = 200 * time.Millisecond
 
 // errOutsideRoots refuses a file a symbolic link leads outside the roots.
-var errOutsideRoots = errors.New("a symbolic link to a file outside the allowed roots")
+var errOutsideRoots = &refused{kind: ErrOutsideRoots, msg: "a symbolic link to a file outside the allowed roots"}
 
 // isRemote reports an input that names a web page, a GitHub repository or
 // a gist rather than a path.

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 
 	"github.com/sagasu-dev/sagasu/internal/agentcache"
@@ -74,6 +75,9 @@ type Toolset struct {
 	log     *slog.Logger
 	// cursors page the ranked results models get (Functions).
 	cursors *Cursors
+	// openHook, when set (by tests), runs each file open of an index run
+	// in place of calling it.
+	openHook func(name string, open func() (*os.File, error)) (*os.File, error)
 }
 
 // New returns a Toolset.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"slices"
 	"strconv"
@@ -37,6 +38,15 @@ type searchInput struct {
 	Glob  string   `json:"glob,omitempty"`
 }
 
+// searchOutput is the search playground's answer.
+type searchOutput struct {
+	Query   string         `json:"query"`
+	Mode    string         `json:"mode"`
+	TookMs  float64        `json:"tookMs"`
+	Terms   []string       `json:"terms" jsonschema:"the query's words, which the page highlights"`
+	Results []searchResult `json:"results"`
+}
+
 // searchResult is one hit with a snippet around the query's words.
 type searchResult struct {
 	tools.Result
@@ -55,7 +65,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	}
 	// The toolset's rules: k from 1 to tools.MaxQueryK (default 10), a mode
 	// of keyword, semantic or hybrid ("" for the index's default).
-	res, err := s.rt.Tools.Query(r.Context(), tools.QueryInput{Query: in.Query, K: in.K, Mode: in.Mode, Types: in.Types, Glob: in.Glob})
+	res, err := s.tools.Query(r.Context(), tools.QueryInput{Query: in.Query, K: in.K, Mode: in.Mode, Types: in.Types, Glob: in.Glob})
 	if err != nil {
 		s.failErr(w, fmt.Errorf("search %q: %w", in.Query, err))
 		return
@@ -67,7 +77,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 		snip, cut := snippet(rv.Text, terms, SnippetRunes)
 		results = append(results, searchResult{Result: rv, Snippet: snip, Truncated: cut})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"query": out.Query, "mode": out.Mode, "tookMs": out.TookMs, "terms": terms, "results": results})
+	writeJSON(w, http.StatusOK, searchOutput{Query: out.Query, Mode: out.Mode, TookMs: out.TookMs, Terms: terms, Results: results})
 }
 
 // statusOf is the HTTP status of an operation's failure: the caller's
@@ -143,13 +153,16 @@ func clip(s string, n int) (string, bool) {
 	return s[:i], true
 }
 
+// evaluateInput asks for a judgement of results against a goal.
+type evaluateInput struct {
+	Goal     string  `json:"goal"`
+	Query    string  `json:"query,omitempty" jsonschema:"the query that found the results"`
+	ChunkIDs []int64 `json:"chunkIds" jsonschema:"the results' chunk IDs"`
+}
+
 // evaluate judges a result list against a goal, as agents in the loop do.
 func (s *Server) evaluate(w http.ResponseWriter, r *http.Request) {
-	var in struct {
-		Goal     string  `json:"goal"`
-		Query    string  `json:"query,omitempty"`
-		ChunkIDs []int64 `json:"chunkIds"`
-	}
+	var in evaluateInput
 	if !s.decode(w, r, &in) {
 		return
 	}
@@ -161,12 +174,50 @@ func (s *Server) evaluate(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusBadRequest, errors.New("there are no results to evaluate: search first"))
 		return
 	}
-	ev, err := s.rt.Tools.Evaluate(r.Context(), tools.EvaluateInput{Goal: in.Goal, Query: in.Query, ChunkIDs: in.ChunkIDs, Iteration: 1})
+	// Each result once, in order; all of them must still be in the index.
+	seen := map[int64]bool{}
+	in.ChunkIDs = slices.DeleteFunc(in.ChunkIDs, func(id int64) bool { dup := seen[id]; seen[id] = true; return dup })
+	hits, err := s.rt.Store.Hits(r.Context(), in.ChunkIDs)
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, fmt.Errorf("read chunks: %w", err))
+		return
+	}
+	if len(hits) < len(in.ChunkIDs) {
+		s.fail(w, http.StatusNotFound, fmt.Errorf("%d of the %d results are no longer in the index (it changed since): search again", len(in.ChunkIDs)-len(hits), len(in.ChunkIDs)))
+		return
+	}
+	ev, err := s.tools.Evaluate(r.Context(), tools.EvaluateInput{Goal: in.Goal, Query: in.Query, ChunkIDs: in.ChunkIDs, Iteration: 1})
 	if err != nil {
 		s.failErr(w, fmt.Errorf("evaluate: %w", err))
 		return
 	}
 	writeJSON(w, http.StatusOK, tools.EvaluateOutputOf(ev, len(ev.Aspects)))
+}
+
+// chunkOutput is one passage.
+type chunkOutput struct {
+	Passage   search.ResultView `json:"passage"`
+	Truncated bool              `json:"truncated" jsonschema:"the text was cut to 4000 characters"`
+}
+
+// sourceOutput is a source, or one section of it.
+type sourceOutput struct {
+	Source     tools.SourceRef `json:"source"`
+	Section    string          `json:"section" jsonschema:"the section's heading path; empty for the whole source"`
+	Lines      [2]int          `json:"lines"`
+	Content    string          `json:"content"`
+	TotalBytes int             `json:"totalBytes"`
+	Truncated  bool            `json:"truncated" jsonschema:"the content was cut to 256 KiB"`
+}
+
+// indexInput adds to the index.
+type indexInput struct {
+	Path string `json:"path" jsonschema:"a folder, file or glob inside the server's roots, or a URL (https://...)"`
+}
+
+// jobAccepted names an index job whose progress streams from its events.
+type jobAccepted struct {
+	Job string `json:"job"`
 }
 
 // chunk returns one passage (a citation's), cut to MaxPassageRunes.
@@ -185,10 +236,14 @@ func (s *Server) chunk(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusNotFound, fmt.Errorf("no chunk %d: the index changed since; search again", id))
 		return
 	}
+	if err := s.tools.Readable(hits[0].Source); err != nil {
+		s.fail(w, http.StatusForbidden, err)
+		return
+	}
 	v := search.View(hits[0])
 	text, cut := clip(v.Text, MaxPassageRunes)
 	v.Text = text
-	writeJSON(w, http.StatusOK, map[string]any{"passage": v, "truncated": cut})
+	writeJSON(w, http.StatusOK, chunkOutput{Passage: v, Truncated: cut})
 }
 
 // source returns a source's content, or one section of it, cut to
@@ -200,7 +255,11 @@ func (s *Server) source(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusBadRequest, errors.New("ref is empty: give a source ID or URI"))
 		return
 	}
-	g, err := s.rt.Tools.Get(r.Context(), tools.GetInput{Source: ref, Section: q.Get("section")})
+	g, err := s.tools.Get(r.Context(), tools.GetInput{Source: ref, Section: q.Get("section")})
+	if errors.Is(err, tools.ErrDotfile) {
+		s.fail(w, http.StatusForbidden, err)
+		return
+	}
 	if err != nil {
 		s.failErr(w, err)
 		return
@@ -216,8 +275,8 @@ func (s *Server) source(w http.ResponseWriter, r *http.Request) {
 			body = body[:len(body)-1]
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"source": tools.Ref(g.Source), "section": g.Section,
-		"lines": [2]int{g.StartLine, g.EndLine}, "content": body, "totalBytes": len(g.Content), "truncated": cut})
+	writeJSON(w, http.StatusOK, sourceOutput{Source: tools.Ref(g.Source), Section: g.Section,
+		Lines: [2]int{g.StartLine, g.EndLine}, Content: body, TotalBytes: len(g.Content), Truncated: cut})
 }
 
 // cache lists the agent cache's records and renders its summary.
@@ -227,14 +286,23 @@ func (s *Server) cache(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	limit, _ := strconv.Atoi(q.Get("limit"))
-	if limit <= 0 || limit > 100 {
-		limit = 50
+	limit := 50
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			s.fail(w, http.StatusBadRequest, fmt.Errorf("limit %q: give a whole number from 1 to 100", v))
+			return
+		}
+		limit = n
 	}
 	in := tools.ReadCacheInput{Kind: q.Get("kind"), Goal: q.Get("goal"), ID: q.Get("id"), Limit: limit, Summary: q.Get("id") == "", IncludeData: q.Get("id") != ""}
-	res, err := s.rt.Tools.ReadCache(r.Context(), in)
+	res, err := s.tools.ReadCache(r.Context(), in)
 	if err != nil {
-		s.fail(w, http.StatusBadRequest, err)
+		code := http.StatusBadRequest
+		if in.ID != "" {
+			code = http.StatusNotFound // no such record, whatever the ID looks like
+		}
+		s.fail(w, code, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, res.Output(len(res.Records), MaxSourceBytes))
@@ -243,7 +311,7 @@ func (s *Server) cache(w http.ResponseWriter, r *http.Request) {
 // sources lists the index's sources with their counts.
 func (s *Server) sources(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	res, err := s.rt.Tools.List(r.Context(), tools.ListInput{Type: q.Get("type"), Glob: q.Get("glob"), Limit: tools.MaxListLimit})
+	res, err := s.tools.List(r.Context(), tools.ListInput{Type: q.Get("type"), Glob: q.Get("glob"), Limit: tools.MaxListLimit})
 	if err != nil {
 		s.fail(w, http.StatusBadRequest, err)
 		return
@@ -267,9 +335,7 @@ func (j *job) add(event string, data any) {
 // index adds a folder, file or URL to the index in the background; its
 // progress streams from /api/jobs/{id}/events.
 func (s *Server) index(w http.ResponseWriter, r *http.Request) {
-	var in struct {
-		Path string `json:"path"`
-	}
+	var in indexInput
 	if !s.decode(w, r, &in) {
 		return
 	}
@@ -278,15 +344,15 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusBadRequest, errors.New("give a folder, a file or a URL (https://...) to index"))
 		return
 	}
+	if err := s.tools.CheckPath(target); err != nil {
+		s.fail(w, refusal(err), err)
+		return
+	}
 	id := fmt.Sprintf("index-%d", s.nextID())
 	j := &job{}
-	s.mu.Lock()
-	s.forgetJobs()
-	s.jobs[id] = j
-	s.mu.Unlock()
-	s.startTask("job:"+id, func(ctx context.Context) {
+	err := s.startTask("job:"+id, func(ctx context.Context) {
 		j.add("start", map[string]string{"path": target})
-		res, err := s.rt.Tools.Index(ctx, tools.IndexInput{Files: []string{target}}, func(p tools.IndexProgress) {
+		res, err := s.tools.Index(ctx, tools.IndexInput{Files: []string{target}}, func(p tools.IndexProgress) {
 			j.add("progress", map[string]any{"read": p.Read, "written": p.Written, "chunks": p.Chunks, "final": p.Final, "text": p.String()})
 			s.hub.publish("job:"+id, message{})
 		})
@@ -299,7 +365,28 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 		j.done = true
 		j.mu.Unlock()
 	})
-	writeJSON(w, http.StatusAccepted, map[string]string{"job": id})
+	if err != nil {
+		s.failFull(w) // job IDs are unique: errFull is the only refusal
+		return
+	}
+	s.mu.Lock()
+	s.forgetJobs()
+	s.jobs[id] = j
+	s.mu.Unlock()
+	writeJSON(w, http.StatusAccepted, jobAccepted{Job: id})
+}
+
+// refusal is the status of a path or source a tool refused: 403 for a
+// dotfile or a path outside the roots, 404 for a path that does not exist,
+// 400 for anything else wrong with it.
+func refusal(err error) int {
+	switch {
+	case errors.Is(err, tools.ErrDotfile) || errors.Is(err, tools.ErrOutsideRoots):
+		return http.StatusForbidden
+	case errors.Is(err, fs.ErrNotExist):
+		return http.StatusNotFound
+	}
+	return http.StatusBadRequest
 }
 
 // keptJobs is how many finished index jobs the server remembers.
@@ -335,13 +422,20 @@ func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusNotFound, fmt.Errorf("no index job %q", id))
 		return
 	}
-	after := lastEventID(r)
+	after, err := lastEventID(r)
+	if err != nil {
+		s.fail(w, http.StatusBadRequest, err)
+		return
+	}
+	if !s.openStream(w) {
+		return
+	}
+	defer s.streams.Release()
 	msgs, leave := s.hub.subscribe("job:" + id)
 	defer leave()
 	out := newSSE(w)
-	tick := time.NewTicker(s.opt.Poll)
-	defer tick.Stop()
-	idle := 0
+	alive := time.NewTicker(keepAlive)
+	defer alive.Stop()
 	for {
 		j.mu.Lock()
 		evs, done := append([]sseEvent(nil), j.events[min(int(after), len(j.events)):]...), j.done
@@ -355,7 +449,7 @@ func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request) {
 		if done {
 			return
 		}
-		if _, err := waitMore(r.Context(), tick.C, msgs, out, &idle, after); err != nil {
+		if _, err := waitMore(r.Context(), alive.C, msgs, out, after); err != nil {
 			return
 		}
 	}

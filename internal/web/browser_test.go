@@ -5,14 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/sagasu-dev/sagasu/internal/httpguard/httpguardtest"
 )
 
 // repoRoot is the repository's root, two folders up from this package.
@@ -109,19 +110,18 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	serve := exec.CommandContext(ctx, bin, "--db", db, "serve", "--listen", addr, "--root", extra)
+	serve := exec.CommandContext(ctx, bin, "--db", db, "serve", "--listen", "127.0.0.1:0", "--root", extra)
 	serve.Env = env
-	var serveLog bytes.Buffer
-	serve.Stdout, serve.Stderr = &serveLog, &serveLog
+	pr, pw := io.Pipe()
+	serve.Stdout, serve.Stderr = pw, pw
 	if err := serve.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { cancel(); _ = serve.Wait() }()
-	base := "http://" + addr + "/"
-	waitUp(t, base, &serveLog)
+	defer func() { cancel(); _ = serve.Wait(); pw.Close() }()
+	// The user clicks the link serve prints, token and all.
+	base, serveLog := httpguardtest.Watch(t, pr, linkRE)
 
 	out := os.Getenv("SAGASU_ARTIFACTS")
 	if out == "" {
@@ -150,18 +150,23 @@ func TestBrowser(t *testing.T) {
 		Injected        []string `json:"injected"`
 		HostileAnswer   string   `json:"hostileAnswer"`
 		Indexed         string   `json:"indexed"`
+		URLAfterLink    string   `json:"urlAfterLink"`
+		ScriptCookies   string   `json:"scriptCookies"`
 	}
 	line := strings.TrimSpace(stdout.String())
 	if i := strings.LastIndexByte(line, '\n'); i >= 0 {
 		line = line[i+1:]
 	}
 	if err := json.Unmarshal([]byte(line), &rep); err != nil {
-		t.Fatalf("the browser script printed no report (%v): %s\nstderr: %s\nserver: %s", runErr, stdout.String(), stderr.String(), serveLog.String())
+		t.Fatalf("the browser script printed no report (%v): %s\nstderr: %s\nserver: %s", runErr, stdout.String(), stderr.String(), serveLog)
 	}
 	t.Logf("screenshots in %s", out)
 	fmt.Printf("web (offline): first trace event after %d ms, answer after %d ms in the browser; research run finished after %d ms\n", rep.FirstTraceMs, rep.AnswerMs, rep.RunMs)
 	if rep.Failure != "" {
-		t.Fatalf("a step failed: %s\nserver: %s", rep.Failure, serveLog.String())
+		t.Fatalf("a step failed: %s\nserver: %s", rep.Failure, serveLog)
+	}
+	if strings.Contains(rep.URLAfterLink, "token") || rep.ScriptCookies != "" {
+		t.Errorf("after the link the address is %q and scripts see cookies %q: want the token gone from both", rep.URLAfterLink, rep.ScriptCookies)
 	}
 	if len(rep.Errors) > 0 {
 		t.Errorf("the page logged console errors: %q", rep.Errors)
@@ -201,29 +206,7 @@ func TestBrowser(t *testing.T) {
 	}
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
-func waitUp(t *testing.T, url string, log *bytes.Buffer) {
-	t.Helper()
-	for range 100 {
-		res, err := http.Get(url)
-		if err == nil {
-			res.Body.Close()
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("sagasu serve did not start: %s", log.String())
-}
+var linkRE = regexp.MustCompile(`http://127\.0\.0\.1:\d+/\?token=[0-9a-f]+`)
 
 // writeDocs writes a few documents for when the shared data is absent.
 func writeDocs(t *testing.T, dir string) string {

@@ -54,10 +54,23 @@ func runsView(runs []store.Run, s *Server) []runView {
 	return out
 }
 
+// threadInput starts a thread.
+type threadInput struct {
+	Title string `json:"title,omitempty" jsonschema:"the thread's title (default New thread)"`
+}
+
+// created names what a call made.
+type created struct {
+	ID string `json:"id"`
+}
+
+// stopping answers a Stop.
+type stopping struct {
+	Stopping bool `json:"stopping"`
+}
+
 func (s *Server) startThread(w http.ResponseWriter, r *http.Request) {
-	var in struct {
-		Title string `json:"title"`
-	}
+	var in threadInput
 	if !s.decode(w, r, &in) {
 		return
 	}
@@ -70,14 +83,20 @@ func (s *Server) startThread(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusInternalServerError, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]string{"id": id})
+	writeJSON(w, http.StatusCreated, created{ID: id})
 }
 
 // askInput is a question for a thread.
 type askInput struct {
 	Question string `json:"question"`
-	Offline  bool   `json:"offline,omitempty"`
-	K        int    `json:"k,omitempty"`
+	Offline  bool   `json:"offline,omitempty" jsonschema:"answer without the configured model"`
+	K        int    `json:"k,omitempty" jsonschema:"passages per search, 1 to 20 (0: the default)"`
+}
+
+// askAccepted answers a question that was started.
+type askAccepted struct {
+	Thread string `json:"thread"`
+	Mode   string `json:"mode" jsonschema:"offline, or the model as driver/model"`
 }
 
 // ask starts a turn in the background and answers 202 at once: the turn's
@@ -112,12 +131,15 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 	}
 	mode := s.mode(in.Offline)
 	key := threadKey(id)
-	started := s.startTask(key, func(ctx context.Context) { s.turn(ctx, id, q, in, mode) })
-	if !started {
+	switch err := s.startTask(key, func(ctx context.Context) { s.turn(ctx, id, q, in, mode) }); err {
+	case errBusy:
 		s.fail(w, http.StatusConflict, fmt.Errorf("a turn is already in progress in thread %s (perhaps in another tab): wait for its answer or press Stop", id))
 		return
+	case errFull:
+		s.failFull(w)
+		return
 	}
-	writeJSON(w, http.StatusAccepted, map[string]string{"thread": id, "mode": mode})
+	writeJSON(w, http.StatusAccepted, askAccepted{Thread: id, Mode: mode})
 }
 
 // turn answers one question of a thread (react.Threads.Turn records its
@@ -131,6 +153,7 @@ func (s *Server) turn(ctx context.Context, id, q string, in askInput, mode strin
 	}
 	_, err := s.threads().Turn(ctx, id, s.rt.Asker(opt), q, react.TurnOptions{Mode: mode, OnStored: func(e store.Event) {
 		last.Store(e.Seq)
+		s.watch.saw(id, e.Seq)
 		s.hub.publish(key, message{})
 	}})
 	if err != nil && ctx.Err() == nil {
@@ -144,7 +167,7 @@ func (s *Server) stopThread(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusConflict, fmt.Errorf("thread %s has no turn in progress", id))
 		return
 	}
-	writeJSON(w, http.StatusAccepted, map[string]bool{"stopping": true})
+	writeJSON(w, http.StatusAccepted, stopping{Stopping: true})
 }
 
 // threadEvents streams a thread from the client's last event on: its

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sagasu-dev/sagasu/internal/httpguard/httpguardtest"
 )
 
 // scriptedBrowsing is an OpenAI-compatible model that plays Plan-and-Act's
@@ -147,18 +150,22 @@ func TestBrowserPlaywrightRunResumedAfterKill(t *testing.T) {
 	if out, err := index.CombinedOutput(); err != nil {
 		t.Fatalf("index: %v\n%s", err, out)
 	}
-	serve := func() (*exec.Cmd, string, *bytes.Buffer) {
-		addr := freeAddr(t)
-		cmd := exec.Command(bin, "--db", db, "serve", "--listen", addr)
+	// serve starts `sagasu serve` and returns it, the link it prints (with
+	// its token, as the user clicks it) and what it prints.
+	exited := map[*exec.Cmd]chan struct{}{}
+	serve := func() (*exec.Cmd, string, *httpguardtest.Output) {
+		cmd := exec.Command(bin, "--db", db, "serve", "--listen", "127.0.0.1:0")
 		cmd.Env = env
-		var log bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &log, &log
+		pr, pw := io.Pipe()
+		cmd.Stdout, cmd.Stderr = pw, pw
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		base := "http://" + addr + "/"
-		waitUp(t, base, &log)
-		return cmd, base, &log
+		done := make(chan struct{})
+		exited[cmd] = done
+		go func() { _ = cmd.Wait(); pw.Close(); close(done) }()
+		link, log := httpguardtest.Watch(t, pr, linkRE)
+		return cmd, link, log
 	}
 	out := os.Getenv("SAGASU_ARTIFACTS")
 	if out == "" {
@@ -166,8 +173,8 @@ func TestBrowserPlaywrightRunResumedAfterKill(t *testing.T) {
 	}
 	var current *exec.Cmd // the server running now
 	goal := "On the Harbour Library site at " + site.URL + "/ find out when the reading room opens on Saturdays"
-	page := func(mode, base string, log *bytes.Buffer) map[string]any {
-		cmd := exec.Command(node, filepath.Join("testdata", "playwright-run.mjs"), mode, base, out, goal)
+	page := func(mode, link string, log *httpguardtest.Output) map[string]any {
+		cmd := exec.Command(node, filepath.Join("testdata", "playwright-run.mjs"), mode, link, out, goal)
 		cmd.Env = append(os.Environ(), "SAGASU_WEB_TEST_MODULES="+modules)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -179,10 +186,10 @@ func TestBrowserPlaywrightRunResumedAfterKill(t *testing.T) {
 		var rep map[string]any
 		if err := json.Unmarshal([]byte(line), &rep); err != nil || runErr != nil {
 			var runs []map[string]any
-			getJSON(t, base+"api/runs", &runs)
+			getJSON(t, link, "api/runs", &runs)
 			for _, r := range runs {
 				var shown any
-				getJSON(t, base+"api/runs/"+fmt.Sprint(r["id"]), &shown)
+				getJSON(t, link, "api/runs/"+fmt.Sprint(r["id"]), &shown)
 				b, _ := json.Marshal(shown)
 				_ = os.WriteFile(filepath.Join(out, "run.json"), b, 0o644)
 				t.Logf("the run's log is in %s", filepath.Join(out, "run.json"))
@@ -190,8 +197,8 @@ func TestBrowserPlaywrightRunResumedAfterKill(t *testing.T) {
 			if current != nil {
 				// A goroutine dump of the server, for what it waits on.
 				_ = current.Process.Signal(syscall.SIGQUIT)
-				_ = current.Wait()
-				_ = os.WriteFile(filepath.Join(out, "serve.log"), log.Bytes(), 0o644)
+				<-exited[current]
+				_ = os.WriteFile(filepath.Join(out, "serve.log"), []byte(log.String()), 0o644)
 			}
 			t.Fatalf("%s in the page: %v %v: %s\nstderr: %s\nserver: %s", mode, runErr, err, stdout.String(), stderr.String(), log.String())
 		}
@@ -201,9 +208,9 @@ func TestBrowserPlaywrightRunResumedAfterKill(t *testing.T) {
 		return rep
 	}
 
-	first, base, log := serve()
+	first, link, log := serve()
 	current = first
-	started := page("start", base, log)
+	started := page("start", link, log)
 	t.Logf("started from the page: %v", started)
 	if !strings.Contains(fmt.Sprint(started["settings"]), "MCP: playwright") {
 		t.Errorf("the page does not show the run's MCP server: %v", started["settings"])
@@ -217,13 +224,13 @@ func TestBrowserPlaywrightRunResumedAfterKill(t *testing.T) {
 	if err := first.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	_ = first.Wait()
 	release.Do(func() { close(gate) })
 
-	second, base, log := serve()
+	<-exited[first]
+	second, link, log := serve()
 	current = second
-	defer func() { _ = second.Process.Kill(); _ = second.Wait() }()
-	resumed := page("resume", base, log)
+	defer func() { _ = second.Process.Kill(); <-exited[second] }()
+	resumed := page("resume", link, log)
 	t.Logf("resumed from the page: %v", resumed)
 	if !strings.Contains(fmt.Sprint(resumed["status"]), "success") || !strings.Contains(fmt.Sprint(resumed["answer"]), "09:30") {
 		t.Fatalf("the resumed run: %v\nserver: %s", resumed, log.String())
@@ -234,7 +241,7 @@ func TestBrowserPlaywrightRunResumedAfterKill(t *testing.T) {
 	var runs []struct {
 		ID string `json:"id"`
 	}
-	getJSON(t, base+"api/runs", &runs)
+	getJSON(t, link, "api/runs", &runs)
 	if len(runs) != 1 {
 		t.Fatalf("%d runs listed, want 1", len(runs))
 	}
@@ -251,7 +258,7 @@ func TestBrowserPlaywrightRunResumedAfterKill(t *testing.T) {
 			Arguments json.RawMessage `json:"arguments"`
 		} `json:"events"`
 	}
-	getJSON(t, base+"api/runs/"+runs[0].ID, &shown)
+	getJSON(t, link, "api/runs/"+runs[0].ID, &shown)
 	var navigations []string
 	for _, ev := range shown.Events {
 		if ev.Type == "action" && ev.Tool == "playwright__browser_navigate" {
@@ -275,17 +282,24 @@ func TestBrowserPlaywrightRunResumedAfterKill(t *testing.T) {
 	}
 }
 
-func getJSON(t *testing.T, url string, into any) {
+// getJSON reads path of the server behind link (its ?token= link) into
+// into, with the token.
+func getJSON(t *testing.T, link, path string, into any) {
 	t.Helper()
+	u, err := url.Parse(link)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	res, err := http.DefaultClient.Do(req)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u.Scheme+"://"+u.Host+"/"+path, nil)
+	client := &http.Client{Transport: httpguardtest.Bearer(u.Query().Get("token"), nil)}
+	res, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
 	if err := json.NewDecoder(res.Body).Decode(into); err != nil || res.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %d %v", url, res.StatusCode, err)
+		t.Fatalf("GET %s: %d %v", path, res.StatusCode, err)
 	}
 }

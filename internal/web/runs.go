@@ -24,17 +24,42 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, runsView(runs, s))
 }
 
+// runInput starts an agent run.
+type runInput struct {
+	Goal     string              `json:"goal"`
+	Offline  bool                `json:"offline,omitempty" jsonschema:"run without the configured model (a research run over the index)"`
+	MCP      []string            `json:"mcp,omitempty" jsonschema:"configured MCP servers the run may use, by name (GET /api/info lists them)"`
+	Settings planact.TuningInput `json:"settings,omitzero" jsonschema:"the run's models, temperature, reply cap, thinking budget and limits over the configured ones"`
+}
+
+// resumeInput resumes an agent run.
+type resumeInput struct {
+	Settings planact.TuningInput `json:"settings,omitzero" jsonschema:"settings over the ones the run recorded"`
+}
+
+// runAccepted answers a run that was started or resumed.
+type runAccepted struct {
+	ID   string   `json:"id"`
+	Mode string   `json:"mode,omitempty" jsonschema:"offline, or the model as driver/model"`
+	MCP  []string `json:"mcp,omitempty"`
+}
+
+// runDetail is a run as the Runs tab shows it.
+type runDetail struct {
+	Run      runView              `json:"run"`
+	State    *planView            `json:"state,omitempty" jsonschema:"the latest plan"`
+	Outcome  *graph.Outcome       `json:"outcome,omitempty"`
+	Events   []graph.Event        `json:"events,omitempty" jsonschema:"the timeline"`
+	Settings *planact.RunSettings `json:"settings,omitempty" jsonschema:"what the run runs with, as it recorded it"`
+	Error    string               `json:"error,omitempty" jsonschema:"why the run failed before it logged an outcome"`
+}
+
 // startRun starts a Plan-and-Act run toward a goal in the background, with
 // the configured MCP servers it names (a browser through Playwright MCP,
 // for one) and its settings: a research run over the index unless a model
 // is configured. It answers 202 with the run's ID at once.
 func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
-	var in struct {
-		Goal     string              `json:"goal"`
-		Offline  bool                `json:"offline,omitempty"`
-		MCP      []string            `json:"mcp,omitempty"`
-		Settings planact.TuningInput `json:"settings,omitzero"`
-	}
+	var in runInput
 	if !s.decode(w, r, &in) {
 		return
 	}
@@ -48,12 +73,17 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusBadRequest, err)
 		return
 	}
+	if s.full() {
+		// Refused before the agent (and any MCP server it starts) is built.
+		s.failFull(w)
+		return
+	}
 	id, err := s.runs.Start(r.Context(), opt)
 	if err != nil {
 		s.fail(w, runStatus(err), fmt.Errorf("start the agent: %w", err))
 		return
 	}
-	writeJSON(w, http.StatusAccepted, map[string]any{"id": id, "mode": s.mode(opt.Offline), "mcp": in.MCP})
+	writeJSON(w, http.StatusAccepted, runAccepted{ID: id, Mode: s.mode(opt.Offline), MCP: in.MCP})
 }
 
 // runStatus is the HTTP status of a run that could not start.
@@ -73,9 +103,7 @@ func runStatus(err error) int {
 // settings it recorded (its MCP servers, models and limits).
 func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	var in struct {
-		Settings planact.TuningInput `json:"settings,omitzero"`
-	}
+	var in resumeInput
 	if !s.decode(w, r, &in) {
 		return
 	}
@@ -89,11 +117,15 @@ func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusNotFound, fmt.Errorf("no agent run %q: the Runs tab lists them", id))
 		return
 	}
+	if s.full() {
+		s.failFull(w)
+		return
+	}
 	if err := s.runs.Resume(r.Context(), id, opt); err != nil {
 		s.fail(w, runStatus(err), fmt.Errorf("resume run %s: %w", id, err))
 		return
 	}
-	writeJSON(w, http.StatusAccepted, map[string]any{"id": id})
+	writeJSON(w, http.StatusAccepted, runAccepted{ID: id})
 }
 
 func (s *Server) stopRun(w http.ResponseWriter, r *http.Request) {
@@ -102,7 +134,7 @@ func (s *Server) stopRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusConflict, fmt.Errorf("run %s is not running", id))
 		return
 	}
-	writeJSON(w, http.StatusAccepted, map[string]bool{"stopping": true})
+	writeJSON(w, http.StatusAccepted, stopping{Stopping: true})
 }
 
 // planView is what the page shows of a checkpoint: the plan and answer.
@@ -153,7 +185,7 @@ func (s *Server) showRun(w http.ResponseWriter, r *http.Request) {
 	run, err := s.rt.Store.Run(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) && s.runs.Running(id) {
 		// Started, but nothing logged yet.
-		writeJSON(w, http.StatusOK, map[string]any{"run": runView{ID: id, Kind: store.RunAgent, Title: "(starting)", Status: "running", Running: true}})
+		writeJSON(w, http.StatusOK, runDetail{Run: runView{ID: id, Kind: store.RunAgent, Title: "(starting)", Status: "running", Running: true}})
 		return
 	}
 	if errors.Is(err, store.ErrNotFound) || (err == nil && run.Kind != store.RunAgent) {
@@ -169,41 +201,45 @@ func (s *Server) showRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusInternalServerError, err)
 		return
 	}
-	out := map[string]any{"run": runsView([]store.Run{run}, s)[0]}
-	var timeline []any
+	out := runDetail{Run: runsView([]store.Run{run}, s)[0]}
 	var shaper agentShaper
 	for _, e := range evs {
 		ev, ok := shaper.shape(e)
 		if !ok {
 			continue
 		}
-		if ev.Event == "state" {
-			out["state"] = ev.Data
-			continue
-		}
-		if ev.Event == graph.TypeOutcome {
-			var o graph.Outcome
-			if json.Unmarshal(ev.Data.(graph.Event).Result, &o) == nil {
-				out["outcome"] = o
+		switch d := ev.Data.(type) {
+		case planView:
+			out.State = &d
+		case graph.Event:
+			if d.Type == graph.TypeOutcome {
+				var o graph.Outcome
+				if json.Unmarshal(d.Result, &o) == nil {
+					out.Outcome = &o
+				}
 			}
+			out.Events = append(out.Events, d)
 		}
-		timeline = append(timeline, ev.Data)
 	}
-	out["events"] = timeline
-	var set app.RunSettings
-	if json.Unmarshal(run.Meta, &set) == nil && len(run.Meta) > 0 {
-		out["settings"] = set
+	if len(run.Meta) > 0 {
+		var set planact.RunSettings
+		if json.Unmarshal(run.Meta, &set) == nil {
+			out.Settings = &set
+		}
 	}
-	if msg := s.runs.Failure(id); msg != "" {
-		out["error"] = msg
-	}
+	out.Error = s.runs.Failure(id)
 	writeJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	var shaper agentShaper
-	if after := lastEventID(r); after > 0 {
+	after, err := lastEventID(r)
+	if err != nil {
+		s.fail(w, http.StatusBadRequest, err)
+		return
+	}
+	if after > 0 {
 		// The client has the events up to after: their checkpoints still
 		// build the state the next ones change.
 		prior, err := s.rt.Store.Events(r.Context(), id, 0)

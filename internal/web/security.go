@@ -1,12 +1,14 @@
 package web
 
 import (
-	"crypto/subtle"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/sagasu-dev/sagasu/internal/httpguard"
 )
 
 // CSP is the Content-Security-Policy of every answer: the page loads only
@@ -14,33 +16,35 @@ import (
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
 	"object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
-// tokenCookie holds the token a one-time ?token= link handed over.
-const tokenCookie = "sagasu_token"
-
-// isLoopback reports whether host (a name or an IP, no port) is this machine.
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
+// tokenCookie names the cookie that holds the token a one-time ?token=
+// link handed over. Cookies do not tell ports apart, so the name carries
+// the port: two servers on one machine keep one cookie each.
+func tokenCookie(r *http.Request) string {
+	_, port, _ := net.SplitHostPort(r.Host)
+	return "sagasu_token_" + port
 }
 
-// checkListen refuses an address off loopback without a token.
-func checkListen(listen, token string) error {
+// checkListen refuses to serve without a token unless noToken says so, and
+// off loopback in any case.
+func checkListen(listen, token string, noToken bool) error {
 	host, _, err := net.SplitHostPort(listen)
 	if err != nil {
 		return fmt.Errorf("listen address %q: give host:port, such as 127.0.0.1:7373: %w", listen, err)
 	}
-	if !isLoopback(host) && token == "" {
+	switch {
+	case token != "":
+		return nil
+	case !httpguard.IsLoopback(host):
 		return fmt.Errorf("listen address %q is reachable from other machines: give a token with --token or SAGASU_SERVE_TOKEN (or listen on 127.0.0.1)", listen)
+	case !noToken:
+		return errors.New("no token: give one (--token or SAGASU_SERVE_TOKEN; `sagasu serve` makes one by default), or serve without one with --no-token")
 	}
 	return nil
 }
 
 // guard wraps the API in the security checks, in this order: response
 // headers (CSP), Host (DNS rebinding), Origin (other sites), the custom
-// header on writes, then the token.
+// header on writes, the token, then the body's size.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
@@ -68,7 +72,11 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				return
 			}
 		}
-		if s.opt.Token != "" && !s.authorized(w, r) {
+		if !s.opt.NoToken && !s.authorized(w, r) {
+			return
+		}
+		if !httpguard.LimitBody(w, r, MaxBodyBytes) {
+			s.fail(w, http.StatusRequestEntityTooLarge, httpguard.TooLarge(MaxBodyBytes))
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -76,18 +84,19 @@ func (s *Server) guard(next http.Handler) http.Handler {
 }
 
 // hostAllowed checks the Host header: a loopback name when serving on
-// loopback; with a token (off loopback) the listen host, or any host when
-// listening on every interface, since the token then guards each request.
+// loopback; off loopback (always with a token) the listen host, or any
+// host when listening on every interface, since the token then guards
+// each request.
 func (s *Server) hostAllowed(hostport string) bool {
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h
 	}
-	if isLoopback(host) {
+	if httpguard.IsLoopback(host) {
 		return true
 	}
 	lh, _, _ := net.SplitHostPort(s.opt.Listen)
-	if s.opt.Token == "" {
+	if s.opt.Token == "" || httpguard.IsLoopback(lh) {
 		return false
 	}
 	ip := net.ParseIP(lh)
@@ -105,26 +114,37 @@ func sameOrigin(origin, host string) bool {
 }
 
 // authorized checks the token: a bearer header, the cookie, or a one-time
-// ?token= on a page load, which sets the cookie and reloads without it.
+// ?token= on a page load, which sets the cookie (HttpOnly, SameSite=Strict)
+// and reloads without it, so the token leaves the address bar and the
+// history.
 func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
-	want := []byte(s.opt.Token)
-	match := func(got string) bool { return got != "" && subtle.ConstantTimeCompare([]byte(got), want) == 1 }
-	if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && match(b) {
+	want := s.opt.Token
+	if httpguard.Equal(httpguard.Bearer(r), want) {
 		return true
 	}
-	if c, err := r.Cookie(tokenCookie); err == nil && match(c.Value) {
+	if c, err := r.Cookie(tokenCookie(r)); err == nil && httpguard.Equal(c.Value, want) {
 		return true
 	}
-	if t := r.URL.Query().Get("token"); r.Method == http.MethodGet && match(t) {
-		http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: s.opt.Token, Path: "/", HttpOnly: true,
+	if t := r.URL.Query().Get("token"); r.Method == http.MethodGet && httpguard.Equal(t, want) {
+		http.SetCookie(w, &http.Cookie{Name: tokenCookie(r), Value: want, Path: "/", HttpOnly: true,
 			SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 		u := *r.URL
 		q := u.Query()
 		q.Del("token")
 		u.RawQuery = q.Encode()
+		w.Header().Set("Cache-Control", "no-store")
 		http.Redirect(w, r, u.String(), http.StatusSeeOther)
 		return false
 	}
-	s.fail(w, http.StatusUnauthorized, fmt.Errorf("a token is required: open the link `sagasu serve` printed (it ends in ?token=...), or send Authorization: Bearer TOKEN"))
+	w.Header().Set("WWW-Authenticate", `Bearer realm="sagasu"`)
+	msg := "a token is required: open the link `sagasu serve` printed (it ends in ?token=...), or send Authorization: Bearer TOKEN"
+	if !strings.HasPrefix(r.URL.Path, "/api/") {
+		// A person opening the page: say it in the page.
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, "sagasu: %s.\nThe token keeps other users and programs on this machine out of your index and files.\n", msg)
+		return false
+	}
+	s.fail(w, http.StatusUnauthorized, errors.New(msg))
 	return false
 }

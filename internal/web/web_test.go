@@ -25,8 +25,9 @@ import (
 
 // fixture is a server over a fresh index holding texts.
 type fixture struct {
-	srv *Server
-	ts  *httptest.Server
+	srv   *Server
+	ts    *httptest.Server
+	token string
 }
 
 func newFixture(t *testing.T, token string, texts map[string]string) *fixture {
@@ -50,6 +51,9 @@ func newFixture(t *testing.T, token string, texts map[string]string) *fixture {
 	listen := "127.0.0.1:7373"
 	if token != "" {
 		listen = "0.0.0.0:7373"
+	} else {
+		// As `sagasu serve` runs by default: on loopback, with a token.
+		token = "fixture-token"
 	}
 	srv, err := New(ctx, a, rt, Options{Listen: listen, Token: token, Poll: 20 * time.Millisecond})
 	if err != nil {
@@ -62,7 +66,7 @@ func newFixture(t *testing.T, token string, texts map[string]string) *fixture {
 		srv.Wait(context.Background())
 		rt.Close()
 	})
-	return &fixture{srv: srv, ts: ts}
+	return &fixture{srv: srv, ts: ts, token: token}
 }
 
 var docs = map[string]string{
@@ -70,26 +74,53 @@ var docs = map[string]string{
 	"Deploy": "# Deploy\n\nDeploy the site with acme deploy. The deploy command uploads the build folder to the bucket.\n",
 }
 
-// call makes a request as the page does (X-Sagasu: 1 on writes).
-func (f *fixture) call(t *testing.T, method, path string, body any, out any) int {
-	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = strings.NewReader(string(b))
+// auth adds the token to req as a script would.
+func (f *fixture) auth(req *http.Request) {
+	if f.token != "" {
+		req.Header.Set("Authorization", "Bearer "+f.token)
 	}
-	req, _ := http.NewRequest(method, f.ts.URL+path, rd)
+}
+
+// roots lets the page's Index tab add files from dirs.
+func (f *fixture) roots(t *testing.T, dirs ...string) {
+	t.Helper()
+	ts, err := tools.New(tools.Options{Engine: f.srv.rt.Engine, Cache: f.srv.rt.Cache, Index: f.srv.app.IndexOptions(), Roots: dirs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv.useTools(ts)
+}
+
+// send makes a request as the page does (X-Sagasu: 1 on writes, the
+// token) with a raw body, and returns the answer with its body read.
+func (f *fixture) send(t *testing.T, method, path, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(method, f.ts.URL+path, strings.NewReader(body))
 	if method != http.MethodGet {
 		req.Header.Set("X-Sagasu", "1")
 		req.Header.Set("Content-Type", "application/json")
 	}
+	f.auth(req)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res, b
+}
+
+// call makes a request as the page does (X-Sagasu: 1 on writes) with
+// body as JSON, and decodes the answer into out when not nil.
+func (f *fixture) call(t *testing.T, method, path string, body any, out any) int {
+	t.Helper()
+	var raw []byte
+	if body != nil {
+		raw, _ = json.Marshal(body)
+	}
+	res, b := f.send(t, method, path, string(raw))
 	if out != nil {
-		if err := json.NewDecoder(res.Body).Decode(out); err != nil {
+		if err := json.Unmarshal(b, out); err != nil {
 			t.Fatalf("%s %s: decode: %v", method, path, err)
 		}
 	}
@@ -117,6 +148,7 @@ func (f *fixture) open(t *testing.T, path, lastID string) func(stop func(sseEv) 
 	if lastID != "" {
 		req.Header.Set("Last-Event-ID", lastID)
 	}
+	f.auth(req)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -379,7 +411,7 @@ func TestIndexJobStreamsProgress(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "a.md"), []byte("# A\n\nAlpha text.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f.srv.rt.Tools, _ = tools.New(tools.Options{Engine: f.srv.rt.Engine, Cache: f.srv.rt.Cache, Index: f.srv.app.IndexOptions(), Roots: []string{dir}})
+	f.roots(t, dir)
 	var j struct{ Job string }
 	if code := f.call(t, "POST", "/api/index", map[string]string{"path": dir}, &j); code != http.StatusAccepted {
 		t.Fatalf("index: %d", code)
@@ -408,10 +440,14 @@ func TestSecurity(t *testing.T) {
 		{"POST from another Origin", "POST", "/api/threads", map[string]string{"Origin": "http://evil.example", "X-Sagasu": "1"}, 403},
 		{"cross-site POST", "POST", "/api/threads", map[string]string{"Sec-Fetch-Site": "cross-site", "X-Sagasu": "1"}, 403},
 		{"POST from the page", "POST", "/api/threads", map[string]string{"Origin": "ORIGIN", "X-Sagasu": "1"}, 201},
+		{"page without the token", "GET", "/", map[string]string{"Authorization": ""}, 401},
+		{"api without the token", "GET", "/api/info", map[string]string{"Authorization": ""}, 401},
+		{"POST without the token", "POST", "/api/threads", map[string]string{"Origin": "ORIGIN", "X-Sagasu": "1", "Authorization": ""}, 401},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			req, _ := http.NewRequest(c.method, f.ts.URL+c.path, strings.NewReader(`{"title":"t"}`))
+			f.auth(req)
 			for k, v := range c.header {
 				v = strings.ReplaceAll(v, "ORIGIN", f.ts.URL)
 				if k == "Host" {
@@ -432,6 +468,9 @@ func TestSecurity(t *testing.T) {
 			if c.want == 403 && !strings.Contains(string(body), "refused") && !strings.Contains(string(body), "not served") {
 				t.Errorf("a refusal without a reason: %s", body)
 			}
+			if c.want == 401 && !strings.Contains(string(body), "?token=") {
+				t.Errorf("a refusal that does not say how to get in: %s", body)
+			}
 			if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") {
 				t.Errorf("CSP %q", csp)
 			}
@@ -440,11 +479,16 @@ func TestSecurity(t *testing.T) {
 }
 
 func TestToken(t *testing.T) {
-	if err := checkListen("0.0.0.0:7373", ""); err == nil || !strings.Contains(err.Error(), "--token") {
-		t.Errorf("listening on every interface without a token: %v, want a refusal naming --token", err)
+	for _, noToken := range []bool{false, true} {
+		if err := checkListen("0.0.0.0:7373", "", noToken); err == nil || !strings.Contains(err.Error(), "--token") {
+			t.Errorf("listening on every interface without a token (NoToken %v): %v, want a refusal naming --token", noToken, err)
+		}
 	}
-	if err := checkListen("127.0.0.1:7373", ""); err != nil {
-		t.Errorf("loopback without a token: %v", err)
+	if err := checkListen("127.0.0.1:7373", "", false); err == nil || !strings.Contains(err.Error(), "--no-token") {
+		t.Errorf("loopback without a token: %v, want a refusal naming --no-token", err)
+	}
+	if err := checkListen("127.0.0.1:7373", "", true); err != nil {
+		t.Errorf("loopback with NoToken: %v", err)
 	}
 	f := newFixture(t, "s3cret", docs)
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -475,7 +519,7 @@ func TestToken(t *testing.T) {
 	}
 	var cookie *http.Cookie
 	for _, c := range res.Cookies() {
-		if c.Name == tokenCookie {
+		if strings.HasPrefix(c.Name, "sagasu_token_") {
 			cookie = c
 		}
 	}
@@ -489,12 +533,7 @@ func TestToken(t *testing.T) {
 
 func TestRenderedPageHasNoInlineScript(t *testing.T) {
 	f := newFixture(t, "", nil)
-	res, err := http.Get(f.ts.URL + "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
+	_, body := f.send(t, "GET", "/", "")
 	page := string(body)
 	// The CSP forbids inline script; the page must not need any, and it
 	// carries the accessible names the browser test relies on.

@@ -12,6 +12,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
@@ -28,6 +30,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sagasu-dev/sagasu/internal/httpguard/httpguardtest"
 )
 
 // binaries collects -bin NAME=PATH flags in order.
@@ -86,7 +90,7 @@ func main() {
 	// Every build serves at once, and the rounds alternate between them,
 	// so that each round of each build meets the machine in the same state
 	// (on a shared machine the load of others changes by the minute).
-	urls := make([]string, len(bins))
+	urls := make([]endpoint, len(bins))
 	for i, b := range bins {
 		url, stop, err := prepare(ctx, b[1], cfg)
 		if err != nil {
@@ -128,30 +132,30 @@ type row struct {
 
 // prepare indexes the documents with bin into a new folder, serves them
 // and warms the server; stop ends the server and removes the folder.
-func prepare(ctx context.Context, bin string, cfg config) (url string, stop func(), err error) {
+func prepare(ctx context.Context, bin string, cfg config) (ep endpoint, stop func(), err error) {
 	dir, err := os.MkdirTemp("", "mcpload-")
 	if err != nil {
-		return "", nil, err
+		return endpoint{}, nil, err
 	}
 	db := filepath.Join(dir, "sagasu.db")
 	index := exec.CommandContext(ctx, bin, "--db", db, "index", cfg.docs)
 	index.Dir, index.Env = dir, cleanEnv()
 	if out, err := index.CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
-		return "", nil, fmt.Errorf("index %s: %v\n%s", cfg.docs, err, out)
+		return endpoint{}, nil, fmt.Errorf("index %s: %v\n%s", cfg.docs, err, out)
 	}
-	url, halt, err := serve(ctx, bin, dir, db, cfg.docs)
+	ep, halt, err := serve(ctx, bin, dir, db, cfg.docs)
 	if err != nil {
 		os.RemoveAll(dir)
-		return "", nil, err
+		return endpoint{}, nil, err
 	}
 	stop = func() { halt(); os.RemoveAll(dir) }
 	// Warm the server (caches, the tokenizer) before the first round.
-	if _, err := round(ctx, url, 1, 5, cfg.mode, 1000); err != nil {
+	if _, err := round(ctx, ep, 1, 5, cfg.mode, 1000); err != nil {
 		stop()
-		return "", nil, err
+		return endpoint{}, nil, err
 	}
-	return url, stop, nil
+	return ep, stop, nil
 }
 
 // cleanEnv is the environment without sagasu's settings, so no embedder or
@@ -166,22 +170,28 @@ func cleanEnv() []string {
 	return env
 }
 
-// serve starts `bin mcp --http 127.0.0.1:0` and returns its URL and a stop
-// function.
-func serve(ctx context.Context, bin, dir, db, root string) (string, func(), error) {
+// endpoint is a started server: its URL and the bearer token it takes.
+type endpoint struct{ url, token string }
+
+// serve starts `bin mcp --http 127.0.0.1:0` with a fresh token and returns
+// its endpoint and a stop function.
+func serve(ctx context.Context, bin, dir, db, root string) (endpoint, func(), error) {
 	ctx, cancel := context.WithCancel(ctx)
-	cmd := exec.CommandContext(ctx, bin, "--db", db, "mcp", "--http", "127.0.0.1:0", "--root", root)
+	tok := make([]byte, 24)
+	_, _ = rand.Read(tok)
+	token := hex.EncodeToString(tok)
+	cmd := exec.CommandContext(ctx, bin, "--db", db, "mcp", "--http", "127.0.0.1:0", "--root", root, "--token", token)
 	cmd.Dir, cmd.Env = dir, cleanEnv()
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 5 * time.Second
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		cancel()
-		return "", nil, err
+		return endpoint{}, nil, err
 	}
 	if err := cmd.Start(); err != nil {
 		cancel()
-		return "", nil, err
+		return endpoint{}, nil, err
 	}
 	stop := func() { cancel(); _ = cmd.Wait() }
 	lines := bufio.NewScanner(stderr)
@@ -189,11 +199,11 @@ func serve(ctx context.Context, bin, dir, db, root string) (string, func(), erro
 	for lines.Scan() {
 		if u := re.FindString(lines.Text()); u != "" {
 			go func() { _, _ = io.Copy(io.Discard, stderr) }()
-			return u, stop, nil
+			return endpoint{u, token}, stop, nil
 		}
 	}
 	stop()
-	return "", nil, fmt.Errorf("%s mcp --http printed no address", bin)
+	return endpoint{}, nil, fmt.Errorf("%s mcp --http printed no address", bin)
 }
 
 // queries are goals and queries about the VitePress documentation, mixed
@@ -212,7 +222,7 @@ func query(i int) (goal, q string) {
 
 // round runs n clients making calls sagasu_search calls each, and measures
 // every call's round trip.
-func round(ctx context.Context, url string, n, calls int, mode string, seed int) (row, error) {
+func round(ctx context.Context, ep endpoint, n, calls int, mode string, seed int) (row, error) {
 	var (
 		mu       sync.Mutex
 		lat      []float64
@@ -225,8 +235,8 @@ func round(ctx context.Context, url string, n, calls int, mode string, seed int)
 	for c := range n {
 		client := mcp.NewClient(&mcp.Implementation{Name: "mcpload", Version: "1"}, nil)
 		// Each client its own connections, as separate agents have.
-		hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
-		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}, nil)
+		hc := &http.Client{Transport: httpguardtest.Bearer(ep.token, &http.Transport{MaxIdleConnsPerHost: 4})}
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ep.url, HTTPClient: hc, MaxRetries: -1}, nil)
 		if err != nil {
 			connErr = err
 			break

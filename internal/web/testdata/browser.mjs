@@ -1,6 +1,6 @@
 // browser.mjs: drives `sagasu serve` in Debian's chromium with
 // playwright-core (see TestBrowser in browser_test.go).
-// Usage: node browser.mjs BASE_URL ARTIFACT_DIR [QUESTION] [SEARCH] [GOAL] [FOLDER]
+// Usage: node browser.mjs LINK ARTIFACT_DIR [QUESTION] [SEARCH] [GOAL] [FOLDER]
 // Prints one JSON line: timings, counts and any console errors; exits
 // non-zero when a step fails.
 import { createRequire } from 'node:module';
@@ -21,7 +21,11 @@ try {
   const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
   page.on('console', (m) => { if (m.type() === 'error') report.errors.push(m.text()); });
   page.on('pageerror', (e) => report.errors.push(String(e)));
+  // base is the link `sagasu serve` printed (?token=...): the token must
+  // leave the address bar and stay out of reach of the page's scripts.
   await page.goto(base);
+  report.urlAfterLink = page.url();
+  report.scriptCookies = await page.evaluate(() => document.cookie);
   await page.locator('#mode', { hasText: 'offline' }).waitFor();
 
   // Chat: ask, watch the trace, get the cited answer.
