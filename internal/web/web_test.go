@@ -662,6 +662,7 @@ func TestAnEmbedderThatFailsIsABadGateway(t *testing.T) {
 	}
 	rt.Tools = ts
 	f.srv.rt = &rt
+	f.srv.useTools(ts)
 	var e struct{ Error string }
 	if code := f.call(t, "POST", "/api/search", map[string]any{"query": "rotate keys", "mode": "hybrid"}, &e); code != http.StatusBadGateway || !strings.Contains(e.Error, "connection refused") {
 		t.Errorf("hybrid search with the embedder down: %d %q, want 502 naming the cause", code, e.Error)
