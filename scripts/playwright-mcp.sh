@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs Playwright MCP (@playwright/mcp) at a pinned version into
-# .tools/playwright-mcp, which git ignores, and Debian's chromium when
-# /usr/bin/chromium is missing. Never downloads a browser through npm:
+# .tools/playwright-mcp, which git ignores, Debian's chromium when
+# /usr/bin/chromium is missing, and Debian's fonts-noto-cjk when no Japanese
+# font is installed (scripts/cjk-fonts.sh). Never downloads a browser through npm:
 # scripts are not run and PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD is set.
 # Idempotent: a second run with the same pin installs nothing.
 # The last line printed is the path of the server's cli.
@@ -37,6 +38,9 @@ if [ ! -x /usr/bin/chromium ]; then
 	apt-get update >&2
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium >&2
 fi
+
+# Japanese pages need a CJK font to render as text (never fails).
+bash "$root/scripts/cjk-fonts.sh"
 
 if ! { [ -f "$dir/.installed" ] && [ "$(cat "$dir/.installed")" = "$stamp" ] && [ -f "$cli" ]; }; then
 	mkdir -p "$dir"

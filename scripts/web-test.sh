@@ -4,7 +4,8 @@
 # (internal/web's TestBrowser). Never downloads a browser: npm runs no
 # install scripts and PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD is set; the test
 # drives Debian's chromium at /usr/bin/chromium, which
-# scripts/playwright-mcp.sh installs. Idempotent: a second run with the same
+# scripts/playwright-mcp.sh installs. It installs Debian's fonts-noto-cjk
+# when no Japanese font is present (scripts/cjk-fonts.sh). Idempotent: a second run with the same
 # pin installs nothing. The last line printed is the install folder.
 set -euo pipefail
 
@@ -22,6 +23,8 @@ if [ ! -x /usr/bin/chromium ]; then
 	echo "web-test: /usr/bin/chromium is missing; run bash scripts/playwright-mcp.sh (it installs Debian's chromium)" >&2
 	exit 1
 fi
+# Japanese text in the screenshots needs a CJK font (never fails).
+bash "$root/scripts/cjk-fonts.sh"
 if ! { [ -f "$dir/.installed" ] && [ "$(cat "$dir/.installed")" = "$stamp" ] && [ -d "$dir/node_modules/playwright-core" ]; }; then
 	mkdir -p "$dir"
 	cd "$dir"

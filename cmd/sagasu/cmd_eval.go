@@ -16,7 +16,7 @@ func newEvalCmd(g *globals) *cobra.Command {
 		Use:   "eval",
 		Short: "Measure retrieval quality on a labelled dataset",
 	}
-	cmd.AddCommand(newEvalBEIRCmd(g), newEvalQueriesCmd(g), newEvalGoalsCmd(g))
+	cmd.AddCommand(newEvalBEIRCmd(g), newEvalQueriesCmd(g), newEvalGoalsCmd(g), newEvalAskCmd(g))
 	return cmd
 }
 

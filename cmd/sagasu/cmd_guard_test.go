@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/sagasu-dev/sagasu/internal/httpguard/httpguardtest"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // privateKey is what a neighbour must never read through sagasu's faces.
@@ -85,9 +86,7 @@ var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Reques
 // page's API, then read it back. Without the link's token every call is
 // refused; with it, the key is still refused as a dotfile.
 func TestServeOnLoopbackNeedsToken(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	testenv.Short(t, "builds the binary")
 	bin := buildBinary(t)
 	home := homeWithKey(t, bin)
 	link, out := startServer(t, bin, home, regexp.MustCompile(`http://127\.0\.0\.1:\d+/\S*`),
@@ -201,9 +200,7 @@ func toolText(t *testing.T, endpoint, session, token, tool, args string) (string
 // --http` on loopback: without the printed token nothing is answered; with
 // it, sagasu_index and sagasu_get refuse the key as a dotfile.
 func TestMCPHTTPOnLoopbackNeedsToken(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	testenv.Short(t, "builds the binary")
 	bin := buildBinary(t)
 	home := homeWithKey(t, bin)
 	addr, out := startServer(t, bin, home, regexp.MustCompile(`http://127\.0\.0\.1:\d+/mcp`),

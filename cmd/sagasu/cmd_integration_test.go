@@ -18,6 +18,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/sagasu-dev/sagasu/internal/app"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // sagasu runs one command line in-process and returns its exit code and output.
@@ -407,12 +408,8 @@ func buildBinary(t *testing.T) string {
 }
 
 func TestInterruptKeepsCommittedWork(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary and indexes a large folder")
-	}
-	if runtime.GOOS == "windows" {
-		t.Skip("no SIGINT on windows")
-	}
+	testenv.Short(t, "builds the binary and indexes a large folder")
+	testenv.Platform(t, runtime.GOOS != "windows", "no SIGINT on windows")
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	words := strings.Fields("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau")
@@ -507,9 +504,7 @@ func count(db, q string) int {
 }
 
 func TestDemoRunsFromTheRepository(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	testenv.Short(t, "builds the binary")
 	bin := buildBinary(t)
 	root, _ := filepath.Abs("../..")
 	db := filepath.Join(t.TempDir(), "demo.db")
@@ -536,21 +531,8 @@ func TestDemoRunsFromTheRepository(t *testing.T) {
 	}
 }
 
-// sharedData locates ../shared/data beside the repository (CI puts it there).
-func sharedData(t *testing.T, name string) string {
-	t.Helper()
-	dir, _ := filepath.Abs(filepath.Join("..", "..", "..", "shared", "data", name))
-	if _, err := os.Stat(dir); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("shared data %s is missing: CI runs with ../shared beside the repository", dir)
-		}
-		t.Skipf("shared data %s not present", dir)
-	}
-	return dir
-}
-
 func TestJapaneseQueriesFindJapanesePages(t *testing.T) {
-	docs := sharedData(t, "vitepress-docs")
+	docs := testenv.Shared(t, "vitepress-docs")
 	work := t.TempDir()
 	db := filepath.Join(work, "vp.db")
 	code, out, errs := sagasu(t, docs, "", "--db", db, "index", "en", "ja")

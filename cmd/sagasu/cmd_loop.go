@@ -129,7 +129,7 @@ in the same shape as sagasu query --json.`,
 	f.IntP("k", "k", 10, "number of merged results")
 	f.IntVar(&maxIt, "max-iterations", loop.DefaultMaxIterations, "most searches to run")
 	f.Float64Var(&minConf, "min-confidence", loop.DefaultMinConfidence, "confidence at which the results are enough")
-	f.StringVar(&mode, "mode", "", "retrieval mode: keyword (default)")
+	f.StringVar(&mode, "mode", "", "retrieval mode: keyword, semantic, hybrid (default: the index's, hybrid when it has an embedder)")
 	f.StringVar(&pathGlob, "glob", "", "only sources whose URI matches this glob")
 	f.BoolVarP(&verbose, "verbose", "v", false, "trace each step to stderr as it happens (on by default when stderr is a terminal)")
 	af.register(f, true)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/budget"
 	"github.com/sagasu-dev/sagasu/internal/httpguard/httpguardtest"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // mcpClients finds the real MCP clients installed by scripts/mcp-clients.sh.
@@ -31,13 +32,8 @@ func mcpClients(t *testing.T) (clients, script string) {
 	_, errSDK := os.Stat(filepath.Join(clients, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))
 	_, errInsp := os.Stat(filepath.Join(clients, "node_modules", "@modelcontextprotocol", "inspector", "package.json"))
 	_, errNode := exec.LookPath("node")
-	if errSDK != nil || errInsp != nil || errNode != nil {
-		msg := "the MCP clients (TypeScript SDK, Inspector) are not installed: run scripts/mcp-clients.sh"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	testenv.Need(t, errSDK == nil && errInsp == nil && errNode == nil,
+		"the MCP clients (TypeScript SDK, Inspector) are not installed: run scripts/mcp-clients.sh")
 	return clients, filepath.Join(root, "internal", "mcpserver", "testdata", "client.mjs")
 }
 

@@ -79,7 +79,7 @@ runs with --plan FILE ("-" for stdin). Each stage's search is cancelled after
 				if strings.TrimSpace(goal) == "" {
 					return usagef("--goal is empty: say what the search should find out")
 				}
-				if p, err = eng.Plan(ctx, goal, loop.PlanOptions{Aspects: aspects}); err != nil {
+				if p, err = eng.Plan(ctx, goal, loop.PlanOptions{Aspects: aspects, Mode: search.Mode(mode)}); err != nil {
 					return err
 				}
 			}
@@ -116,7 +116,7 @@ runs with --plan FILE ("-" for stdin). Each stage's search is cancelled after
 	f.BoolVar(&noRun, "no-run", false, "print the plan without running it")
 	f.DurationVar(&timeout, "timeout", loop.DefaultStageTimeout, "cancel a stage's search after this long")
 	f.IntP("k", "k", 10, "results per stage")
-	f.StringVar(&mode, "mode", "", "retrieval mode: keyword (default)")
+	f.StringVar(&mode, "mode", "", "retrieval mode: keyword, semantic, hybrid (default: the index's, hybrid when it has an embedder)")
 	af.register(f, true)
 	return cmd
 }

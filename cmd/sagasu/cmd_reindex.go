@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -18,6 +19,7 @@ embedder and embeds every stored chunk again. Sources are not read again, so it
 works even when the original files are gone. Keyword search keeps working
 throughout; semantic and hybrid search resume when it finishes.`,
 		Example: `  sagasu reindex --embedder static --embedder-path .tools/models/glove-100d.bin
+  sagasu reindex --embedder local --embedder-model all-MiniLM-L6-v2
   sagasu reindex --embedder openai --embedder-url http://127.0.0.1:11434/v1 --embedder-model nomic-embed-text`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -26,7 +28,7 @@ throughout; semantic and hybrid search resume when it finishes.`,
 				return err
 			}
 			if a.Config.Embedder.Driver == "" {
-				return usagef("reindex needs --embedder (openai, gemini or static)")
+				return usagef("reindex needs --embedder (%s)", strings.Join(app.EmbedderDrivers, ", "))
 			}
 			ctx := cmd.Context()
 			st, err := a.OpenStore(ctx, false)

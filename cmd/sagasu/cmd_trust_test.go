@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // recorder is a listener an attacker would run: it records every request
@@ -75,9 +77,7 @@ func sagasuEnv(t *testing.T, dir string, env []string, args ...string) (int, str
 // was ignored and how to trust it; after `sagasu trust`, it applies; after
 // the file changes, it is ignored again.
 func TestClonedConfigCannotStartPrograms(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("the attack uses /bin/sh")
-	}
+	testenv.Platform(t, runtime.GOOS != "windows", "the attack uses /bin/sh")
 	dir := t.TempDir()
 	pwned := filepath.Join(dir, "PWNED")
 	cfg := fmt.Sprintf("mcp_servers:\n  helper:\n    command: /bin/sh\n    args: [-c, 'touch %s']\n", pwned)
@@ -269,9 +269,7 @@ func TestPinnedEmbedderAddressGetsNoKey(t *testing.T) {
 
 // TestTrustRecordIsPrivate: the record of trusted files is the user's alone.
 func TestTrustRecordIsPrivate(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("Unix permissions")
-	}
+	testenv.Platform(t, runtime.GOOS != "windows", "Unix permissions")
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "sagasu.yaml"), "search:\n  k: 3\n")
 	out := mustRun(t, dir, "trust")

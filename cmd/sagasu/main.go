@@ -152,10 +152,11 @@ run sagasu trust (see sagasu trust --help).`,
 // addEmbedderFlags adds the flags that select an embedding model.
 func addEmbedderFlags(f *pflag.FlagSet) {
 	f.String("embedder", "", "embedding driver: "+strings.Join(app.EmbedderDrivers, ", ")+" (openai also serves Ollama, llama.cpp, vLLM, LM Studio)")
-	f.String("embedder-model", "", "embedding model name")
+	f.String("embedder-model", "", "embedding model name (local: a model in the model folder, see sagasu model list)")
 	f.String("embedder-url", "", "base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1")
-	f.String("embedder-path", "", "static embedder: word-vector file or Model2Vec folder")
+	f.String("embedder-path", "", "static embedder: word-vector file or Model2Vec folder; local: sentence-transformers model folder")
 	f.Int("embedder-dim", 0, "embedding dimension (0: the model's own)")
+	f.Bool("embedder-int8", false, "local embedder: keep the model's weights as int8 (a quarter of the memory, slightly different vectors)")
 	f.String("embedder-query-prefix", "", `text put before each query before it is embedded (default: the model's known one, e.g. "query: " for E5)`)
 	f.String("embedder-document-prefix", "", `text put before each document before it is embedded (default: the model's known one, e.g. "passage: " for E5)`)
 	f.Int("embedder-batch-size", 0, "texts per embedding request (0: the driver's default; small local servers want 8 or less)")

@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"io"
 	"os"
-	"strings"
-	"unicode/utf8"
 
 	"golang.org/x/term"
+
+	"github.com/sagasu-dev/sagasu/internal/clip"
 )
 
 // writeJSON prints v as indented JSON.
@@ -24,12 +24,5 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// snippet shortens text to about n runes on one line for human output.
-func snippet(text string, n int) string {
-	s := strings.Join(strings.Fields(text), " ")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n]) + "…"
-}
+// snippet shortens text to n runes on one line for human output.
+func snippet(text string, n int) string { return clip.Line(text, n) }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 func open(t *testing.T, dir string, opt Options) *Cache {
@@ -167,7 +169,7 @@ func TestUnreadableFolderIsAClearErrorAndLosesNothing(t *testing.T) {
 	for _, how := range []string{"file", "permissions"} {
 		t.Run(how, func(t *testing.T) {
 			if how == "permissions" && os.Geteuid() == 0 {
-				t.Skip("permissions do not apply to root; scripts/unprivileged-tests.sh runs this test as nobody")
+				testenv.Platform(t, false, "permissions do not apply to root; scripts/unprivileged-tests.sh runs this test as nobody")
 			}
 			dir := t.TempDir()
 			c := open(t, dir, Options{})
@@ -276,9 +278,7 @@ func TestConcurrentGoroutines(t *testing.T) {
 // TestConcurrentProcesses runs several copies of this test binary writing to
 // one folder at once.
 func TestConcurrentProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts processes")
-	}
+	testenv.Short(t, "starts processes")
 	dir := t.TempDir()
 	const procs, each = 4, 20
 	var cmds []*exec.Cmd
@@ -307,10 +307,7 @@ func TestConcurrentProcesses(t *testing.T) {
 
 // TestHelperWriter is the body of one writer process of TestConcurrentProcesses.
 func TestHelperWriter(t *testing.T) {
-	dir := os.Getenv("AGENTCACHE_HELPER_DIR")
-	if dir == "" {
-		t.Skip("helper process only")
-	}
+	dir := testenv.HelperProcess(t, "AGENTCACHE_HELPER_DIR")
 	n, _ := strconv.Atoi(os.Getenv("AGENTCACHE_HELPER_N"))
 	c := open(t, dir, Options{})
 	for i := 0; i < n; i++ {

@@ -1,6 +1,9 @@
 package analyze
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -10,8 +13,15 @@ import (
 
 // Version identifies the analyzer's behaviour. The index pins it (see
 // Analyzer.Signature); any change to the terms produced for any input must
-// bump it.
-const Version = "1"
+// bump it, and the behaviour of every older version stays available
+// (Options.Version, Parse) so that an index pinned to it keeps working.
+//
+//	1: every CJK run as character bigrams
+//	2: Japanese text (text with kana) as content words (japanese.go)
+const Version = "2"
+
+// version is Version as a number.
+const version = 2
 
 // MaxTermBytes is the longest word token kept, in bytes after normalization.
 // Longer tokens (base64 blobs, minified code, runs of an unsegmented script)
@@ -27,6 +37,10 @@ type Options struct {
 	NoStem bool
 	// NoStopwords keeps the English stopwords instead of dropping them.
 	NoStopwords bool
+	// Version is the analyzer version to behave as, 1 up to the current
+	// one; 0 means the current Version. An older version is for reading an
+	// index pinned to it (see Parse).
+	Version int
 }
 
 // Analyzer turns text into index terms. It holds no mutable state apart
@@ -36,6 +50,7 @@ type Options struct {
 type Analyzer struct {
 	opt  Options
 	pool sync.Pool // of *scratch
+	ja   jaMemo    // the terms of short Japanese runs already analysed
 }
 
 // New returns an analyzer with the given options.
@@ -46,11 +61,24 @@ func New(opt Options) *Analyzer {
 // Options returns the options the analyzer was built with.
 func (a *Analyzer) Options() Options { return a.opt }
 
+// Version returns the analyzer version the analyzer behaves as.
+func (a *Analyzer) Version() int {
+	if a.opt.Version <= 0 || a.opt.Version > version {
+		return version
+	}
+	return a.opt.Version
+}
+
+// Japanese reports whether the analyzer reads Japanese as words (version 2
+// on), so that a query's Japanese question and request endings are words
+// a caller can recognise ("方法", "教える").
+func (a *Analyzer) Japanese() bool { return a.Version() >= 2 }
+
 // Signature names the analyzer's exact behaviour, version and options
-// together, e.g. "analyze/1" or "analyze/1+nostem+nostop". An index stores it
+// together, e.g. "analyze/2" or "analyze/1+nostem+nostop". An index stores it
 // and refuses to mix terms made under different signatures.
 func (a *Analyzer) Signature() string {
-	s := "analyze/" + Version
+	s := "analyze/" + strconv.Itoa(a.Version())
 	if a.opt.NoStem {
 		s += "+nostem"
 	}
@@ -58,6 +86,62 @@ func (a *Analyzer) Signature() string {
 		s += "+nostop"
 	}
 	return s
+}
+
+// ErrUnknownSignature is returned by Parse for a signature this build does
+// not know: a newer sagasu pinned it.
+var ErrUnknownSignature = fmt.Errorf("unknown analyzer signature")
+
+// Parse returns the analyzer a signature names ("analyze/1+nostem"), the
+// one to read an index pinned to it with.
+func Parse(signature string) (*Analyzer, error) {
+	rest, ok := strings.CutPrefix(signature, "analyze/")
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownSignature, signature)
+	}
+	parts := strings.Split(rest, "+")
+	v, err := strconv.Atoi(parts[0])
+	if err != nil || v < 1 || v > version {
+		return nil, fmt.Errorf("%w %q: this build knows versions 1 to %d", ErrUnknownSignature, signature, version)
+	}
+	opt := Options{Version: v}
+	for _, p := range parts[1:] {
+		switch {
+		case p == "nostem" && !opt.NoStem:
+			opt.NoStem = true
+		case p == "nostop" && !opt.NoStopwords:
+			opt.NoStopwords = true
+		default:
+			return nil, fmt.Errorf("%w %q: option %q", ErrUnknownSignature, signature, p)
+		}
+	}
+	a := New(opt)
+	if a.Signature() != signature {
+		return nil, fmt.Errorf("%w %q", ErrUnknownSignature, signature)
+	}
+	return a, nil
+}
+
+// Pinned says how an index pinned to the signature pinned is read by a
+// build whose analyzer is a. With the same signature it is a itself. An
+// older version of a's options (the index made by an earlier sagasu) gives
+// that older analyzer and upgrade: the index can be rebuilt with a, and is
+// read correctly with the older one until it is. Anything else (another
+// variant, or a version newer than this build knows) is an error that says
+// what to do.
+func (a *Analyzer) Pinned(pinned string) (old *Analyzer, upgrade bool, err error) {
+	if pinned == a.Signature() {
+		return a, false, nil
+	}
+	old, err = Parse(pinned)
+	if err != nil {
+		return nil, false, fmt.Errorf("its keyword index was built by analyzer %q, which this sagasu (%q) does not know: upgrade sagasu: %w", pinned, a.Signature(), err)
+	}
+	o, n := old.Options(), a.Options()
+	if o.NoStem != n.NoStem || o.NoStopwords != n.NoStopwords || old.Version() > a.Version() {
+		return nil, false, fmt.Errorf("its keyword index was built by analyzer %q and this sagasu uses %q", pinned, a.Signature())
+	}
+	return old, true, nil
 }
 
 // Terms returns the index terms of text in order, with repeats. The returned
@@ -116,6 +200,7 @@ type scratch struct {
 	tok   []byte // the word token being built
 	terms []byte // the text of all terms so far, back to back
 	ends  []int  // end offset in terms of each term
+	ja    []byte // the run of Japanese being read
 }
 
 func (sc *scratch) reset() {
@@ -123,6 +208,7 @@ func (sc *scratch) reset() {
 	sc.tok = sc.tok[:0]
 	sc.terms = sc.terms[:0]
 	sc.ends = sc.ends[:0]
+	sc.ja = sc.ja[:0]
 }
 
 // class is what a character does in tokenization.
@@ -137,6 +223,7 @@ const (
 	clHira
 	clKata
 	clHangul
+	clJa // a run of Japanese (kanji and kana together) in Japanese text
 )
 
 // classify returns the class of a non-ASCII rune.
@@ -171,6 +258,9 @@ func classify(r rune) class {
 type tokenizer struct {
 	a  *Analyzer
 	sc *scratch
+	// ja is set for Japanese text (version 2 on, and the text has kana):
+	// its kanji and kana runs are read as words, not bigrams.
+	ja bool
 
 	// word token state
 	inWord      bool
@@ -192,7 +282,7 @@ func (a *Analyzer) run(sc *scratch, text string) {
 		sc.norm = norm.NFKC.AppendString(sc.norm[:0], text)
 		s = string(sc.norm)
 	}
-	t := tokenizer{a: a, sc: sc}
+	t := tokenizer{a: a, sc: sc, ja: a.Version() >= 2 && hasKana(s)}
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
@@ -414,6 +504,17 @@ func (t *tokenizer) cjkRune(cl class, r rune) {
 	if t.inWord {
 		t.endWord()
 	}
+	if t.ja && cl != clHangul {
+		if t.cjk != clJa {
+			if t.cjk != clSep {
+				t.endCJK()
+			}
+			t.cjk = clJa
+			t.sc.ja = t.sc.ja[:0]
+		}
+		t.sc.ja = utf8.AppendRune(t.sc.ja, r)
+		return
+	}
 	if t.cjk != cl {
 		if t.cjk != clSep {
 			t.endCJK()
@@ -432,11 +533,46 @@ func (t *tokenizer) cjkRune(cl class, r rune) {
 // unless it is a lone hiragana (a particle such as を, は, が) or a lone
 // prolonged sound mark (often written as a dash).
 func (t *tokenizer) endCJK() {
+	if t.cjk == clJa {
+		t.cjk = clSep
+		t.japanese(string(t.sc.ja))
+		return
+	}
 	if t.cjkN == 1 && t.cjk != clHira && t.cjkPrev != '\u30FC' {
 		t.sc.terms = utf8.AppendRune(t.sc.terms, t.cjkPrev)
 		t.sc.ends = append(t.sc.ends, len(t.sc.terms))
 	}
 	t.cjk, t.cjkN = clSep, 0
+}
+
+// cjkTerm emits a term of CJK text.
+func (t *tokenizer) cjkTerm(term string) {
+	if len(term) > MaxTermBytes {
+		t.bigrams(term)
+		return
+	}
+	t.sc.terms = append(t.sc.terms, term...)
+	t.sc.ends = append(t.sc.ends, len(t.sc.terms))
+}
+
+// bigrams emits the character bigrams of a CJK word, or the word itself
+// when it is one character, except a lone hiragana or prolonged sound mark
+// (as version 1 read every CJK run).
+func (t *tokenizer) bigrams(word string) {
+	prev, n := rune(0), 0
+	for _, r := range word {
+		if n > 0 {
+			t.sc.terms = utf8.AppendRune(t.sc.terms, prev)
+			t.sc.terms = utf8.AppendRune(t.sc.terms, r)
+			t.sc.ends = append(t.sc.ends, len(t.sc.terms))
+		}
+		prev = r
+		n++
+	}
+	if n == 1 && !unicode.Is(unicode.Hiragana, prev) && prev != '\u30FC' {
+		t.sc.terms = utf8.AppendRune(t.sc.terms, prev)
+		t.sc.ends = append(t.sc.ends, len(t.sc.terms))
+	}
 }
 
 // contraction resolves a token with apostrophes between letters. English

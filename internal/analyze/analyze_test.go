@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 func TestTerms(t *testing.T) {
@@ -47,14 +49,20 @@ func TestTerms(t *testing.T) {
 		{"long token dropped", "ok " + strings.Repeat("x", 65) + " fine", []string{"ok", "fine"}},
 		{"64 bytes kept", strings.Repeat("f", 64), []string{strings.Repeat("f", 64)}},
 		{"invalid utf-8 separates", "abc\xffdef\xc3", []string{"abc", "def"}},
-		{"japanese", "VitePressの設定方法を理解する", []string{"vitepress", "設定", "定方", "方法", "理解", "する"}},
-		{"japanese sentence", "設定ファイルを作成します", []string{"設定", "ファ", "ァイ", "イル", "作成", "しま", "ます"}},
-		{"half-width katakana", "ｶﾀｶﾅ ﾃﾞｰﾀ", []string{"カタ", "タカ", "カナ", "デー", "ータ"}},
-		{"single han and katakana kept, single hiragana dropped", "本を読む ア", []string{"本", "読", "ア"}},
-		{"prolonged sound mark", "サーバー ー", []string{"サー", "ーバ", "バー"}},
+		{"japanese: content words", "VitePressの設定方法を理解する", []string{"vitepress", "設定", "方法", "理解"}},
+		{"japanese sentence", "設定ファイルを作成します", []string{"設定", "ファイル", "作成"}},
+		{"japanese endings make no terms", "サイトマップを生成する方法を教えてください", []string{"サイト", "マップ", "生成", "方法", "教"}},
+		{"verbs and adjectives as stems", "使う 使って 使わない 読み込む 読み込まれる 新しい 新しく", []string{"使", "使", "使", "読み込", "読み込", "新", "新"}},
+		{"nouns with okurigana as stems", "切り替えと見出し", []string{"切り替", "見出"}},
+		{"unknown words as bigrams", "フロントマターを書く", []string{"フロ", "ロン", "ント", "トマ", "マタ", "ター", "書"}},
+		{"half-width katakana", "ｶﾀｶﾅ ﾃﾞｰﾀ", []string{"カタカナ", "データ"}},
+		{"single han kept, single hiragana dropped", "本を読む ア", []string{"本", "読", "ア"}},
+		{"prolonged sound mark", "サーバー ー", []string{"サーバー"}},
 		{"digits split cjk", "第3章", []string{"第", "3", "章"}},
-		{"chinese", "中文分词", []string{"中文", "文分", "分词"}},
+		{"kanji without kana is read as chinese", "中文分词", []string{"中文", "文分", "分词"}},
+		{"japanese kanji in japanese text", "中文分词を使う", []string{"文", "词", "使"}},
 		{"korean", "한국어 검색", []string{"한국", "국어", "검색"}},
+		{"korean in japanese text stays bigrams", "韓国語は한국어です", []string{"韓国", "한국", "국어"}},
 		{"variation selector inside han run", "葛\U000E0100城", []string{"葛城"}},
 	}
 	a := New(Options{})
@@ -62,6 +70,135 @@ func TestTerms(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.want, a.Terms(tt.text))
 		})
+	}
+}
+
+// Version 1 reads every CJK run as bigrams; it stays, for indexes pinned to it.
+func TestTermsVersion1(t *testing.T) {
+	tests := []struct {
+		name, text string
+		want       []string
+	}{
+		{"japanese", "VitePressの設定方法を理解する", []string{"vitepress", "設定", "定方", "方法", "理解", "する"}},
+		{"japanese sentence", "設定ファイルを作成します", []string{"設定", "ファ", "ァイ", "イル", "作成", "しま", "ます"}},
+		{"half-width katakana", "ｶﾀｶﾅ ﾃﾞｰﾀ", []string{"カタ", "タカ", "カナ", "デー", "ータ"}},
+		{"single han and katakana kept, single hiragana dropped", "本を読む ア", []string{"本", "読", "ア"}},
+		{"prolonged sound mark", "サーバー ー", []string{"サー", "ーバ", "バー"}},
+		{"chinese", "中文分词", []string{"中文", "文分", "分词"}},
+		{"korean", "한국어 검색", []string{"한국", "국어", "검색"}},
+		{"english as in version 2", "The cats are running", []string{"cat", "run"}},
+	}
+	a := New(Options{Version: 1})
+	assert.Equal(t, "analyze/1", a.Signature())
+	assert.False(t, a.Japanese())
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, a.Terms(tt.text))
+		})
+	}
+}
+
+func TestParse(t *testing.T) {
+	for _, sig := range []string{"analyze/1", "analyze/2", "analyze/1+nostem", "analyze/2+nostop", "analyze/2+nostem+nostop"} {
+		a, err := Parse(sig)
+		require.NoError(t, err, sig)
+		assert.Equal(t, sig, a.Signature())
+	}
+	a, err := Parse("analyze/1")
+	require.NoError(t, err)
+	assert.Equal(t, New(Options{Version: 1}).Terms("設定ファイルを作成します"), a.Terms("設定ファイルを作成します"))
+	for _, bad := range []string{"", "analyze/", "analyze/0", "analyze/3", "analyze/x", "analyze/2+nostop+nostem", "analyze/2+nostem+nostem", "analyze/2+fast", "bm25/2"} {
+		_, err := Parse(bad)
+		assert.ErrorIs(t, err, ErrUnknownSignature, bad)
+	}
+}
+
+func TestPinned(t *testing.T) {
+	a := New(Options{})
+	same, up, err := a.Pinned(a.Signature())
+	require.NoError(t, err)
+	assert.Same(t, a, same)
+	assert.False(t, up)
+
+	old, up, err := a.Pinned("analyze/1")
+	require.NoError(t, err)
+	assert.True(t, up, "an index of version 1 is upgraded")
+	assert.Equal(t, "analyze/1", old.Signature())
+
+	_, _, err = a.Pinned("analyze/1+nostem")
+	assert.ErrorContains(t, err, `built by analyzer "analyze/1+nostem"`, "another variant is not upgraded into this one")
+	_, _, err = New(Options{Version: 1}).Pinned("analyze/2")
+	assert.ErrorContains(t, err, "built by analyzer", "a newer index is not downgraded")
+	_, _, err = a.Pinned("analyze/9")
+	assert.ErrorIs(t, err, ErrUnknownSignature)
+	assert.ErrorContains(t, err, "upgrade sagasu")
+}
+
+// A Japanese question shares its content words with the text that answers
+// it, and no particle or ending with text that does not.
+func TestJapaneseContentWords(t *testing.T) {
+	a := New(Options{})
+	answer := setOf(a.Terms("サイトマップの生成：VitePress はサイトの sitemap.xml を生成できます。有効にするには、設定に sitemap を追加します。"))
+	other := setOf(a.Terms("カスタムテーマを使うには、テーマのディレクトリを作成してください。"))
+	q := a.QueryTerms("サイトマップを生成する方法を教えてください")
+	for _, term := range []string{"サイト", "マップ", "生成"} {
+		assert.Contains(t, q, term)
+		assert.True(t, answer[term], term)
+	}
+	for _, term := range q {
+		assert.False(t, other[term], "the question shares %q with an unrelated text", term)
+	}
+	// Inflected forms of a verb make one term.
+	assert.Equal(t, a.QueryTerms("変える"), a.QueryTerms("変えたい"))
+	assert.Equal(t, a.QueryTerms("読み込む"), a.QueryTerms("読み込まれます"))
+	// So are a verb and the noun made of it.
+	assert.Equal(t, a.QueryTerms("データの読み込み"), a.QueryTerms("データを読み込む"))
+
+	// Words are the content words as written; each analyses to its term.
+	text := "ビルド時のデータ読み込みを設定する"
+	words := a.Words(text)
+	assert.Equal(t, []string{"ビルド", "データ読み込み", "設定"}, words)
+	all := a.QueryTerms(text)
+	for _, w := range words {
+		for _, term := range a.QueryTerms(w) {
+			assert.Contains(t, all, term, w)
+		}
+	}
+	assert.Nil(t, New(Options{Version: 1}).Words("データの読み込み"))
+}
+
+// A run of Japanese longer than the analyser takes at once is cut into
+// pieces, at word ends, and nothing is lost or made up.
+func TestLongJapaneseRun(t *testing.T) {
+	a := New(Options{})
+	unit := "設定ファイルを作成して表示を確認します"
+	long := strings.Repeat(unit, 2*maxJapaneseRun/len(unit)+3)
+	terms := a.Terms(long)
+	per := a.Terms(unit)
+	require.NotEmpty(t, per)
+	counts := map[string]int{}
+	for _, term := range terms {
+		counts[term]++
+	}
+	for _, term := range per {
+		assert.GreaterOrEqual(t, counts[term], 2*maxJapaneseRun/len(unit), term)
+	}
+	for term := range counts {
+		assert.Contains(t, long, term)
+	}
+	for _, n := range []int{1, 7, 100} {
+		cut := japaneseCut(long, n)
+		assert.True(t, cut > 0 && cut <= max(n, 3) && utf8.ValidString(long[:cut]), "cut %d of max %d", cut, n)
+	}
+}
+
+func TestHasKana(t *testing.T) {
+	for s, want := range map[string]bool{
+		"": false, "abc": false, "中文分词": false, "、。「」": false, "한국어": false,
+		"の": true, "ア": true, "ー漢字": true, "ｶﾀｶﾅ": false, // half-width: NFKC makes it kana before the check
+		"text ひらがな": true, "ゟ": true,
+	} {
+		assert.Equal(t, want, hasKana(s), "%q", s)
 	}
 }
 
@@ -86,6 +223,8 @@ func TestOptions(t *testing.T) {
 
 func TestSignature(t *testing.T) {
 	assert.Equal(t, "analyze/"+Version, New(Options{}).Signature())
+	assert.Equal(t, "analyze/1", New(Options{Version: 1}).Signature())
+	assert.Equal(t, New(Options{}).Signature(), New(Options{Version: 99}).Signature())
 	assert.Equal(t, "analyze/"+Version+"+nostem+nostop", New(Options{NoStem: true, NoStopwords: true}).Signature())
 	assert.NotEqual(t, New(Options{NoStem: true}).Signature(), New(Options{NoStopwords: true}).Signature())
 }
@@ -167,9 +306,7 @@ func TestConcurrentUseIsDeterministic(t *testing.T) {
 }
 
 func TestAllocations(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector makes sync.Pool drop buffers at random")
-	}
+	testenv.Platform(t, !raceEnabled, "the race detector makes sync.Pool drop buffers at random")
 	a := New(Options{})
 	text := strings.Repeat("Alterations of the architecture of cerebral white matter in the developing human brain. ", 20)
 	dst := make([]string, 0, 1024)

@@ -1,6 +1,9 @@
 package analyze
 
 import (
+	"github.com/sagasu-dev/sagasu/internal/testenv"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/sagasu-dev/sagasu/internal/analyze/analyzetest"
@@ -19,6 +22,34 @@ func BenchmarkTermsSciFact(b *testing.B) {
 	for b.Loop() {
 		for _, t := range texts {
 			a.Terms(t)
+		}
+	}
+}
+
+// BenchmarkTermsJapanese analyses the Japanese VitePress documentation
+// (../shared/data/vitepress-docs/ja) when it is there: what indexing
+// Japanese text costs with the morphological analyser.
+func BenchmarkTermsJapanese(b *testing.B) {
+	files, _ := filepath.Glob(filepath.Join(testenv.Shared(b, "vitepress-docs"), "ja", "*", "*.md"))
+	testenv.Need(b, len(files) > 0, "the Japanese VitePress docs have no pages under vitepress-docs/ja")
+	var texts []string
+	var n int64
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		texts = append(texts, string(data))
+		n += int64(len(data))
+	}
+	b.SetBytes(n)
+	a := New(Options{})
+	a.Terms("日本語") // load the dictionary outside the timing
+	dst := make([]string, 0, 1<<16)
+	b.ResetTimer()
+	for b.Loop() {
+		for _, s := range texts {
+			dst = a.AppendTerms(dst[:0], s)
 		}
 	}
 }

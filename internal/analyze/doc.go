@@ -27,13 +27,20 @@
 //  7. Stem words made only of the letters a-z with the Porter algorithm
 //     (1980), unless Options.NoStem: "generalization" → gener, "ponies" →
 //     poni. Words with digits or other scripts are kept as they are.
-//  8. CJK runs become overlapping character bigrams; a run of one character
-//     is a unigram, except a lone hiragana (a particle such as を, は, が),
-//     which is dropped. Stopwords and stemming do not apply to them.
+//  8. Japanese text — text with hiragana or katakana — is read as words by
+//     the morphological analyser (kagome with IPADIC, japanese.go): the
+//     content words are the terms (nouns as written, verbs and adjectives as
+//     their stem), words the dictionary does not know become character
+//     bigrams, and particles, auxiliaries and endings make no terms. Other
+//     CJK runs (Chinese, Korean) become overlapping character bigrams; a
+//     run of one character is a unigram, except a lone hiragana, which is
+//     dropped. Stopwords and stemming do not apply to them.
 //
-// So "VitePressの設定方法を理解する" gives vitepress, 設定, 定方, 方法, 理解,
-// する, and the query "設定ファイル" (設定, ファ, ァイ, イル) matches
-// "設定ファイルを作成します" on all four of its terms.
+// So "VitePressの設定方法を理解する" gives vitepress, 設定, 方法, 理解, and the
+// query "設定ファイルを作成する方法" (設定, ファイル, 作成, 方法) matches
+// "設定ファイルを作成します" on three of its four terms. Version 1 of the
+// analyzer read every CJK run as bigrams (設定, 定方, 方法, 理解, する); it stays
+// available (Options.Version, Parse) for indexes pinned to it.
 //
 // Scripts written without spaces other than CJK (Thai, Lao, Khmer, ...) are
 // not segmented: a run of them is one token, dropped if over 64 bytes.

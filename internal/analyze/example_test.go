@@ -12,7 +12,7 @@ func ExampleAnalyzer_Terms() {
 	fmt.Println(a.Terms("VitePressの設定方法を理解する"))
 	// Output:
 	// [user covid 19 gener do hold]
-	// [vitepress 設定 定方 方法 理解 する]
+	// [vitepress 設定 方法 理解]
 }
 
 func ExampleAnalyzer_QueryTerms() {

@@ -55,11 +55,14 @@ func (a *App) OpenStore(ctx context.Context, create bool) (store.Store, error) {
 // OpenStoreAt opens the index at location (as OpenStore does the
 // configured one), with the API key a qdrant:// server takes.
 func (a *App) OpenStoreAt(ctx context.Context, location string, create bool) (store.Store, error) {
-	return OpenStoreWith(ctx, location, a.storeOptions(create, false))
+	return OpenStoreWith(ctx, location, a.StoreOptions(create, false))
 }
 
-func (a *App) storeOptions(create, longLived bool) StoreOptions {
-	return StoreOptions{Create: create, LongLived: longLived || a.LongLived, ApproxVectors: a.Config.Search.ApproxVectors, QdrantKey: a.Getenv("QDRANT_API_KEY")}
+// StoreOptions returns the options the configured index is opened with
+// (long-lived when longLived or the app is).
+func (a *App) StoreOptions(create, longLived bool) StoreOptions {
+	return StoreOptions{Create: create, LongLived: longLived || a.LongLived, ApproxVectors: a.Config.Search.ApproxVectors,
+		KeywordCacheBytes: int64(a.Config.Search.KeywordCacheMB) << 20, QdrantKey: a.Getenv("QDRANT_API_KEY")}
 }
 
 // OpenStore opens the index at location: a postgres:// or postgresql://
@@ -80,6 +83,9 @@ type StoreOptions struct {
 	// ApproxVectors is the number of vectors from which a long-lived
 	// SQLite index searches an approximate graph (0: always exact).
 	ApproxVectors int
+	// KeywordCacheBytes bounds a long-lived process's keyword cache (0:
+	// bm25.DefaultCacheBytes).
+	KeywordCacheBytes int64
 	// QdrantKey is the API key sent to a qdrant:// server.
 	QdrantKey string
 }
@@ -87,13 +93,14 @@ type StoreOptions struct {
 // OpenStoreWith opens the index at location with opt.
 func OpenStoreWith(ctx context.Context, location string, opt StoreOptions) (store.Store, error) {
 	if strings.HasPrefix(location, "postgres://") || strings.HasPrefix(location, "postgresql://") {
-		return postgres.Open(ctx, location, postgres.Options{Create: opt.Create, Analyzer: analyze.New(analyze.Options{}), CacheKeyword: opt.LongLived})
+		return postgres.Open(ctx, location, postgres.Options{Create: opt.Create, Analyzer: analyze.New(analyze.Options{}), CacheKeyword: opt.LongLived, KeywordCacheBytes: opt.KeywordCacheBytes})
 	}
 	if strings.HasPrefix(location, "qdrant://") {
 		return qdrant.Open(ctx, location, qdrant.Options{Create: opt.Create, Analyzer: analyze.New(analyze.Options{}), APIKey: opt.QdrantKey})
 	}
 	location = strings.TrimPrefix(location, "sqlite://")
-	return sqlite.Open(ctx, location, sqlite.Options{Create: opt.Create, Analyzer: analyze.New(analyze.Options{}), CacheVectors: opt.LongLived, CacheKeyword: opt.LongLived, ApproxVectors: opt.ApproxVectors})
+	return sqlite.Open(ctx, location, sqlite.Options{Create: opt.Create, Analyzer: analyze.New(analyze.Options{}), CacheVectors: opt.LongLived, CacheKeyword: opt.LongLived,
+		KeywordCacheBytes: opt.KeywordCacheBytes, ApproxVectors: opt.ApproxVectors})
 }
 
 // ChunkOptions returns the configured chunk sizes.
@@ -213,7 +220,7 @@ func (r *Runtime) Close() error { return r.Store.Close() }
 // Open opens the configured index with its embedder and agent cache and
 // returns the runtime every face works with. Close it when done.
 func (a *App) Open(ctx context.Context, opt OpenOptions) (*Runtime, error) {
-	st, err := OpenStoreWith(ctx, a.Config.DB, a.storeOptions(opt.Create, opt.LongLived))
+	st, err := OpenStoreWith(ctx, a.Config.DB, a.StoreOptions(opt.Create, opt.LongLived))
 	if err != nil {
 		return nil, err
 	}

@@ -58,6 +58,9 @@ type Config struct {
 		// queries from an approximate HNSW graph instead of an exact scan; 0
 		// keeps them exact.
 		ApproxVectors int `koanf:"approx_vectors"`
+		// KeywordCacheMB bounds the decoded keyword postings a long-lived
+		// process keeps in memory (0: the default, bm25.DefaultCacheBytes).
+		KeywordCacheMB int `koanf:"keyword_cache_mb"`
 	} `koanf:"search"`
 
 	Embedder EmbedderConfig `koanf:"embedder"`
@@ -78,8 +81,9 @@ type EmbedderConfig struct {
 	Driver string `koanf:"driver" json:"driver" flag:"embedder"`                                                                                         // one of EmbedderDrivers; "" for none
 	Model  string `koanf:"model" json:"model,omitempty" flag:"embedder-model"`                                                                           // model name
 	URL    string `koanf:"url" json:"url,omitempty" flag:"embedder-url" trust:"section:sends your documents, and your API key, to the address it names"` // base URL of an OpenAI-compatible server
-	Path   string `koanf:"path" json:"path,omitempty" flag:"embedder-path"`                                                                              // static model file or folder
+	Path   string `koanf:"path" json:"path,omitempty" flag:"embedder-path"`                                                                              // static model file or folder; local model folder
 	Dim    int    `koanf:"dim" json:"dim,omitempty" flag:"embedder-dim"`                                                                                 // output dimension, 0 for the model's own
+	Int8   bool   `koanf:"int8" json:"int8,omitempty" flag:"embedder-int8"`                                                                              // local: int8 weights
 
 	// QueryPrefix and DocumentPrefix go before each query and each document
 	// before it is embedded. Nil means unset: the model's known prefixes
@@ -305,13 +309,16 @@ func (c Config) Validate() error {
 		return fmt.Errorf("max file size %d must be positive", c.Index.MaxFileSize)
 	}
 	if c.Embedder.Driver != "" && !slices.Contains(EmbedderDrivers, c.Embedder.Driver) {
-		return fmt.Errorf("embedder %q: use openai (and OpenAI-compatible servers such as Ollama), gemini or static", c.Embedder.Driver)
+		return fmt.Errorf("embedder %q: use openai (and OpenAI-compatible servers such as Ollama), gemini, static or local", c.Embedder.Driver)
 	}
 	if c.LLM.Driver != "" && !slices.Contains(LLMDrivers, c.LLM.Driver) {
 		return fmt.Errorf("llm %q: use openai (and OpenAI-compatible servers such as llama.cpp, Ollama, vLLM), gemini or anthropic", c.LLM.Driver)
 	}
 	if c.Embedder.Driver == "static" && c.Embedder.Path == "" {
 		return errors.New("the static embedder needs --embedder-path: a word-vector file (GloVe, word2vec, or one written by `sagasu model import`) or a Model2Vec folder")
+	}
+	if c.Embedder.Driver == "local" && c.Embedder.Path == "" && c.Embedder.Model == "" {
+		return errors.New("the local embedder needs --embedder-model NAME (a model `sagasu model pull` or `sagasu model import` put in the model cache, e.g. all-MiniLM-L6-v2) or --embedder-path DIR (a sentence-transformers model folder)")
 	}
 	if c.Embedder.BatchSize < 0 {
 		return fmt.Errorf("embedder batch size %d must not be negative", c.Embedder.BatchSize)
@@ -327,6 +334,9 @@ func (c Config) Validate() error {
 	}
 	if err := c.Agent.validate(); err != nil {
 		return err
+	}
+	if c.Search.KeywordCacheMB < 0 {
+		return fmt.Errorf("search.keyword_cache_mb is %d: set a size in MB, or 0 for the default", c.Search.KeywordCacheMB)
 	}
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.LogLevel) {
 		return fmt.Errorf("log level %q: use debug, info, warn or error", c.LogLevel)

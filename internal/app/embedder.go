@@ -5,17 +5,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/sagasu-dev/sagasu/internal/embed"
 	"github.com/sagasu-dev/sagasu/internal/embed/gemini"
+	"github.com/sagasu-dev/sagasu/internal/embed/local"
+	"github.com/sagasu-dev/sagasu/internal/embed/modelhub"
 	"github.com/sagasu-dev/sagasu/internal/embed/openai"
 	"github.com/sagasu-dev/sagasu/internal/embed/static"
 	"github.com/sagasu-dev/sagasu/internal/store"
 )
 
 // EmbedderDrivers are the embedding drivers sagasu knows.
-var EmbedderDrivers = []string{"openai", "gemini", "static"}
+var EmbedderDrivers = []string{"openai", "gemini", "static", "local"}
 
 // metaEmbedder is the key under which an index pins its embedder.
 const metaEmbedder = "embedder"
@@ -59,6 +63,7 @@ func (c EmbedderConfig) Prefixes(model string) embed.Prefixes {
 func BuildEmbedder(ctx context.Context, c EmbedderConfig, getenv func(string) string) (embed.Embedder, error) {
 	var client embed.Client
 	var err error
+	opt := embed.Options{BatchSize: c.BatchSize}
 	switch c.Driver {
 	case "":
 		return nil, nil
@@ -68,20 +73,70 @@ func BuildEmbedder(ctx context.Context, c EmbedderConfig, getenv func(string) st
 		client, err = gemini.New(ctx, gemini.Config{Model: c.Model, Dim: c.Dim, BaseURL: c.URL, Getenv: getenv})
 	case "static":
 		client, err = static.Open(c.Path, static.Options{Name: c.Model})
+	case "local":
+		var dir string
+		if dir, err = localModelDir(c, getenv); err == nil {
+			client, err = local.Open(dir, local.Options{Name: c.Model, Int8: c.Int8})
+		}
+		opt = local.EmbedOptions(c.BatchSize)
 	default:
-		return nil, fmt.Errorf("unknown embedder %q: use openai, gemini or static", c.Driver)
+		return nil, fmt.Errorf("unknown embedder %q: use openai, gemini, static or local", c.Driver)
 	}
 	if err != nil {
 		return nil, err
 	}
-	e := embed.New(client, embed.Options{BatchSize: c.BatchSize})
+	e := embed.New(client, opt)
 	return embed.WithPrefixes(e, c.Prefixes(client.Info().Model)), nil
+}
+
+// localModelDir is the folder of a local model: the configured path, else
+// the folder named after the model in the model cache.
+func localModelDir(c EmbedderConfig, getenv func(string) string) (string, error) {
+	if c.Path != "" {
+		return c.Path, nil
+	}
+	if err := modelhub.CheckName(c.Model); err != nil {
+		return "", err
+	}
+	dir, err := modelhub.Dir(getenv)
+	if err != nil {
+		return "", err
+	}
+	path := modelhub.Path(dir, strings.TrimSuffix(c.Model, localInt8))
+	if _, err := os.Stat(path); err != nil {
+		how := "import a sentence-transformers folder with `sagasu model import DIR " + c.Model + "`"
+		if _, ok := modelhub.Lookup(c.Model); ok {
+			how = "fetch it with `sagasu model pull " + c.Model + "`"
+		}
+		return "", fmt.Errorf("no local model %q in %s: %s, or give its folder with --embedder-path", c.Model, dir, how)
+	}
+	return path, nil
+}
+
+// localInt8 is the suffix the local driver gives an int8 model's name.
+const localInt8 = "+int8"
+
+// localName is the model name a local configuration embeds under.
+func localName(c EmbedderConfig) string {
+	name := strings.TrimSuffix(c.Model, localInt8)
+	if name == "" {
+		name = filepath.Base(filepath.Clean(c.Path))
+	}
+	if c.Int8 {
+		name += localInt8
+	}
+	return name
 }
 
 // sameEmbedder reports whether a requested configuration matches a pin.
 func sameEmbedder(want, pin EmbedderConfig) bool {
 	if want.Driver != pin.Driver {
 		return false
+	}
+	if want.Driver == "local" {
+		// The model's name carries int8; a path only names the folder.
+		return localName(want) == pin.Model &&
+			samePrefix(want.QueryPrefix, pin.QueryPrefix) && samePrefix(want.DocumentPrefix, pin.DocumentPrefix)
 	}
 	if want.Model != "" && want.Model != pin.Model {
 		return false
@@ -119,7 +174,10 @@ func withPinnedPrefixes(want, pin EmbedderConfig) EmbedderConfig {
 
 func describe(c EmbedderConfig) string {
 	s := c.Driver
-	if c.Model != "" {
+	switch {
+	case c.Driver == "local" && (c.Model != "" || c.Path != ""):
+		s += "/" + localName(c)
+	case c.Model != "":
 		s += "/" + c.Model
 	}
 	if c.Dim != 0 {

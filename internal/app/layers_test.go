@@ -24,7 +24,7 @@ var layers = [][]string{
 	{"internal/source", "internal/chunk", "internal/agentcache"},
 	{"internal/store"},
 	{"internal/embed", "internal/llm", "internal/budget", "internal/analyze", "internal/glob", "internal/httpguard"},
-	{"internal/doc", "internal/userfile"},
+	{"internal/doc", "internal/userfile", "internal/testenv", "internal/clip"},
 }
 
 // layerOf returns the layer of a package path relative to the module.

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/embed/embedtest"
 	"github.com/sagasu-dev/sagasu/internal/index"
 	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // TestLocalEmbedderFindsVitePressPagesByMeaning indexes the VitePress docs
@@ -19,13 +19,7 @@ import (
 // with queries in the user's words rather than the page's.
 func TestLocalEmbedderFindsVitePressPagesByMeaning(t *testing.T) {
 	url, model := embedtest.LocalEmbedder(t)
-	docs := "../../../shared/data/vitepress-docs"
-	if _, err := os.Stat(docs); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the VitePress docs are not at %s", docs)
-		}
-		t.Skipf("the VitePress docs are not at %s", docs)
-	}
+	docs := testenv.Shared(t, "vitepress-docs")
 	ctx := context.Background()
 	c := Defaults()
 	c.DB = filepath.Join(t.TempDir(), "vp.db")

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,12 +15,15 @@ import (
 	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/agent/planact"
+	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/graph"
 	"github.com/sagasu-dev/sagasu/internal/llm"
 	"github.com/sagasu-dev/sagasu/internal/loop"
 	"github.com/sagasu-dev/sagasu/internal/mcpclient"
+	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/source/fetch"
 	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
 // PlanActOptions configure a Plan-and-Act run.
@@ -441,6 +445,35 @@ func (a *App) mcpServers(names []string) (map[string]mcpclient.ServerConfig, err
 		servers[name] = cfg
 	}
 	return servers, nil
+}
+
+// ResearchHits returns what Plan-and-Act's research brain (no model, no MCP
+// servers, no memory) cites for a goal over the index e searches, as the
+// index's hits: the measure `sagasu eval goals --research` takes.
+func ResearchHits(e *search.Engine, log *slog.Logger) func(ctx context.Context, goal string) ([]doc.Hit, error) {
+	return func(ctx context.Context, goal string) ([]doc.Hit, error) {
+		ts, err := tools.New(tools.Options{Engine: e, Logger: log})
+		if err != nil {
+			return nil, err
+		}
+		fns, err := ts.Functions()
+		if err != nil {
+			return nil, err
+		}
+		agent, err := planact.New(planact.Options{Research: planact.NewLoopResearch(e, loop.Options{Logger: log}), Functions: fns, Log: graph.NewMemLog()})
+		if err != nil {
+			return nil, err
+		}
+		res, err := agent.Run(ctx, planact.RunInput{Goal: goal})
+		if err != nil {
+			return nil, err
+		}
+		ids := make([]int64, 0, len(res.Results))
+		for _, c := range res.Results {
+			ids = append(ids, c.ChunkID)
+		}
+		return e.Store().Hits(ctx, ids)
+	}
 }
 
 func configured(m map[string]mcpclient.ServerConfig) string {

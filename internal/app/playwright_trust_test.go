@@ -12,6 +12,7 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/llm"
 	"github.com/sagasu-dev/sagasu/internal/llm/llmtest"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // TestProjectToolsAreNotRun: a cloned repository ships
@@ -21,9 +22,9 @@ import (
 // SAGASU_PLAYWRIGHT_TOOLS.
 func TestProjectToolsAreNotRun(t *testing.T) {
 	_, err := exec.LookPath("node")
-	need(t, err == nil, "node is not installed")
+	testenv.Need(t, err == nil, "node is not installed")
 	_, err = os.Stat("/usr/bin/chromium")
-	need(t, err == nil, "/usr/bin/chromium is missing: run bash scripts/playwright-mcp.sh")
+	testenv.Need(t, err == nil, "/usr/bin/chromium is missing: run bash scripts/playwright-mcp.sh")
 	dir := t.TempDir()
 	pwned := filepath.Join(dir, "PWNED")
 	fake := filepath.Join(dir, ".tools", "playwright-mcp")
@@ -76,17 +77,4 @@ func TestProjectToolsAreNotRun(t *testing.T) {
 	if _, err := os.Stat(pwned); err != nil {
 		t.Errorf("SAGASU_PLAYWRIGHT_TOOLS did not select the install: %v", err)
 	}
-}
-
-// need skips the test when a part it drives is missing, and fails it
-// under CI=true, where scripts/test.sh installs every part.
-func need(t *testing.T, ok bool, why string) {
-	t.Helper()
-	if ok {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal(why)
-	}
-	t.Skip(why)
 }

@@ -2,9 +2,7 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -26,32 +24,12 @@ type e5Server struct {
 
 func newE5Server(t *testing.T) *e5Server {
 	s := &e5Server{}
-	srv := embedtest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Input []string `json:"input"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			t.Errorf("bad request body: %v", err)
-		}
+	srv := embedtest.NewServer(t, embedtest.OpenAI(t, 8, func(texts []string) {
 		s.mu.Lock()
-		s.texts = append(s.texts, req.Input...)
-		s.batches = append(s.batches, len(req.Input))
+		s.texts = append(s.texts, texts...)
+		s.batches = append(s.batches, len(texts))
 		s.mu.Unlock()
-		type item struct {
-			Index     int       `json:"index"`
-			Embedding []float32 `json:"embedding"`
-		}
-		var out struct {
-			Data  []item `json:"data"`
-			Model string `json:"model"`
-		}
-		for i, text := range req.Input {
-			out.Data = append(out.Data, item{i, embedtest.TextVector(text, 8)})
-		}
-		out.Model = "multilingual-e5-small"
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(out)
-	})
+	}))
 	s.URL = srv.URL
 	return s
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"github.com/tiktoken-go/tokenizer"
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 func TestEstimateTokens(t *testing.T) {
@@ -45,19 +47,10 @@ func TestEstimateTokens(t *testing.T) {
 }
 
 // calibrationTexts returns chunk-sized texts of each kind the estimator was
-// fitted on, or skips the kinds whose data is missing.
-func calibrationTexts(t *testing.T) map[string][]string {
+// fitted on, from one source ("scifact", "vitepress" or "go"); a source
+// whose data is missing skips the test (fails it under CI=true).
+func calibrationTexts(t *testing.T, from string) map[string][]string {
 	texts := map[string][]string{}
-	if f, err := os.Open(filepath.Join(sharedData, "scifact", "corpus.jsonl")); err == nil {
-		sc := bufio.NewScanner(f)
-		sc.Buffer(nil, 1<<20)
-		for n := 0; n < 1000 && sc.Scan(); n++ {
-			var rec struct{ Title, Text string }
-			require.NoError(t, json.Unmarshal(sc.Bytes(), &rec))
-			texts["scifact"] = append(texts["scifact"], rec.Title+"\n\n"+rec.Text)
-		}
-		f.Close()
-	}
 	chunksOf := func(name string, files []realFile) {
 		for _, d := range readFiles(t, files) {
 			for _, max := range []int{128, 512} {
@@ -69,9 +62,21 @@ func calibrationTexts(t *testing.T) map[string][]string {
 			}
 		}
 	}
-	if files := vitepressFiles(); len(files) > 0 {
+	switch from {
+	case "scifact":
+		f, err := os.Open(filepath.Join(testenv.SciFact(t), "corpus.jsonl"))
+		require.NoError(t, err)
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<20)
+		for n := 0; n < 1000 && sc.Scan(); n++ {
+			var rec struct{ Title, Text string }
+			require.NoError(t, json.Unmarshal(sc.Bytes(), &rec))
+			texts["scifact"] = append(texts["scifact"], rec.Title+"\n\n"+rec.Text)
+		}
+	case "vitepress":
 		var en, ja []realFile
-		for _, f := range files {
+		for _, f := range vitepressFiles(t) {
 			if strings.Contains(filepath.ToSlash(f.path), "/ja/") {
 				ja = append(ja, f)
 			} else {
@@ -80,8 +85,9 @@ func calibrationTexts(t *testing.T) map[string][]string {
 		}
 		chunksOf("vitepress-en", en)
 		chunksOf("vitepress-ja", ja)
+	case "go":
+		chunksOf("go", gorootFiles(t, 100))
 	}
-	chunksOf("go", gorootFiles(t, 100))
 	return texts
 }
 
@@ -89,43 +95,39 @@ func calibrationTexts(t *testing.T) map[string][]string {
 // cl100k tokenizer on chunk-sized texts: it must be at least the real count
 // for nearly all of them, and not far above it on average.
 func TestEstimateTokensAgainstCl100k(t *testing.T) {
-	if testing.Short() {
-		t.Skip("slow: tokenizes real text with cl100k")
-	}
+	testenv.Short(t, "tokenizes real text with cl100k")
 	enc, err := tokenizer.Get(tokenizer.Cl100kBase)
 	require.NoError(t, err)
-	texts := calibrationTexts(t)
-	names := slices.Sorted(func(yield func(string) bool) {
-		for k := range texts {
-			if !yield(k) {
-				return
+	for _, from := range []string{"scifact", "vitepress", "go"} {
+		t.Run(from, func(t *testing.T) {
+			texts := calibrationTexts(t, from)
+			names := slices.Sorted(maps.Keys(texts))
+			for _, name := range names {
+				var ratios []float64
+				sum, atLeast := 0.0, 0
+				for _, text := range texts[name] {
+					real, err := enc.Count(text)
+					require.NoError(t, err)
+					if real == 0 {
+						continue
+					}
+					est := EstimateTokens(text)
+					r := float64(est) / float64(real)
+					ratios = append(ratios, r)
+					sum += r
+					if est >= real {
+						atLeast++
+					}
+				}
+				slices.Sort(ratios)
+				n := len(ratios)
+				share, mean := float64(atLeast)/float64(n), sum/float64(n)
+				t.Logf("%-17s n=%5d  estimate >= cl100k: %5.1f%%  mean ratio %.3f  min %.3f  p1 %.3f  median %.3f  p99 %.3f",
+					name, n, 100*share, mean, ratios[0], ratios[n/100], ratios[n/2], ratios[n*99/100])
+				assert.GreaterOrEqual(t, share, 0.98, "%s: share of texts where the estimate is at least the real count", name)
+				assert.LessOrEqual(t, mean, 1.30, "%s: mean ratio of estimate to real count", name)
 			}
-		}
-	})
-	for _, name := range names {
-		var ratios []float64
-		sum, atLeast := 0.0, 0
-		for _, text := range texts[name] {
-			real, err := enc.Count(text)
-			require.NoError(t, err)
-			if real == 0 {
-				continue
-			}
-			est := EstimateTokens(text)
-			r := float64(est) / float64(real)
-			ratios = append(ratios, r)
-			sum += r
-			if est >= real {
-				atLeast++
-			}
-		}
-		slices.Sort(ratios)
-		n := len(ratios)
-		share, mean := float64(atLeast)/float64(n), sum/float64(n)
-		t.Logf("%-17s n=%5d  estimate >= cl100k: %5.1f%%  mean ratio %.3f  min %.3f  p1 %.3f  median %.3f  p99 %.3f",
-			name, n, 100*share, mean, ratios[0], ratios[n/100], ratios[n/2], ratios[n*99/100])
-		assert.GreaterOrEqual(t, share, 0.98, "%s: share of texts where the estimate is at least the real count", name)
-		assert.LessOrEqual(t, mean, 1.30, "%s: mean ratio of estimate to real count", name)
+		})
 	}
 }
 
@@ -136,7 +138,7 @@ func benchText(b *testing.B, kind string) string {
 	case "go":
 		files = gorootFiles(b, 100)
 	case "en", "ja":
-		for _, f := range vitepressFiles() {
+		for _, f := range vitepressFiles(b) {
 			if strings.Contains(filepath.ToSlash(f.path), "/"+kind+"/") {
 				files = append(files, f)
 			}

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // checkSplit splits d and checks the invariants the package promises:
@@ -99,9 +100,6 @@ func violation(d doc.Document, opt Options, chunks []doc.Chunk) string {
 // repoRoot is the root of the sagasu repository, two levels up.
 const repoRoot = "../.."
 
-// sharedData is ../shared/data next to the repository root.
-var sharedData = filepath.Join(repoRoot, "..", "shared", "data")
-
 // realFile is a file to split in the property tests.
 type realFile struct {
 	path   string
@@ -150,9 +148,7 @@ func repoFiles(t testing.TB) []realFile {
 func gorootFiles(t testing.TB, want int) []realFile {
 	t.Helper()
 	out, err := exec.Command("go", "env", "GOROOT").Output()
-	if err != nil {
-		t.Skipf("go env GOROOT: %v", err)
-	}
+	testenv.Need(t, err == nil, fmt.Sprintf("go env GOROOT: %v", err))
 	root := filepath.Join(strings.TrimSpace(string(out)), "src")
 	var all []string
 	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -161,9 +157,7 @@ func gorootFiles(t testing.TB, want int) []realFile {
 		}
 		return nil
 	})
-	if len(all) == 0 {
-		t.Skipf("no Go files under %s", root)
-	}
+	testenv.Need(t, len(all) > 0, "no Go files under "+root)
 	slices.Sort(all)
 	step := max(1, len(all)/want)
 	var files []realFile
@@ -173,9 +167,11 @@ func gorootFiles(t testing.TB, want int) []realFile {
 	return files
 }
 
-// vitepressFiles lists the English and Japanese VitePress docs, if present.
-func vitepressFiles() []realFile {
-	root := filepath.Join(sharedData, "vitepress-docs")
+// vitepressFiles lists the English and Japanese VitePress docs, or skips
+// the test (fails it under CI=true) when they are absent.
+func vitepressFiles(t testing.TB) []realFile {
+	t.Helper()
+	root := testenv.Shared(t, "vitepress-docs")
 	var files []realFile
 	for _, lang := range []string{"en", "ja"} {
 		filepath.WalkDir(filepath.Join(root, lang), func(path string, d fs.DirEntry, err error) error {
@@ -225,11 +221,7 @@ func TestPropertiesGoroot(t *testing.T) {
 
 func TestPropertiesVitepress(t *testing.T) {
 	t.Parallel()
-	files := vitepressFiles()
-	if len(files) == 0 {
-		t.Skipf("no VitePress docs in %s", sharedData)
-	}
-	splitAll(t, readFiles(t, files))
+	splitAll(t, readFiles(t, vitepressFiles(t)))
 }
 
 func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }

@@ -23,6 +23,11 @@ type BenchOptions struct {
 	K       int // results per query
 	Mode    search.Mode
 	Seed    uint64 // for the corpus shuffle
+	// Cold, when set, opens the index as a one-shot command does (no
+	// in-memory caches) with an engine over it, and a function that closes
+	// it: the bench then also times queries from that store, and opening
+	// it for one query at a time (see BenchResult.Cold and OneShot).
+	Cold func(ctx context.Context) (*search.Engine, func(), error)
 }
 
 // BenchResult is what a benchmark prints.
@@ -31,8 +36,11 @@ type BenchResult struct {
 	Sources      int     `json:"sources"`
 	MB           float64 `json:"mb"`
 	IndexSeconds float64 `json:"indexSeconds"`
-	ChunksPerSec float64 `json:"chunksPerSecond"`
-	MBPerSec     float64 `json:"mbPerSecond"`
+	// IndexCPUSeconds is the CPU time the process spent indexing (all
+	// cores), which a busy machine inflates less than the wall time.
+	IndexCPUSeconds float64 `json:"indexCpuSeconds,omitempty"`
+	ChunksPerSec    float64 `json:"chunksPerSecond"`
+	MBPerSec        float64 `json:"mbPerSecond"`
 	// Embedding throughput, when the index has an embedder: chunks sent to
 	// it per second of waiting for it (two writers may wait at once).
 	Embedded          int     `json:"embedded,omitempty"`
@@ -42,10 +50,28 @@ type BenchResult struct {
 	WarmSeconds float64 `json:"warmSeconds"`
 	Mode        string  `json:"mode"`
 	Queries     int     `json:"queries"`
-	Latency     Latency `json:"latencyMs"`
-	DBBytes     int64   `json:"dbBytes"`
-	PeakRSSMB   float64 `json:"peakRssMb"`
-	PeakHeapMB  float64 `json:"peakHeapMb"`
+	// Latency is from warm caches, as a long-running server answers.
+	Latency Latency `json:"latencyMs"`
+	// Cold is the same queries from a store opened without in-memory
+	// caches, as `sagasu query` opens it (the OS page cache stays warm).
+	Cold *Latency `json:"coldLatencyMs,omitempty"`
+	// OneShot times opening that store, one query and closing it, over
+	// the first oneShotQueries queries: a one-shot command less the
+	// process start.
+	OneShot *Latency `json:"oneShotMs,omitempty"`
+	DBBytes int64    `json:"dbBytes"`
+	// PeakRSSMB is the peak resident memory of the whole run.
+	PeakRSSMB  float64 `json:"peakRssMb"`
+	PeakHeapMB float64 `json:"peakHeapMb"`
+	// IndexPeakRSSMB is the peak resident memory while indexing.
+	IndexPeakRSSMB float64 `json:"indexPeakRssMb,omitempty"`
+	// ServePeakRSSMB is the peak while loading caches and answering
+	// queries (0 where it cannot be told from the indexing peak);
+	// ServeRSSMB the resident memory after the timed queries, and
+	// KeywordCacheMB what the keyword cache held then.
+	ServePeakRSSMB float64 `json:"servePeakRssMb,omitempty"`
+	ServeRSSMB     float64 `json:"serveRssMb,omitempty"`
+	KeywordCacheMB float64 `json:"keywordCacheMb,omitempty"`
 	// Vectors is the vector section, when asked for.
 	Vectors *VectorBenchResult `json:"vectors,omitempty"`
 }
@@ -107,6 +133,7 @@ func splitSentences(t string) []string {
 func Bench(ctx context.Context, ix *index.Indexer, e *search.Engine, st store.Store, texts, queries []string, opt BenchOptions) (BenchResult, error) {
 	var res BenchResult
 	stop := trackHeap()
+	cpu0 := cpuSeconds()
 	rep, err := ix.Stream(ctx, func(emit func(doc.Document) error) error {
 		return Synthesize(texts, opt.Chunks, opt.Seed, emit)
 	})
@@ -117,6 +144,7 @@ func Bench(ctx context.Context, ix *index.Indexer, e *search.Engine, st store.St
 	res.Chunks = rep.Chunks
 	res.MB = float64(rep.Bytes) / 1e6
 	res.IndexSeconds = rep.Took.Seconds()
+	res.IndexCPUSeconds = cpuSeconds() - cpu0
 	res.ChunksPerSec = float64(rep.Chunks) / rep.Took.Seconds()
 	res.MBPerSec = res.MB / rep.Took.Seconds()
 	if rep.Embedded > 0 && rep.EmbedTook > 0 {
@@ -129,6 +157,15 @@ func Bench(ctx context.Context, ix *index.Indexer, e *search.Engine, st store.St
 	k := opt.K
 	if k == 0 {
 		k = 10
+	}
+	res.IndexPeakRSSMB = peakRSSMB()
+	reset := resetPeakRSS()
+	if opt.Cold != nil {
+		cold, one, err := benchCold(ctx, opt.Cold, queries, k, opt.Mode)
+		if err != nil {
+			return res, err
+		}
+		res.Cold, res.OneShot = &cold, &one
 	}
 	// A long-running server answers from warm caches: fill them first, and
 	// say how long that took.
@@ -157,11 +194,63 @@ func Bench(ctx context.Context, ix *index.Indexer, e *search.Engine, st store.St
 	res.Queries = len(queries)
 	res.Latency = Percentiles(lat)
 	res.PeakHeapMB = stop()
+	res.ServeRSSMB = rssMB()
+	if c, ok := st.(keywordCacheSizer); ok {
+		res.KeywordCacheMB = float64(c.KeywordCacheBytes()) / 1e6
+	}
 	if s, err := st.Stats(ctx); err == nil {
 		res.DBBytes = s.SizeBytes
 	}
-	res.PeakRSSMB = peakRSSMB()
+	res.PeakRSSMB = max(peakRSSMB(), res.IndexPeakRSSMB)
+	if reset {
+		res.ServePeakRSSMB = peakRSSMB()
+	}
 	return res, nil
+}
+
+// keywordCacheSizer is a store that reports its keyword cache's memory.
+type keywordCacheSizer interface {
+	KeywordCacheBytes() int64
+}
+
+// oneShotQueries is how many queries benchCold times one open each.
+const oneShotQueries = 20
+
+// benchCold times queries from a store opened without caches: all of them
+// from one open store, then the first oneShotQueries each with an open and
+// a close of its own.
+func benchCold(ctx context.Context, open func(context.Context) (*search.Engine, func(), error), queries []string, k int, mode search.Mode) (cold, oneShot Latency, err error) {
+	e, closeFn, err := open(ctx)
+	if err != nil {
+		return cold, oneShot, fmt.Errorf("open the index without caches: %w", err)
+	}
+	lat := make([]time.Duration, 0, len(queries))
+	for _, q := range queries {
+		start := time.Now()
+		_, err := e.Search(ctx, search.Request{Query: q, K: k, Mode: mode})
+		lat = append(lat, time.Since(start))
+		if err != nil {
+			closeFn()
+			return cold, oneShot, fmt.Errorf("query %q: %w", q, err)
+		}
+	}
+	closeFn()
+	cold = Percentiles(lat)
+	lat = lat[:0]
+	for _, q := range queries[:min(len(queries), oneShotQueries)] {
+		start := time.Now()
+		e, closeFn, err := open(ctx)
+		if err != nil {
+			return cold, oneShot, err
+		}
+		_, err = e.Search(ctx, search.Request{Query: q, K: k, Mode: mode})
+		closeFn()
+		if err != nil {
+			return cold, oneShot, fmt.Errorf("query %q: %w", q, err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	return cold, Percentiles(lat), nil
 }
 
 // trackHeap samples the Go heap until the returned function is called, and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -31,6 +32,13 @@ type VectorBenchOptions struct {
 	Real [][]float32
 	// ApproxEf is the HNSW search list length (0: vecindex's default).
 	ApproxEf int
+	// Changes, when positive, is how many rows are added to the graph and
+	// then deleted from it in place (ChangeResult).
+	Changes int
+	// BuildLimit, when positive, bounds the graph's build: past it the
+	// build stops and the result has the scans only (GraphStopped), so a
+	// long run still reports what it measured.
+	BuildLimit time.Duration
 }
 
 // PathResult is one search path's latency, its recall@k against the
@@ -50,7 +58,7 @@ type VectorBenchResult struct {
 	K        int    `json:"k"`
 	Cores    int    `json:"cores"`
 	SIMD     bool   `json:"simd"`     // the exact scan runs vek's AVX2 code
-	Int8SIMD bool   `json:"int8Simd"` // the int8 scan runs AVX2 code (GOEXPERIMENT=simd builds)
+	Int8SIMD bool   `json:"int8Simd"` // the int8 scan runs the AVX2 assembly
 	// Exact is the exact scan (recall 1 by definition); MB is the matrix.
 	Exact PathResult `json:"exact"`
 	// Portable is the exact scan in plain Go, as on a CPU without AVX2.
@@ -61,7 +69,27 @@ type VectorBenchResult struct {
 	// Approx is the HNSW graph; MB is the graph, BuildSeconds its build.
 	Approx       PathResult `json:"approx"`
 	BuildSeconds float64    `json:"buildSeconds"`
-	PeakRSSMB    float64    `json:"peakRssMb"`
+	// GraphStopped is set when the build passed BuildLimit: Approx and
+	// Changes are then empty, BuildSeconds is when it stopped.
+	GraphStopped bool `json:"graphStopped,omitempty"`
+	// Changes is the graph changed in place (vecindex.Live): rows added
+	// and deleted, then searched again.
+	Changes   *ChangeResult `json:"changes,omitempty"`
+	PeakRSSMB float64       `json:"peakRssMb"`
+}
+
+// ChangeResult measures a graph that changes without a rebuild.
+type ChangeResult struct {
+	Added   int `json:"added"`
+	Deleted int `json:"deleted"`
+	// LinkMs is the time to link one added row into the graph (one core);
+	// RepairSeconds the time to relink the neighbours of the deleted rows
+	// and free them.
+	LinkMs        float64 `json:"linkMsPerVector"`
+	RepairSeconds float64 `json:"repairSeconds"`
+	// After is the graph's search after the changes, recall against the
+	// exact scan of the rows then held.
+	After PathResult `json:"after"`
 }
 
 // VectorBench builds a collection of opt.Vectors vectors in memory and
@@ -106,26 +134,82 @@ func VectorBench(ctx context.Context, opt VectorBenchOptions) (VectorBenchResult
 	portable = nil
 	runtime.GC()
 
-	x := vecindex.NewInt8(flat)
+	x := vecindex.NewCompact(flat)
 	if res.Int8, err = timeSearches(ctx, x, queries, k, exact); err != nil {
 		return res, err
 	}
 	res.Int8.MB = float64(x.Bytes()) / 1e6
-	x = nil
-	runtime.GC()
 
 	start := time.Now()
-	g, err := vecindex.BuildHNSW(ctx, flat, vecindex.HNSWOptions{Seed: opt.Seed, EfSearch: opt.ApproxEf})
+	bctx, cancel := ctx, context.CancelFunc(func() {})
+	if opt.BuildLimit > 0 {
+		bctx, cancel = context.WithTimeout(ctx, opt.BuildLimit)
+	}
+	g, err := vecindex.BuildHNSW(bctx, flat, vecindex.HNSWOptions{Seed: opt.Seed, EfSearch: opt.ApproxEf})
+	cancel()
+	res.BuildSeconds = time.Since(start).Seconds()
 	if err != nil {
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			res.GraphStopped = true
+			res.PeakRSSMB = peakRSSMB()
+			return res, nil
+		}
 		return res, err
 	}
-	res.BuildSeconds = time.Since(start).Seconds()
 	if res.Approx, err = timeSearches(ctx, g, queries, k, exact); err != nil {
 		return res, err
 	}
 	res.Approx.MB = float64(g.Bytes()) / 1e6
+	if opt.Changes > 0 {
+		c, err := benchChanges(ctx, flat, x, g, queries, k, opt)
+		if err != nil {
+			return res, err
+		}
+		res.Changes = &c
+	}
 	res.PeakRSSMB = peakRSSMB()
 	return res, nil
+}
+
+// benchChanges adds opt.Changes new rows to the graph one at a time,
+// deletes as many, repairs, and times searches again with recall against
+// the exact scan of what is left.
+func benchChanges(ctx context.Context, flat *vecindex.Flat, x *vecindex.Compact, g *vecindex.HNSW, queries [][]float32, k int, opt VectorBenchOptions) (ChangeResult, error) {
+	n := flat.Len()
+	c := ChangeResult{Added: opt.Changes, Deleted: min(opt.Changes, n)}
+	// A low repair threshold: the deletions here are to be repaired.
+	l := vecindex.LiveFrom(flat, x, g, vecindex.LiveOptions{RepairAt: 0.001})
+	defer l.Close()
+	var add [][]float32
+	if len(opt.Real) > 0 {
+		add, _ = mixReal(opt.Real, c.Added, opt.Queries, opt.Seed+1) // queries held out again
+	} else {
+		add = vecindex.Clustered(c.Added, flat.Dim(), opt.Seed+1)
+	}
+	start := time.Now()
+	for i, v := range add {
+		l.Add(int64(n+i+1), v)
+	}
+	if err := l.Flush(ctx); err != nil {
+		return c, err
+	}
+	c.LinkMs = float64(time.Since(start).Microseconds()) / 1e3 / float64(max(1, c.Added))
+	rng := rand.New(rand.NewPCG(opt.Seed, 99))
+	for _, i := range rng.Perm(n)[:c.Deleted] {
+		l.Delete(int64(i + 1))
+	}
+	start = time.Now()
+	if err := l.Flush(ctx); err != nil {
+		return c, err
+	}
+	c.RepairSeconds = time.Since(start).Seconds()
+	exact := make([][]store.Scored, len(queries))
+	for i, q := range queries {
+		exact[i] = l.SearchExact(q, k, nil)
+	}
+	var err error
+	c.After, err = timeSearches(ctx, l, queries, k, exact)
+	return c, err
 }
 
 // timeSearches times one search per query after a few untimed ones. With

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/store/vecindex"
 )
@@ -24,7 +25,7 @@ func TestMixRealHoldsOutQueries(t *testing.T) {
 }
 
 func TestVectorBenchRecall(t *testing.T) {
-	res, err := VectorBench(context.Background(), VectorBenchOptions{Vectors: 4000, Dim: 32, Queries: 30, K: 10, Seed: 2})
+	res, err := VectorBench(context.Background(), VectorBenchOptions{Vectors: 4000, Dim: 32, Queries: 30, K: 10, Seed: 2, Changes: 300})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,5 +37,28 @@ func TestVectorBenchRecall(t *testing.T) {
 	}
 	if res.Exact.MB <= 0 || res.Approx.MB <= 0 || res.BuildSeconds <= 0 {
 		t.Errorf("memory or build time missing: %+v", res)
+	}
+	c := res.Changes
+	if c == nil || c.Added != 300 || c.Deleted != 300 || c.LinkMs <= 0 {
+		t.Fatalf("changes section = %+v, want 300 added (with a link time) and 300 deleted", c)
+	}
+	if c.After.Recall < 0.9 {
+		t.Errorf("HNSW recall after changes in place = %v, want >= 0.9", c.After.Recall)
+	}
+}
+
+// TestVectorBenchBuildLimit: a graph build past its limit leaves the
+// scans' numbers and marks the graph as not built, instead of failing the
+// run (a limit of 1 ns has passed before the build starts).
+func TestVectorBenchBuildLimit(t *testing.T) {
+	res, err := VectorBench(context.Background(), VectorBenchOptions{Vectors: 2000, Dim: 16, Queries: 10, K: 10, Seed: 3, Changes: 100, BuildLimit: time.Nanosecond})
+	if err != nil {
+		t.Fatalf("a build past its limit failed the run: %v", err)
+	}
+	if !res.GraphStopped || res.Approx.MB != 0 || res.Changes != nil {
+		t.Errorf("graph section = stopped %v, %+v, changes %+v: want stopped and empty", res.GraphStopped, res.Approx, res.Changes)
+	}
+	if res.Exact.Recall != 1 || res.Int8.Recall < 0.99 || res.Int8.MB <= 0 || res.PeakRSSMB <= 0 {
+		t.Errorf("scans not reported: exact %+v int8 %+v peak %v", res.Exact, res.Int8, res.PeakRSSMB)
 	}
 }

@@ -19,6 +19,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // killChildEnv tells the test binary, re-executed by TestKillNineResume,
@@ -117,9 +119,7 @@ func TestKillNineResume(t *testing.T) {
 		runKillChild(t, dir)
 		return
 	}
-	if testing.Short() {
-		t.Skip("re-executes the test binary 20 times; skipped with -short")
-	}
+	testenv.Short(t, "re-executes the test binary 20 times")
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 7))
 	t.Logf("seed %d", seed)

@@ -271,8 +271,8 @@ func (ix *Indexer) Stream(ctx context.Context, produce func(emit func(doc.Docume
 	return rep, err
 }
 
-// write runs produce, chunking what it emits on this goroutine while a second
-// goroutine writes finished batches, so reading and writing overlap.
+// write runs produce, chunking what it emits on this goroutine while two
+// writer goroutines write finished batches, so reading and writing overlap.
 // produce may also report stored URIs it knows are unchanged without
 // reading them (keep), and is given the stored content hashes by URI.
 func (ix *Indexer) write(ctx context.Context, rep *Report, produce func(emit func(doc.Document) error, keep func(uri string), hashes map[string]string) error) error {
@@ -285,12 +285,50 @@ func (ix *Indexer) write(ctx context.Context, rep *Report, produce func(emit fun
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-
-	type batch struct {
-		data    []store.SourceData
-		updated int
-		bytes   int // of content, held against the in-flight budget
+	r := &producer{ix: ix, ctx: ctx, rep: rep, hashes: hashes, seen: map[string]bool{}}
+	r.w = ix.startWriters(ctx, cancel, rep)
+	perr := produce(r.emit, r.keep, hashes)
+	if perr == nil {
+		perr = r.flush()
 	}
+	close(r.w.batches)
+	for w := range r.w.done {
+		r.written(w)
+	}
+	if st, ok := ix.store.(store.Settler); ok && r.prog.Written > 0 {
+		st.Settle(context.WithoutCancel(ctx))
+	}
+	select {
+	case err := <-r.w.err:
+		return fmt.Errorf("write index: %w", err)
+	default:
+	}
+	return perr
+}
+
+// batch is one write transaction's sources on their way to a writer.
+type batch struct {
+	data    []store.SourceData
+	updated int
+	bytes   int // of content, held against the in-flight budget
+}
+
+// written is what a writer reports of a committed batch.
+type written struct{ sources, chunks int }
+
+// writers are the goroutines that embed and write batches.
+type writers struct {
+	batches chan batch
+	done    chan written // closed when every writer has stopped
+	err     chan error   // the first write error
+	budget  *budget
+}
+
+// startWriters starts two writers: while one holds the write transaction,
+// the other analyses its batch, so the CPU-bound and the I/O-bound halves
+// overlap. A failed write cancels the run; the writers then drain the
+// batches still sent so that the producer never blocks.
+func (ix *Indexer) startWriters(ctx context.Context, cancel context.CancelFunc, rep *Report) *writers {
 	// At most three batches' worth of content is with the writers at a
 	// time (one in the write transaction, one being analysed, one being
 	// compressed or waiting), and a batch bigger than that (one large file)
@@ -298,40 +336,26 @@ func (ix *Indexer) write(ctx context.Context, rep *Report, produce func(emit fun
 	// largest file, whatever the number of files. Three rather than two
 	// keeps the producer chunking while both writers are busy: 8.2 → 9.4–10
 	// MB/s keyword-only on the 100,000-chunk bench, for about 15 MB more.
-	budget := newBudget(ctx, 3*ix.opt.BatchBytes)
-	batches := make(chan batch)
-	writeErr := make(chan error, 1)
-	var prog Progress
-	progress := func() {
-		if ix.opt.Progress != nil {
-			ix.opt.Progress(prog)
-		}
-	}
-	// Progress is only touched by the producer; the writer reports back
-	// through done so the counters never race.
-	type written struct{ sources, chunks int }
-	done := make(chan written, 64)
-	// Two writers: while one holds the write transaction, the other analyses
-	// its batch, so the CPU-bound and the I/O-bound halves overlap.
+	w := &writers{batches: make(chan batch), done: make(chan written, 64), err: make(chan error, 1), budget: newBudget(ctx, 3*ix.opt.BatchBytes)}
 	var wg sync.WaitGroup
 	var repMu sync.Mutex
 	var failed sync.Once
-	for w := 0; w < 2; w++ {
+	for range 2 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for b := range batches {
+			for b := range w.batches {
 				if ctx.Err() != nil {
-					budget.release(b.bytes)
+					w.budget.release(b.bytes)
 					continue // drain so the producer never blocks
 				}
 				err := ix.embed(ctx, b.data, rep, &repMu)
 				if err == nil {
 					err = ix.store.Replace(ctx, b.data)
 				}
-				budget.release(b.bytes)
+				w.budget.release(b.bytes)
 				if err != nil {
-					failed.Do(func() { writeErr <- err })
+					failed.Do(func() { w.err <- err })
 					cancel()
 					continue
 				}
@@ -344,122 +368,136 @@ func (ix *Indexer) write(ctx context.Context, rep *Report, produce func(emit fun
 				rep.Updated += b.updated
 				rep.Added += len(b.data) - b.updated
 				repMu.Unlock()
-				done <- written{len(b.data), n}
+				w.done <- written{len(b.data), n}
 			}
 		}()
 	}
-	go func() { wg.Wait(); close(done) }()
-	drain := func() {
-		for {
-			select {
-			case w, ok := <-done:
-				if !ok {
-					return
-				}
-				prog.Written += w.sources
-				prog.Chunks += w.chunks
-				progress()
-			default:
+	go func() { wg.Wait(); close(w.done) }()
+	return w
+}
+
+// producer is the reading side of a write: it chunks what is emitted into
+// batches and reports progress. Progress is only touched here; the
+// writers report back through done, so the counters never race.
+type producer struct {
+	ix       *Indexer
+	ctx      context.Context
+	rep      *Report
+	w        *writers
+	hashes   map[string]string // stored content hashes by URI
+	seen     map[string]bool   // URIs met in this run
+	prog     Progress
+	cur      batch
+	curBytes int
+}
+
+func (r *producer) progress() {
+	if r.ix.opt.Progress != nil {
+		r.ix.opt.Progress(r.prog)
+	}
+}
+
+// written counts a committed batch.
+func (r *producer) written(w written) {
+	r.prog.Written += w.sources
+	r.prog.Chunks += w.chunks
+	r.progress()
+}
+
+// drain counts the batches committed since the last call, without waiting.
+func (r *producer) drain() {
+	for {
+		select {
+		case w, ok := <-r.w.done:
+			if !ok {
 				return
 			}
-		}
-	}
-
-	var cur batch
-	curBytes := 0
-	flush := func() error {
-		if len(cur.data) == 0 {
-			return nil
-		}
-		cur.bytes = budget.acquire(curBytes)
-		if err := ctx.Err(); err != nil {
-			budget.release(cur.bytes)
-			return err
-		}
-		select {
-		case batches <- cur:
-		case <-ctx.Done():
-			budget.release(cur.bytes)
-			return ctx.Err()
-		}
-		cur, curBytes = batch{}, 0
-		return nil
-	}
-	seen := map[string]bool{}
-	keep := func(uri string) {
-		if seen[uri] {
+			r.written(w)
+		default:
 			return
 		}
-		seen[uri] = true
-		rep.Unchanged++
-		prog.Read++
-		prog.Unchanged++
-		progress()
 	}
-	perr := produce(func(d doc.Document) error {
-		drain()
-		if seen[d.URI] {
-			return nil // the same file named twice in one run
-		}
-		seen[d.URI] = true
-		hash := doc.ContentHash(d.Content)
-		prog.Read++
-		prog.Bytes += int64(len(d.Content))
-		rep.Bytes += int64(len(d.Content))
-		old, exists := hashes[d.URI]
-		if exists && old == hash && !ix.opt.Force {
-			rep.Unchanged++
-			prog.Unchanged++
-			progress()
-			return nil
-		}
-		chunks, err := chunk.Split(d, ix.opt.Chunk)
-		if err != nil {
-			return fmt.Errorf("chunk %q: %w", d.URI, err)
-		}
-		if len(chunks) == 0 && d.Content != "" {
-			ix.log.Warn("no text to index", "source", d.URI)
-		}
-		id := doc.SourceID(d.URI)
-		for i := range chunks {
-			chunks[i].SourceID = id
-		}
-		cur.data = append(cur.data, store.SourceData{
-			Source: doc.Source{
-				ID: id, URI: d.URI, Type: d.Type, Format: d.Format,
-				Title: d.Title, ContentHash: hash,
-			},
-			Content: d.Content,
-			Chunks:  chunks,
-		})
-		if exists {
-			cur.updated++
-		}
-		curBytes += len(d.Content)
-		progress()
-		if curBytes >= ix.opt.BatchBytes {
-			return flush()
-		}
+}
+
+// flush hands the current batch to the writers, once the budget has room.
+func (r *producer) flush() error {
+	if len(r.cur.data) == 0 {
 		return nil
-	}, keep, hashes)
-	if perr == nil {
-		perr = flush()
 	}
-	close(batches)
-	for w := range done {
-		prog.Written += w.sources
-		prog.Chunks += w.chunks
-		progress()
-	}
-	if st, ok := ix.store.(store.Settler); ok && prog.Written > 0 {
-		st.Settle(context.WithoutCancel(ctx))
+	r.cur.bytes = r.w.budget.acquire(r.curBytes)
+	if err := r.ctx.Err(); err != nil {
+		r.w.budget.release(r.cur.bytes)
+		return err
 	}
 	select {
-	case err := <-writeErr:
-		return fmt.Errorf("write index: %w", err)
-	default:
+	case r.w.batches <- r.cur:
+	case <-r.ctx.Done():
+		r.w.budget.release(r.cur.bytes)
+		return r.ctx.Err()
 	}
-	return perr
+	r.cur, r.curBytes = batch{}, 0
+	return nil
+}
+
+// keep counts a stored source the loader knows is unchanged.
+func (r *producer) keep(uri string) {
+	if r.seen[uri] {
+		return
+	}
+	r.seen[uri] = true
+	r.rep.Unchanged++
+	r.prog.Read++
+	r.prog.Unchanged++
+	r.progress()
+}
+
+// emit chunks a document into the current batch unless its stored
+// content is the same, and flushes the batch once it is full.
+func (r *producer) emit(d doc.Document) error {
+	r.drain()
+	if r.seen[d.URI] {
+		return nil // the same file named twice in one run
+	}
+	r.seen[d.URI] = true
+	hash := doc.ContentHash(d.Content)
+	r.prog.Read++
+	r.prog.Bytes += int64(len(d.Content))
+	r.rep.Bytes += int64(len(d.Content))
+	old, exists := r.hashes[d.URI]
+	if exists && old == hash && !r.ix.opt.Force {
+		r.rep.Unchanged++
+		r.prog.Unchanged++
+		r.progress()
+		return nil
+	}
+	chunks, err := chunk.Split(d, r.ix.opt.Chunk)
+	if err != nil {
+		return fmt.Errorf("chunk %q: %w", d.URI, err)
+	}
+	if len(chunks) == 0 && d.Content != "" {
+		r.ix.log.Warn("no text to index", "source", d.URI)
+	}
+	id := doc.SourceID(d.URI)
+	for i := range chunks {
+		chunks[i].SourceID = id
+	}
+	r.cur.data = append(r.cur.data, store.SourceData{
+		Source: doc.Source{
+			ID: id, URI: d.URI, Type: d.Type, Format: d.Format,
+			Title: d.Title, ContentHash: hash,
+		},
+		Content: d.Content,
+		Chunks:  chunks,
+	})
+	if exists {
+		r.cur.updated++
+	}
+	r.curBytes += len(d.Content)
+	r.progress()
+	if r.curBytes >= r.ix.opt.BatchBytes {
+		return r.flush()
+	}
+	return nil
 }
 
 // budget bounds the bytes of content handed to the writers and not yet

@@ -26,7 +26,7 @@ func write(t *testing.T, path, content string) {
 	}
 }
 
-func open(t *testing.T) *sqlite.Store {
+func open(t *testing.T) store.Store {
 	t.Helper()
 	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "i.db"), sqlite.Options{Create: true})
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/store/segment"
 	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
-	"github.com/sagasu-dev/sagasu/internal/testcorpus"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // analyseOnly is a store whose writes analyse a batch as the SQLite store
@@ -59,7 +59,7 @@ func BenchmarkKeywordIngest(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("SAGASU_BENCH_CHUNKS")); err == nil && v > 0 {
 		n = v
 	}
-	texts, err := eval.ReadTexts(filepath.Join(testcorpus.Need(b, "scifact"), "corpus.jsonl"))
+	texts, err := eval.ReadTexts(filepath.Join(testenv.SciFact(b), "corpus.jsonl"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/index"
 	"github.com/sagasu-dev/sagasu/internal/source"
 	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
-	"github.com/sagasu-dev/sagasu/internal/testcorpus"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // BenchmarkLargeFile indexes one large file, keyword only, into a new SQLite
@@ -71,7 +71,7 @@ func largeFile(b *testing.B, kind string, size int) string {
 	var parts []string
 	switch kind {
 	case "text":
-		data, err := os.ReadFile(filepath.Join(testcorpus.Need(b, "scifact"), "corpus.jsonl"))
+		data, err := os.ReadFile(filepath.Join(testenv.SciFact(b), "corpus.jsonl"))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -84,7 +84,7 @@ func largeFile(b *testing.B, kind string, size int) string {
 			}
 		}
 	default:
-		root := testcorpus.Need(b, "vitepress-docs")
+		root := testenv.Shared(b, "vitepress-docs")
 		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err == nil && strings.HasSuffix(p, ".md") {
 				if data, err := os.ReadFile(p); err == nil {

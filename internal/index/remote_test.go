@@ -277,7 +277,7 @@ func TestGitHubRateLimitResetSoonIsWaitedFor(t *testing.T) {
 	ctx := context.Background()
 	gh := githubtest.New(t)
 	gh.Push("acme/docs", "main", map[string]string{"a.md": "# A\n"})
-	gh.LimitAfter(1, time.Now().Add(time.Second))
+	gh.LimitAfterFor(1, time.Second)
 	opt := remoteOpts(gh)
 	opt.Source.Remote.RateLimitWait = 30 * time.Second
 	s := open(t)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/sagasu-dev/sagasu/internal/clip"
 )
 
 // CheckToolCall checks a model's tool call against the tools it was
@@ -36,7 +37,7 @@ func CheckToolCall(tools []Tool, call ToolCall) (Tool, error) {
 	}
 	raw := bytes.TrimSpace(call.Arguments)
 	if len(raw) > 0 && !json.Valid(raw) {
-		return Tool{}, fmt.Errorf("error: the arguments of tool %q are not valid JSON: %s; call it again with a JSON object", call.Name, clip(string(raw), 200))
+		return Tool{}, fmt.Errorf("error: the arguments of tool %q are not valid JSON: %s; call it again with a JSON object", call.Name, clip.Runes(string(raw), 200))
 	}
 	schema, err := ParseSchema(tool.Parameters)
 	if err != nil {
@@ -75,11 +76,4 @@ func ParseArgs[T any](call ToolCall) (T, error) {
 		return v, fmt.Errorf("error: the arguments of tool %q do not fit its parameters (%v); call it again with a JSON object that matches the schema", call.Name, err)
 	}
 	return v, nil
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "") + "..."
 }

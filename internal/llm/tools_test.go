@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -72,8 +73,8 @@ func TestCheckToolCallLongInvalidArgumentsAreClipped(t *testing.T) {
 	args := `{"query":"` + strings.Repeat("あ", 300)
 	_, err := llm.CheckToolCall([]llm.Tool{searchTool}, llm.ToolCall{Name: "search", Arguments: json.RawMessage(args)})
 	require.Error(t, err)
-	assert.Less(t, len(err.Error()), 400)
-	assert.True(t, strings.Contains(err.Error(), "..."))
+	assert.Less(t, utf8.RuneCountInString(err.Error()), 400)
+	assert.True(t, strings.Contains(err.Error(), "…"))
 }
 
 func TestParseArgs(t *testing.T) {

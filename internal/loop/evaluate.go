@@ -121,11 +121,11 @@ func (e *Engine) Evaluate(ctx context.Context, in EvaluateInput) (Evaluation, er
 	if strings.TrimSpace(in.Goal) == "" {
 		return Evaluation{}, ErrEmptyGoal
 	}
-	w, aspects, err := e.goalAspects(ctx, in.Goal, in.Aspects)
+	w, aspects, err := e.goalAspects(ctx, in.Goal, in.Aspects, "")
 	if err != nil {
 		return Evaluation{}, err
 	}
-	ev, err := e.judge(w, aspects, in)
+	ev, err := e.judge(ctx, w, aspects, in, e.opt.Similarity)
 	if err != nil {
 		return Evaluation{}, err
 	}
@@ -142,7 +142,10 @@ func (e *Engine) saveEvaluation(ev Evaluation) {
 }
 
 // judge scores prepared aspects on the results and decides what comes next.
-func (e *Engine) judge(w *weights, aspects []aspect, in EvaluateInput) (Evaluation, error) {
+//
+// sim, when set, scores the aspects by meaning too (nil for a stage's
+// expected keywords, which are words to find as written).
+func (e *Engine) judge(ctx context.Context, w *weights, aspects []aspect, in EvaluateInput, sim Similarity) (Evaluation, error) {
 	minConf := in.MinConfidence
 	if minConf <= 0 {
 		minConf = DefaultMinConfidence
@@ -169,16 +172,26 @@ func (e *Engine) judge(w *weights, aspects []aspect, in EvaluateInput) (Evaluati
 	for i, a := range aspects {
 		best[i] = AspectScore{Name: a.name, NotInIndex: 1-a.unindexed < FoundThreshold}
 	}
+	// By meaning, each aspect against all results at once.
+	var sims [][]float64
+	if sim != nil && len(results) > 0 {
+		sims = make([][]float64, len(aspects))
+		for i, a := range aspects {
+			s, err := sim.Scores(ctx, a.name, results)
+			if err != nil {
+				return Evaluation{}, err
+			}
+			sims[i] = s
+		}
+	}
 	relevant := 0
-	for _, r := range results {
+	for j, r := range results {
 		sh := resultShape(e.an, r)
 		onTopic := false
 		for i, a := range aspects {
 			s, line := a.score(sh)
-			if e.opt.Similarity != nil {
-				if sim := e.opt.Similarity(a.name, r.Chunk.HeadingPath()+"\n"+r.Chunk.Text); sim > s {
-					s, line = sim, firstLine(r.Chunk.Text)
-				}
+			if sims != nil && sims[i][j] > s {
+				s, line = sims[i][j], firstLine(r.Chunk.Text)
 			}
 			if s >= FoundThreshold {
 				onTopic = true
@@ -277,7 +290,7 @@ func unindexedWords(w *weights, aspects []aspect) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, a := range aspects {
-		for _, word := range surfaceWords(a.name) {
+		for _, word := range words(w.an, a.name) {
 			terms := w.an.QueryTerms(word)
 			if len(terms) == 0 || seen[word] {
 				continue
@@ -314,4 +327,42 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n]) + "…"
+}
+
+// AspectScores scores each result for one aspect of goal as Evaluate does
+// (by words in its lines and headings, and by meaning when the engine has
+// a Similarity): 0..1, FoundThreshold and above is covered. Callers that
+// keep a pool of results use it to rank the results that cover an aspect.
+func (e *Engine) AspectScores(ctx context.Context, goal, aspect string, results []doc.Hit) ([]float64, error) {
+	if strings.TrimSpace(goal) == "" {
+		return nil, ErrEmptyGoal
+	}
+	w := newWeights(e.opt.Stats, e.an)
+	as, err := e.prepare(ctx, w, []string{aspect})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, len(results))
+	if len(as) == 0 || len(results) == 0 {
+		return out, nil
+	}
+	a := as[0]
+	for i, r := range results {
+		if hasText(r) {
+			out[i], _ = a.score(resultShape(e.an, r))
+		}
+	}
+	if e.opt.Similarity != nil {
+		sims, err := e.opt.Similarity.Scores(ctx, a.name, results)
+		if err != nil {
+			return nil, err
+		}
+		for i := range out {
+			out[i] = max(out[i], sims[i])
+		}
+	}
+	for i := range out {
+		out[i] = round3(out[i])
+	}
+	return out, nil
 }

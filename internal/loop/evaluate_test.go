@@ -241,18 +241,29 @@ func TestEvaluateExplicitAspectsAndUnindexed(t *testing.T) {
 	}
 }
 
-// TestEvaluateSimilarity shows the hook for an embedding similarity: with
-// it, an aspect the words miss can still be found.
+// funcSimilarity is a Similarity from a function of an aspect and a text.
+type funcSimilarity func(aspect, text string) float64
+
+func (f funcSimilarity) Scores(_ context.Context, aspect string, hits []doc.Hit) ([]float64, error) {
+	out := make([]float64, len(hits))
+	for i, h := range hits {
+		out[i] = f(aspect, h.Chunk.Text)
+	}
+	return out, nil
+}
+
+// TestEvaluateSimilarity: with a similarity by meaning, an aspect the words
+// miss can still be found.
 func TestEvaluateSimilarity(t *testing.T) {
-	sim := func(aspect, text string) float64 {
+	sim := funcSimilarity(func(aspect, text string) float64 {
 		if aspect == "SSR" && strings.Contains(text, "server-side") {
 			return 0.9
 		}
 		return 0
-	}
+	})
 	rs := []doc.Hit{result(1, "ssr.md", "Compatibility", "Vue renders pages server-side during the build.")}
 	for _, tt := range []struct {
-		sim   func(string, string) float64
+		sim   Similarity
 		found bool
 	}{{nil, false}, {sim, true}} {
 		e := New(nil, Options{Similarity: tt.sim})

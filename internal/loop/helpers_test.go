@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/index"
 	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
+	"github.com/sagasu-dev/sagasu/internal/testcorpus"
 )
 
 // fixedStats is a fixed table of document frequencies: the words given are
@@ -128,4 +130,37 @@ func testEngine(t *testing.T, docs map[string]string, opt Options) *Engine {
 		t.Fatal(err)
 	}
 	return New(search.New(st), opt)
+}
+
+// vitepressLoop indexes the VitePress documentation with URIs relative to
+// the corpus, or skips the test when it is not there.
+func vitepressLoop(t *testing.T) *Engine {
+	t.Helper()
+	return New(testcorpus.VitePress(t), Options{})
+}
+
+// TestSeedGoalAspects: the seed's goal and its English twin yield the
+// configuration references the index has (in any order), not a single
+// vague aspect.
+func TestSeedGoalAspects(t *testing.T) {
+	e := vitepressLoop(t)
+	ctx := context.Background()
+	for goal, want := range map[string][]string{
+		"VitePressの設定方法を理解する":                   {"サイト設定", "フロントマター設定", "デフォルトテーマの設定"},
+		"Understand how to configure VitePress": {"Site Config", "Frontmatter Config", "Default Theme Config"},
+	} {
+		got, err := e.Aspects(ctx, goal, nil)
+		if err != nil || !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) {
+			t.Errorf("Aspects(%q) = %q, %v; want %q", goal, got, err, want)
+		}
+	}
+	// Explicit aspects win; a goal with several aspects is not expanded.
+	got, _ := e.Aspects(ctx, "VitePressの設定方法を理解する", []string{"プラグイン", " "})
+	if !slices.Equal(got, []string{"プラグイン"}) {
+		t.Errorf("explicit aspects: %q", got)
+	}
+	got, _ = e.Aspects(ctx, "サイドバーとフッターの設定", nil)
+	if !slices.Equal(got, []string{"サイドバー", "フッターの設定"}) {
+		t.Errorf("two aspects: %q", got)
+	}
 }

@@ -18,29 +18,26 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/analyze"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/search"
-	"github.com/sagasu-dev/sagasu/internal/store"
 )
 
-// Searcher searches one index and gives the index it searches, whose
-// document frequencies weigh the terms of goals and results.
-// *search.Engine is one.
+// Searcher searches one index and gives the document frequencies of its
+// terms, which weigh the terms of goals and results. *search.Engine is one.
 type Searcher interface {
 	Search(ctx context.Context, req search.Request) (search.Response, error)
-	// Store is the index searched; nil when there are no statistics.
-	Store() store.Store
+	TermStats
 }
 
-// Options configure an Engine. The zero value works: no statistics (every
-// term weighs the same), no cache, no similarity.
+// Options configure an Engine. The zero value works: the searcher's
+// statistics, no cache, no similarity by meaning.
 type Options struct {
-	// Stats gives term document frequencies. New fills it from the search
-	// engine's store when nil.
+	// Stats gives term document frequencies; nil uses the searcher's
+	// (with no searcher, every term weighs the same).
 	Stats TermStats
-	// Similarity, when set, scores how well a text covers an aspect (0..1)
-	// by meaning, e.g. the cosine of two embeddings; an aspect then counts
-	// as covered when either the words or the similarity say so. Nil today:
-	// matching is lexical.
-	Similarity func(aspect, text string) float64
+	// Similarity, when set, says by meaning how well a result covers an
+	// aspect (see Similarity); an aspect then counts as covered when
+	// either its words or the similarity say so. New sets it from the
+	// searcher when that has an embedder (see Semantic).
+	Similarity Similarity
 	// Cache records every step and supplies refinements that worked before.
 	Cache *agentcache.Cache
 	// Logger receives warnings (e.g. a cache that cannot be written).
@@ -56,19 +53,34 @@ type Engine struct {
 	log    *slog.Logger
 }
 
+// analyzed is a searcher that says which analyzer its index is read with.
+type analyzed interface {
+	Analyzer() *analyze.Analyzer
+}
+
 // New returns an Engine searching with s (which may be nil for an engine
-// that only evaluates and refines given results).
+// that only evaluates and refines given results). Terms are analysed with
+// the analyzer the index is read with, when s says which.
 func New(s Searcher, opt Options) *Engine {
-	if opt.Stats == nil && s != nil {
-		if st := s.Store(); st != nil {
-			opt.Stats = st
+	an := analyze.New(analyze.Options{})
+	if s != nil {
+		if opt.Stats == nil {
+			opt.Stats = s
+		}
+		if a, ok := s.(analyzed); ok && a.Analyzer() != nil {
+			an = a.Analyzer()
+		}
+		if opt.Similarity == nil {
+			if sem, ok := s.(ByMeaning); ok && sem.ComparesMeaning() {
+				opt.Similarity = NewSimilarity(sem)
+			}
 		}
 	}
 	log := opt.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Engine{search: s, opt: opt, an: analyze.New(analyze.Options{}), log: log}
+	return &Engine{search: s, opt: opt, an: an, log: log}
 }
 
 // aspect is an aspect ready for matching.
@@ -96,7 +108,7 @@ func (e *Engine) prepare(ctx context.Context, w *weights, names []string) ([]asp
 		// Each word weighs its idf once: the bigrams of a long katakana
 		// word share its weight instead of outweighing the other words.
 		weight := map[string]float64{}
-		for _, word := range surfaceWords(n) {
+		for _, word := range words(e.an, n) {
 			terms := e.an.QueryTerms(word)
 			for _, t := range terms {
 				if _, ok := weight[t]; !ok {
@@ -132,8 +144,8 @@ func (e *Engine) prepare(ctx context.Context, w *weights, names []string) ([]asp
 
 // goalAspects returns the goal's aspects (see Aspects) ready for matching,
 // with the term weights they were prepared with.
-func (e *Engine) goalAspects(ctx context.Context, goal string, explicit []string) (*weights, []aspect, error) {
-	names, err := e.Aspects(ctx, goal, explicit)
+func (e *Engine) goalAspects(ctx context.Context, goal string, explicit []string, mode search.Mode) (*weights, []aspect, error) {
+	names, err := e.aspects(ctx, goal, explicit, mode)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -203,6 +215,12 @@ func (a aspect) keyTerms(w *weights) []string {
 // up to four section titles that contain the aspect's key words (サイト設定,
 // デフォルトテーマの設定, フロントマター設定), page titles first.
 func (e *Engine) Aspects(ctx context.Context, goal string, explicit []string) ([]string, error) {
+	return e.aspects(ctx, goal, explicit, "")
+}
+
+// aspects is Aspects whose look-up of facets searches in mode ("" for the
+// index's default).
+func (e *Engine) aspects(ctx context.Context, goal string, explicit []string, mode search.Mode) ([]string, error) {
 	p, err := ParseGoal(goal)
 	if err != nil {
 		return nil, err
@@ -214,7 +232,7 @@ func (e *Engine) Aspects(ctx context.Context, goal string, explicit []string) ([
 		return p.Aspects, nil
 	}
 	w := newWeights(e.opt.Stats, e.an)
-	facets, err := e.facets(ctx, w, p.Aspects[0])
+	facets, err := e.facets(ctx, w, p.Aspects[0], mode)
 	if err != nil {
 		return nil, err
 	}
@@ -227,8 +245,9 @@ func (e *Engine) Aspects(ctx context.Context, goal string, explicit []string) ([
 // maxFacets bounds how many facets a one-aspect goal expands into.
 const maxFacets = 4
 
-// facets finds section titles in the index that name a kind of the aspect.
-func (e *Engine) facets(ctx context.Context, w *weights, name string) ([]string, error) {
+// facets finds section titles in the index that name a kind of the aspect,
+// among the results of a search for it in mode.
+func (e *Engine) facets(ctx context.Context, w *weights, name string, mode search.Mode) ([]string, error) {
 	as, err := e.prepare(ctx, w, []string{name})
 	if err != nil || len(as) == 0 {
 		return nil, err
@@ -238,7 +257,7 @@ func (e *Engine) facets(ctx context.Context, w *weights, name string) ([]string,
 	if len(key) == 0 {
 		return nil, nil
 	}
-	resp, err := e.search.Search(ctx, search.Request{Query: name, K: 100, Mode: search.ModeKeyword})
+	resp, err := e.search.Search(ctx, search.Request{Query: name, K: 100, Mode: mode})
 	if err != nil {
 		return nil, fmt.Errorf("look up facets of %q: %w", name, err)
 	}
@@ -252,7 +271,7 @@ func (e *Engine) facets(ctx context.Context, w *weights, name string) ([]string,
 	var segs []string
 	for _, h := range resp.Hits {
 		for _, seg := range h.Chunk.Heading {
-			segs = append(segs, cleanHeading(seg))
+			segs = append(segs, CleanHeading(seg))
 		}
 	}
 	if err := w.load(ctx, segs...); err != nil {
@@ -261,7 +280,7 @@ func (e *Engine) facets(ctx context.Context, w *weights, name string) ([]string,
 	byText := map[string]*facet{}
 	for rank, h := range resp.Hits {
 		for level, seg := range h.Chunk.Heading {
-			seg = cleanHeading(seg)
+			seg = CleanHeading(seg)
 			terms := makeSet(e.an, seg)
 			if len(terms) == 0 || len(terms) > 8 {
 				continue
@@ -368,8 +387,8 @@ func isHiraganaTerm(t string) bool {
 	return true
 }
 
-// cleanHeading drops markup a heading may keep: badges, anchors, backticks.
-func cleanHeading(s string) string {
+// CleanHeading drops markup a heading may keep: badges, anchors, backticks.
+func CleanHeading(s string) string {
 	if i := strings.Index(s, " <"); i > 0 { // a badge: "useData <Badge text=composable />"
 		s = s[:i]
 	}

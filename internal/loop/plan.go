@@ -43,6 +43,9 @@ type Expected struct {
 type PlanOptions struct {
 	Aspects       []string // explicit aspects, one stage each; derived from the goal when empty
 	MinConfidence float64  // each stage's threshold (default 0.7)
+	// Mode is the retrieval mode of the probe searches that pick each
+	// stage's keywords ("" for the index's default).
+	Mode search.Mode
 }
 
 // maxKeywords bounds a stage's expected keywords.
@@ -62,7 +65,7 @@ func (e *Engine) Plan(ctx context.Context, goal string, opt PlanOptions) (Plan, 
 	if minConf > 1 {
 		return Plan{}, fmt.Errorf("minimum confidence %.2f is above 1: use a value between 0 and 1", minConf)
 	}
-	names, err := e.Aspects(ctx, goal, opt.Aspects)
+	names, err := e.aspects(ctx, goal, opt.Aspects, opt.Mode)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -87,7 +90,7 @@ func (e *Engine) Plan(ctx context.Context, goal string, opt PlanOptions) (Plan, 
 		} else {
 			st.Description = "Find out about " + name
 		}
-		st.ExpectedResults.Keywords, err = e.keywords(ctx, w, name, q)
+		st.ExpectedResults.Keywords, err = e.keywords(ctx, w, name, q, opt.Mode)
 		if err != nil {
 			return Plan{}, err
 		}
@@ -108,10 +111,10 @@ func (e *Engine) Plan(ctx context.Context, goal string, opt PlanOptions) (Plan, 
 
 // keywords picks a stage's expected keywords: the aspect's own distinctive
 // words, then the strongest feedback words of a probe search.
-func (e *Engine) keywords(ctx context.Context, w *weights, name, q string) ([]string, error) {
+func (e *Engine) keywords(ctx context.Context, w *weights, name, q string, mode search.Mode) ([]string, error) {
 	var out []string
 	seen := newQuerySet(e)
-	for _, word := range surfaceWords(name) {
+	for _, word := range words(w.an, name) {
 		terms := w.an.QueryTerms(word)
 		ok := len(terms) > 0
 		for _, t := range terms {
@@ -125,7 +128,7 @@ func (e *Engine) keywords(ctx context.Context, w *weights, name, q string) ([]st
 		}
 	}
 	if e.search != nil && len(out) < maxKeywords {
-		resp, err := e.search.Search(ctx, search.Request{Query: q, K: 10, Mode: search.ModeKeyword})
+		resp, err := e.search.Search(ctx, search.Request{Query: q, K: 10, Mode: mode})
 		if err != nil {
 			return nil, fmt.Errorf("probe search for %q: %w", q, err)
 		}
@@ -134,7 +137,7 @@ func (e *Engine) keywords(ctx context.Context, w *weights, name, q string) ([]st
 			return nil, err
 		}
 		for _, c := range fb.cands {
-			if len(out) >= min(maxKeywords, len(surfaceWords(name))+2) {
+			if len(out) >= min(maxKeywords, len(words(w.an, name))+2) {
 				break
 			}
 			if !seen.has(c.word) {
@@ -285,7 +288,7 @@ func (e *Engine) ExecuteStage(ctx context.Context, plan Plan, stageIndex int, op
 	for i := range aspects {
 		aspects[i].plain = true
 	}
-	ev, err := e.judge(w, aspects, EvaluateInput{Goal: plan.Goal, Query: st.Query, Results: resp.Hits})
+	ev, err := e.judge(ctx, w, aspects, EvaluateInput{Goal: plan.Goal, Query: st.Query, Results: resp.Hits}, nil)
 	if err != nil {
 		return StageResult{}, err
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/agentcache"
 	"github.com/sagasu-dev/sagasu/internal/search"
-	"github.com/sagasu-dev/sagasu/internal/store"
 )
 
 func TestPlanAndExecuteStages(t *testing.T) {
@@ -145,7 +144,9 @@ func (blockingSearcher) Search(ctx context.Context, _ search.Request) (search.Re
 	return search.Response{}, ctx.Err()
 }
 
-func (blockingSearcher) Store() store.Store { return nil }
+func (blockingSearcher) DocFreq(context.Context, []string) (map[string]int, int, error) {
+	return nil, 0, nil
+}
 
 func TestExecuteStageTimeoutCancelsTheSearch(t *testing.T) {
 	e := New(blockingSearcher{}, Options{})

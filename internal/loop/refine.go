@@ -40,6 +40,9 @@ type RefineInput struct {
 	Results []doc.Hit `json:"-"`
 	// Avoid lists queries already issued; the refined query is none of them.
 	Avoid []string `json:"avoid,omitempty"`
+	// Mode is the retrieval mode of the search Refine makes without
+	// Results ("" for the index's default).
+	Mode search.Mode `json:"-"`
 }
 
 // Refinement is a better query, with why, and other queries worth trying.
@@ -171,7 +174,7 @@ func (e *Engine) refine(ctx context.Context, w *weights, in RefineInput) (Refine
 	// Feedback: the given results, or a probe search for the target.
 	results := in.Results
 	if len(results) == 0 && e.search != nil {
-		resp, err := e.search.Search(ctx, search.Request{Query: base, K: 10, Mode: search.ModeKeyword})
+		resp, err := e.search.Search(ctx, search.Request{Query: base, K: 10, Mode: in.Mode})
 		if err != nil {
 			return Refinement{}, fmt.Errorf("search for feedback: %w", err)
 		}
@@ -274,7 +277,7 @@ func describe(s string) string {
 // indexedPhrase returns the surface words of s that the index has, in order.
 func indexedPhrase(w *weights, s string) string {
 	var out []string
-	for _, word := range surfaceWords(s) {
+	for _, word := range words(w.an, s) {
 		terms := w.an.QueryTerms(word)
 		for _, t := range terms {
 			if w.indexed(t) {
@@ -291,7 +294,7 @@ func indexedPhrase(w *weights, s string) string {
 func contextWords(w *weights, context, q string, n int) string {
 	have := makeSet(w.an, q)
 	var out []string
-	for _, word := range surfaceWords(context) {
+	for _, word := range words(w.an, context) {
 		terms := w.an.QueryTerms(word)
 		keep := len(terms) > 0 && utf8.RuneCountInString(word) > 1
 		for _, t := range terms {
@@ -316,13 +319,13 @@ func joinWords(parts ...string) string { return strings.Join(nonEmpty(parts), " 
 // words or fewer gets the strongest feedback word instead, which widens what
 // BM25 can match.
 func broaden(w *weights, q string, fb feedback) string {
-	words := surfaceWords(q)
+	ws := words(w.an, q)
 	type wd struct {
 		word  string
 		share float64
 	}
 	var keep []wd
-	for _, word := range words {
+	for _, word := range ws {
 		terms := w.an.QueryTerms(word)
 		if len(terms) == 0 {
 			continue
@@ -345,7 +348,7 @@ func broaden(w *weights, q string, fb feedback) string {
 	keep = keep[:2]
 	// Keep them in the order the query had them.
 	var out []string
-	for _, word := range words {
+	for _, word := range ws {
 		for _, k := range keep {
 			if k.word == word {
 				out = append(out, word)
@@ -381,7 +384,7 @@ func (f feedback) words(n int, q string) string {
 // rarest returns the rarest indexed word of q: what a pivot keeps.
 func (f feedback) rarest(w *weights, q string) string {
 	best, bestIDF := "", -1.0
-	for _, word := range surfaceWords(q) {
+	for _, word := range words(w.an, q) {
 		for _, t := range w.an.QueryTerms(word) {
 			if w.indexed(t) && w.idf(t) > bestIDF {
 				best, bestIDF = word, w.idf(t)
@@ -416,7 +419,7 @@ func (e *Engine) feedback(ctx context.Context, w *weights, topic, q string, resu
 		s, _ := a.score(resultShape(e.an, r))
 		on = append(on, scored{r, s})
 		for _, seg := range r.Chunk.Heading {
-			seg = cleanHeading(seg)
+			seg = CleanHeading(seg)
 			if seg == "" {
 				continue
 			}

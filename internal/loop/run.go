@@ -87,11 +87,14 @@ type Iteration struct {
 	Evaluation Evaluation `json:"evaluation"`
 	// Refinement is how the next query was made; nil on the last iteration.
 	Refinement *Refinement `json:"refinement,omitempty"`
+	// Hits are the merged results as they stood after this iteration (the
+	// list Evaluation judged).
+	Hits []doc.Hit `json:"-"`
 }
 
-// closeEnough is the least coverage for which a hit is kept as an aspect's
+// CloseEnough is the least coverage for which a hit is kept as an aspect's
 // closest lead when no hit covers it.
-const closeEnough = 0.4
+const CloseEnough = 0.4
 
 // maxAttempts is how many focused queries a loop spends on one aspect.
 const maxAttempts = 2
@@ -129,7 +132,7 @@ func (e *Engine) Run(ctx context.Context, opt RunOptions) (RunResult, error) {
 	if err != nil {
 		return RunResult{}, err
 	}
-	w, aspects, err := e.goalAspects(ctx, opt.Goal, opt.Aspects)
+	w, aspects, err := e.goalAspects(ctx, opt.Goal, opt.Aspects, opt.Mode)
 	if err != nil {
 		return RunResult{}, err
 	}
@@ -163,13 +166,16 @@ func (e *Engine) Run(ctx context.Context, opt RunOptions) (RunResult, error) {
 		if err != nil && !errors.Is(err, search.ErrEmptyQuery) {
 			return res, fmt.Errorf("iteration %d: %w", it, err)
 		}
-		added := p.add(e, aspects, resp.Hits)
+		added, err := p.add(ctx, e, aspects, resp.Hits)
+		if err != nil {
+			return res, fmt.Errorf("iteration %d: %w", it, err)
+		}
 		emit(Event{Kind: EventSearch, Iteration: it, Query: q, Results: len(resp.Hits), NewResults: added})
 		sel = p.top(aspects, k)
-		ev, err := e.judge(w, aspects, EvaluateInput{
+		ev, err := e.judge(ctx, w, aspects, EvaluateInput{
 			Goal: opt.Goal, Query: q, Results: sel, Iteration: it, History: history,
 			MinConfidence: opt.MinConfidence, MaxIterations: maxIt,
-		})
+		}, e.opt.Similarity)
 		if err != nil {
 			return res, err
 		}
@@ -180,7 +186,7 @@ func (e *Engine) Run(ctx context.Context, opt RunOptions) (RunResult, error) {
 			e.saveRefinement(opt.Goal, *pending, &outcome{Gain: round3(gain), TargetFound: pending.Target != "" && slices.Contains(ev.FoundAspects, pending.Target)})
 		}
 		history = append(history, ev.Confidence)
-		iter := Iteration{Query: q, NewResults: added, Evaluation: ev}
+		iter := Iteration{Query: q, NewResults: added, Evaluation: ev, Hits: sel}
 		res.FinalQuery = q
 		if !ev.ShouldContinue {
 			res.Iterations = append(res.Iterations, iter)
@@ -188,6 +194,7 @@ func (e *Engine) Run(ctx context.Context, opt RunOptions) (RunResult, error) {
 			break
 		}
 		next := e.nextRefinement(ev, q, attempts, queries, opt.Goal)
+		next.Mode = opt.Mode
 		if len(next.MissingAspects) > 0 && attempts[next.MissingAspects[0]] >= maxAttempts {
 			res.Iterations = append(res.Iterations, iter)
 			res.Stopped = fmt.Sprintf("%s: %s searched for %d times each without being found", ActionUseResults,
@@ -282,8 +289,9 @@ func (e *Engine) saveSession(res RunResult) {
 
 // pool holds every hit a loop has seen.
 type pool struct {
-	items []*pooled
-	byID  map[int64]*pooled
+	items    []*pooled
+	byID     map[int64]*pooled
+	searches int // searches added so far
 }
 
 type pooled struct {
@@ -292,32 +300,49 @@ type pooled struct {
 	cover []float64 // per aspect: how well the hit covers it (aspect.score)
 	whole []float64 // per aspect: the share of its terms anywhere in the hit
 	order int       // when it was first seen
+	first int       // its rank (from 1) in the loop's first search; 0 if not in it
 }
 
 // add merges one search's hits and returns how many were new.
-func (p *pool) add(e *Engine, aspects []aspect, hits []doc.Hit) int {
-	n := 0
+func (p *pool) add(ctx context.Context, e *Engine, aspects []aspect, hits []doc.Hit) (int, error) {
+	var fresh []*pooled
+	p.searches++
 	for rank, h := range hits {
 		it := p.byID[h.Chunk.ID]
 		if it == nil {
 			it = &pooled{hit: h, order: len(p.items)}
+			if p.searches == 1 {
+				it.first = rank + 1
+			}
 			sh := resultShape(e.an, h)
 			all := unit{terms: makeSet(e.an, h.Source.Title+"\n"+h.Chunk.HeadingPath()+"\n"+h.Chunk.Text)}
 			for _, a := range aspects {
 				it.whole = append(it.whole, a.coverage(all))
 				s, _ := a.score(sh)
-				if e.opt.Similarity != nil {
-					s = max(s, e.opt.Similarity(a.name, h.Chunk.HeadingPath()+"\n"+h.Chunk.Text))
-				}
 				it.cover = append(it.cover, s)
 			}
 			p.items = append(p.items, it)
 			p.byID[h.Chunk.ID] = it
-			n++
+			fresh = append(fresh, it)
 		}
 		it.fused += 1 / float64(rrfK+rank+1)
 	}
-	return n
+	if e.opt.Similarity != nil && len(fresh) > 0 {
+		fh := make([]doc.Hit, len(fresh))
+		for i, it := range fresh {
+			fh[i] = it.hit
+		}
+		for i, a := range aspects {
+			sims, err := e.opt.Similarity.Scores(ctx, a.name, fh)
+			if err != nil {
+				return 0, err
+			}
+			for j, it := range fresh {
+				it.cover[i] = max(it.cover[i], sims[j])
+			}
+		}
+	}
+	return len(fresh), nil
 }
 
 func ids(hits []doc.Hit) []int64 {
@@ -329,8 +354,14 @@ func ids(hits []doc.Hit) []int64 {
 }
 
 // top chooses k hits: first, for each aspect, the hit that covers it best
-// (when one covers it at least fairly); then the rest by fused rank, each further hit from a page
-// already chosen counting half as much, so the results span more pages.
+// (when one covers it at least fairly); then the hits of the loop's first
+// search that cover an aspect at least fairly, a second section of a page
+// included; then the first search's other pages not chosen yet, in its
+// order, so that the loop only adds to what its first query found and never
+// trades one of its pages, or a section that answers part of the goal, for
+// another chunk of a page already chosen; then the rest by fused rank, each
+// further hit from a page already chosen counting half as much, so the
+// results span more pages.
 func (p *pool) top(aspects []aspect, k int) []doc.Hit {
 	chosen := map[*pooled]bool{}
 	perSource := map[string]int{}
@@ -344,10 +375,10 @@ func (p *pool) top(aspects []aspect, k int) []doc.Hit {
 	for i := range aspects {
 		// The hits that cover the aspect best; of equals, the best ranked.
 		// An aspect not found keeps its two closest hits, when they are
-		// fair: they are the best leads the agent has.
+		// fair and on two pages: they are the best leads the agent has.
 		var cands []*pooled
 		for _, it := range p.items {
-			if it.cover[i] >= closeEnough {
+			if it.cover[i] >= CloseEnough {
 				cands = append(cands, it)
 			}
 		}
@@ -372,10 +403,29 @@ func (p *pool) top(aspects []aspect, k int) []doc.Hit {
 		if len(cands) > 0 && cands[0].cover[i] < FoundThreshold {
 			n = 2
 		}
-		for _, it := range cands[:min(n, len(cands))] {
-			if len(sel) < k && !chosen[it] {
+		leads := map[string]bool{}
+		for _, it := range cands {
+			if n == 0 || len(sel) >= k {
+				break
+			}
+			if leads[it.hit.Source.ID] {
+				continue
+			}
+			leads[it.hit.Source.ID] = true
+			n--
+			if !chosen[it] {
 				take(it)
 			}
+		}
+	}
+	for _, it := range p.items {
+		if len(sel) < k && it.first > 0 && !chosen[it] && slices.ContainsFunc(it.cover, func(c float64) bool { return c >= CloseEnough }) {
+			take(it) // the first search's hits that cover an aspect at least fairly, in its order
+		}
+	}
+	for _, it := range p.items {
+		if len(sel) < k && it.first > 0 && !chosen[it] && perSource[it.hit.Source.ID] == 0 {
+			take(it) // items are in the order seen: the first search's in its order
 		}
 	}
 	for len(sel) < k {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/sagasu-dev/sagasu/internal/agentcache"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 func TestRunFindsWhatOneQueryMisses(t *testing.T) {
@@ -199,7 +200,7 @@ func TestRunWithAnUnreadableCache(t *testing.T) {
 	for _, how := range []string{"file", "permissions"} {
 		t.Run(how, func(t *testing.T) {
 			if how == "permissions" && os.Geteuid() == 0 {
-				t.Skip("permissions do not apply to root; scripts/unprivileged-tests.sh runs this test as nobody")
+				testenv.Platform(t, false, "permissions do not apply to root; scripts/unprivileged-tests.sh runs this test as nobody")
 			}
 			dir := t.TempDir()
 			cache, err := agentcache.Open(dir, agentcache.Options{})

@@ -185,7 +185,7 @@ func newSection(an *analyze.Analyzer, title string, path []string) section {
 	label := title
 	var shown []string
 	for _, seg := range path {
-		seg = cleanHeading(seg) // badge markup is not content
+		seg = CleanHeading(seg) // badge markup is not content
 		if seg == "" {
 			continue
 		}
@@ -215,6 +215,21 @@ func resultShape(an *analyze.Analyzer, r doc.Hit) shape {
 		sh.sections = append(sh.sections, sec)
 	}
 	return sh
+}
+
+// HeadingPaths returns the heading paths of the sections a result holds,
+// without markup (badges, anchors, backticks): its own, and those of the
+// sections the chunker packed into its text (read as the loop reads them).
+func HeadingPaths(r doc.Hit) [][]string {
+	var out [][]string
+	for _, sec := range splitSections(r.Chunk.Heading, r.Chunk.Text) {
+		path := make([]string, 0, len(sec.path))
+		for _, seg := range sec.path {
+			path = append(path, CleanHeading(seg))
+		}
+		out = append(out, path)
+	}
+	return out
 }
 
 // textSection is a heading path and the non-blank lines under it.
@@ -249,7 +264,7 @@ func splitSections(path []string, text string) []textSection {
 		}
 		h := sec.Heading[len(sec.Heading)-1]
 		body := skipHeadingLine(text[sec.Start:end])
-		if n := len(path); n > 0 && strings.EqualFold(cleanHeading(path[n-1]), cleanHeading(h)) {
+		if n := len(path); n > 0 && strings.EqualFold(CleanHeading(path[n-1]), CleanHeading(h)) {
 			add(body) // the chunk's own heading, repeated in its text
 			continue
 		}
@@ -373,6 +388,37 @@ func surfaceWords(text string) []string {
 	return out
 }
 
+// words splits text into the words a person would type, as surfaceWords
+// does; with an analyzer that reads Japanese as words, a run of Japanese in
+// text with kana is split into its content words as written (ビルド, データ,
+// 読み込み), each of which the analyzer reads as the text does, where
+// surfaceWords would cut it at every change of script (読, 込).
+func words(an *analyze.Analyzer, text string) []string {
+	if !an.Japanese() || !analyze.HasKana(text) {
+		return surfaceWords(text)
+	}
+	var out []string
+	start, ja := 0, false
+	flush := func(end int) {
+		if start >= end {
+			return
+		}
+		if ja {
+			out = append(out, an.Words(text[start:end])...)
+		} else {
+			out = append(out, surfaceWords(text[start:end])...)
+		}
+	}
+	for i, r := range text {
+		if j := isCJK(r); j != ja {
+			flush(i)
+			start, ja = i, j
+		}
+	}
+	flush(len(text))
+	return out
+}
+
 // isCJK reports whether r is Han, Hiragana or Katakana.
 func isCJK(r rune) bool {
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana) || r == 'ー'
@@ -413,7 +459,7 @@ func feedbackWords(ctx context.Context, w *weights, texts []string, skip termSet
 	var all []string
 	for _, text := range texts {
 		inDoc := map[string]bool{}
-		for _, word := range surfaceWords(text) {
+		for _, word := range words(w.an, text) {
 			if utf8.RuneCountInString(word) < 2 || isFunctionWord(word) {
 				continue
 			}

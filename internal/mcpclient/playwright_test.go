@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sagasu-dev/sagasu/internal/source/fetch/fetchtest"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // playwrightServer returns the config of the Playwright MCP server that
@@ -36,12 +37,7 @@ func playwrightServer(t *testing.T, marker string) ServerConfig {
 	root, err := repoRoot()
 	require.NoError(t, err)
 	cfg, err := Playwright(filepath.Join(root, ".tools"), t.TempDir())
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	testenv.Need(t, err == nil, fmt.Sprint(err))
 	cfg.Name = ""
 	cfg.Env["SAGASU_MCPCLIENT_TEST"] = marker
 	return cfg

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/agent/planact"
 	"github.com/sagasu-dev/sagasu/internal/budget"
+	"github.com/sagasu-dev/sagasu/internal/clip"
 	"github.com/sagasu-dev/sagasu/internal/graph"
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
@@ -159,10 +160,10 @@ func (s *Server) agentStatus(ctx context.Context, req *mcp.CallToolRequest, in A
 	return fit(s, req, limit, full, 200, func(sh budget.Shape, est int) view[AgentStatus] {
 		out := AgentStatus{Report: rep, OmittedResults: len(rep.Results) - sh.Items}
 		out.Results = rep.Results[:sh.Items]
-		out.Answer = clipText(rep.Answer, sh.Text)
+		out.Answer = clip.Runes(rep.Answer, sh.Text)
 		out.Plan = make([]planact.Step, len(rep.Plan))
 		for i, st := range rep.Plan {
-			st.Result = clipText(st.Result, sh.Text)
+			st.Result = clip.Runes(st.Result, sh.Text)
 			st.Tried = nil
 			out.Plan[i] = st
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/agent/react"
 	"github.com/sagasu-dev/sagasu/internal/budget"
+	"github.com/sagasu-dev/sagasu/internal/clip"
 	"github.com/sagasu-dev/sagasu/internal/graph"
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
@@ -95,7 +96,7 @@ func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, in AskInput)
 			if text == "" && len(ev.Arguments) > 0 {
 				text = string(ev.Arguments)
 			}
-			trace = append(trace, TraceStep{Type: ev.Type, Text: clipText(text, 400), Tool: ev.Tool})
+			trace = append(trace, TraceStep{Type: ev.Type, Text: clip.Runes(text, 400), Tool: ev.Tool})
 		}
 	}
 	quoteLens := make([]int, len(res.Citations))
@@ -109,7 +110,7 @@ func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, in AskInput)
 			Turns: res.Turns, Usage: res.Usage, Stopped: res.Stopped, Trace: trace, OmittedCitations: len(res.Citations) - sh.Items}
 		out.Citations = []react.Citation{}
 		for _, c := range res.Citations[:sh.Items] {
-			c.Quote = clipText(c.Quote, sh.Text)
+			c.Quote = clip.Runes(c.Quote, sh.Text)
 			out.Citations = append(out.Citations, c)
 		}
 		out.EstimatedTokens, out.Budget = est, limit
@@ -127,13 +128,4 @@ func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, in AskInput)
 		}
 		return view[AskOutput]{Out: out, Text: b.String()}
 	})
-}
-
-// clipText cuts s to n runes, marking the cut.
-func clipText(s string, n int) string {
-	if n <= 0 || utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n]) + "…"
 }

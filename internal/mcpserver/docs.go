@@ -42,6 +42,7 @@ func (s *Server) get(ctx context.Context, req *mcp.CallToolRequest, in tools.Get
 		return nil, tools.GetOutput{}, err
 	}
 	full := budget.Shape{Items: 1, Text: budget.TextBound([]int{tools.Runes(g.Rest())}, limit)}
+	at := s.cursors.Now()
 	return fit(s, req, limit, full, 1, func(sh budget.Shape, est int) view[tools.GetOutput] {
 		body := ""
 		if sh.Items > 0 {
@@ -49,7 +50,7 @@ func (s *Server) get(ctx context.Context, req *mcp.CallToolRequest, in tools.Get
 		}
 		cursor := ""
 		if len(body) < len(g.Rest()) {
-			cursor = s.cursors.Issue(tools.CursorState{Tool: ToolGet, Args: args, Offset: g.Offset + len(body), Seen: g.Version})
+			cursor = s.cursors.Issue(tools.CursorState{Tool: ToolGet, Args: args, Offset: g.Offset + len(body), Seen: g.Version}, at)
 		}
 		out := g.Output(body, cursor)
 		out.EstimatedTokens, out.Budget = est, limit
@@ -85,10 +86,11 @@ func (s *Server) list(ctx context.Context, req *mcp.CallToolRequest, in tools.Li
 		return nil, tools.ListOutput{}, err
 	}
 	lim := s.limits.Cap
+	at := s.cursors.Now()
 	return fit(s, req, lim, budget.Shape{Items: len(res.Sources)}, 0, func(sh budget.Shape, est int) view[tools.ListOutput] {
 		cursor := ""
 		if res.More || sh.Items < len(res.Sources) {
-			cursor = s.cursors.Issue(tools.CursorState{Tool: ToolList, Args: args, Offset: res.Offset + sh.Items})
+			cursor = s.cursors.Issue(tools.CursorState{Tool: ToolList, Args: args, Offset: res.Offset + sh.Items}, at)
 		}
 		out := res.Output(sh.Items, cursor)
 		out.EstimatedTokens, out.Budget = est, lim

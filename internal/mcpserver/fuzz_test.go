@@ -25,7 +25,7 @@ func FuzzCursor(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	good := c.Issue(tools.CursorState{Tool: ToolQuery, Args: "abc", Offset: 10, Seen: "def"})
+	good := c.Issue(tools.CursorState{Tool: ToolQuery, Args: "abc", Offset: 10, Seen: "def"}, now)
 	for _, seed := range []string{good, good[:len(good)-3] + "AAA", "garbage", "", ".", "e30.", good + ".x", strings.Replace(good, ".", "..", 1)} {
 		f.Add(seed, ToolQuery, "abc", 10)
 	}
@@ -39,12 +39,12 @@ func FuzzCursor(f *testing.F) {
 			return // JSON carries text; the server's tools and hashes are ASCII
 		}
 		want := tools.CursorState{Tool: tool, Args: args, Offset: abs(offset), Seen: args + tool}
-		got, err := c.Open(c.Issue(want), tool, args)
+		got, err := c.Open(c.Issue(want, now), tool, args)
 		want.Issued = now.Unix()
 		if err != nil || got != want {
 			t.Fatalf("cursor did not round-trip: issued %+v, opened %+v, %v", want, got, err)
 		}
-		if _, err := c.Open(c.Issue(want), tool+"x", args); err == nil || !strings.HasPrefix(err.Error(), "cursor: ") {
+		if _, err := c.Open(c.Issue(want, now), tool+"x", args); err == nil || !strings.HasPrefix(err.Error(), "cursor: ") {
 			t.Fatalf("a cursor opened for another tool: %v", err)
 		}
 	})

@@ -51,7 +51,4 @@ func (s *Server) notifyProgress(ctx context.Context, req *mcp.CallToolRequest, p
 			s.log.Debug("progress notification not sent", "err", err)
 		}
 	}
-	if s.onIndexProgress != nil && !p.Final {
-		s.onIndexProgress(ctx)
-	}
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,24 +39,36 @@ type fixture struct {
 
 func newFixture(t testing.TB, opt Options) *fixture {
 	t.Helper()
+	return newFixtureOver(t, opt, tools.Options{}, nil)
+}
+
+// newFixtureOver is newFixture with options for the toolset (its engine,
+// cache and roots are the fixture's) and the server's store seen through
+// wrap (nil: as it is), for tests that step in between the server and its
+// index.
+func newFixtureOver(t testing.TB, opt Options, topt tools.Options, wrap func(store.Store) store.Store) *fixture {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
+	var st store.Store
 	st, err := app.OpenStore(ctx, filepath.Join(dir, "sagasu.db"), true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	if wrap != nil {
+		st = wrap(st)
+	}
 	cache, err := agentcache.Open(filepath.Join(dir, "cache", "agent"), agentcache.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt.Engine = search.New(st)
-	opt.Cache = cache
-	if opt.Roots == nil {
-		opt.Roots = []string{dir}
+	if topt.Index.Chunk.MaxTokens == 0 {
+		topt.Index.Chunk = chunk.Options{MaxTokens: 512, Overlap: 64}
 	}
-	if opt.Index.Chunk.MaxTokens == 0 {
-		opt.Index.Chunk = chunk.Options{MaxTokens: 512, Overlap: 64}
+	topt.Engine, topt.Cache, topt.Roots = search.New(st), cache, []string{dir}
+	if opt.Tools, err = tools.New(topt); err != nil {
+		t.Fatal(err)
 	}
 	srv, err := New(opt)
 	if err != nil {
@@ -317,6 +331,47 @@ func TestCursorsAreTamperEvident(t *testing.T) {
 	g.fails(ToolQuery, map[string]any{"query": "sidebar configuration", "k": 2, "cursor": cur}, "invalid cursor")
 }
 
+// TestResponsesAreStampedAtOneInstant: a response is rendered several times
+// while it is fitted to its budget, so each rendering must be the same but
+// for its shape. Cursors carry the time they were issued; were the clock
+// read at each rendering, a second that passes during the fitting (a busy
+// machine, a large response) would change the cursor, and so the size, from
+// one rendering to the next, and the stated estimatedTokens would be
+// another rendering's. The clock here ticks a second at every read: each
+// call must read it once, and state its own size.
+func TestResponsesAreStampedAtOneInstant(t *testing.T) {
+	var reads atomic.Int64
+	clock := func() time.Time { return time.Unix(1_700_000_000+reads.Add(1), 0) }
+	f := newFixture(t, Options{CursorTTL: time.Hour, Now: clock, Limits: budget.Limits{Summary: 1000, Detailed: 1500, Cap: 1500}})
+	var docs []doc.Document
+	for i := range 12 {
+		docs = append(docs, english(i, 8, 60))
+	}
+	f.add(512, docs...)
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{ToolQuery, map[string]any{"query": "sidebar configuration", "k": 10}},
+		{ToolSearch, map[string]any{"goal": "configure the sidebar", "query": "sidebar configuration", "options": map[string]any{"k": 10, "mode": ModeFull}}},
+		{ToolList, map[string]any{"limit": 12}},
+		{ToolGet, map[string]any{"source": "guide3.md"}},
+	}
+	for _, c := range calls {
+		before := reads.Load()
+		sc, n := f.ok(c.tool, c.args)
+		if got := reads.Load() - before; got != 1 {
+			t.Errorf("%s read the clock %d times for one response, want 1", c.tool, got)
+		}
+		if sc["nextCursor"] == nil || sc["nextCursor"] == "" {
+			t.Errorf("%s: no nextCursor: the call does not exercise a cut response (%v)", c.tool, sc)
+		}
+		if got := num(sc, "estimatedTokens"); got != n {
+			t.Errorf("%s: estimatedTokens %d, but the response measures %d tokens", c.tool, got, n)
+		}
+	}
+}
+
 func TestBadInputKeepsServing(t *testing.T) {
 	f := newFixture(t, Options{})
 	f.add(512, english(1, 3, 20))
@@ -377,25 +432,89 @@ func TestIndexRootsAndSymlinks(t *testing.T) {
 	}
 }
 
+// heldStore is a store whose first Replace commits its batch, calls
+// onFirst and then holds the writer until the run's context is cancelled;
+// every later Replace of that run waits for the cancellation and writes
+// nothing. So the cancelled run has written exactly one batch, however the
+// scheduler orders the reader and the writers. released is closed when
+// that run lets go of the index's writer lock; from then on the store is
+// the plain one.
+type heldStore struct {
+	store.Store
+	onFirst  func()
+	released chan struct{}
+	mu       sync.Mutex
+	calls    int
+	done     bool
+}
+
+func (h *heldStore) Replace(ctx context.Context, batch []store.SourceData) error {
+	h.mu.Lock()
+	h.calls++
+	first, done := h.calls == 1, h.done
+	h.mu.Unlock()
+	switch {
+	case done:
+		return h.Store.Replace(ctx, batch)
+	case first:
+		if err := h.Store.Replace(ctx, batch); err != nil {
+			return err
+		}
+		h.onFirst()
+		<-ctx.Done()
+		return nil
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (h *heldStore) Lock(ctx context.Context) (func(), error) {
+	unlock, err := h.Store.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	done := h.done
+	h.mu.Unlock()
+	if done {
+		return unlock, nil
+	}
+	return func() {
+		unlock()
+		h.mu.Lock()
+		h.done = true
+		h.mu.Unlock()
+		close(h.released)
+	}, nil
+}
+
 func TestIndexCancelledMidRunStaysConsistent(t *testing.T) {
-	f := newFixture(t, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var held *heldStore
+	var f *fixture
+	var progressSeen atomic.Bool
+	f = newFixtureOver(t, Options{}, tools.Options{Index: index.Options{BatchBytes: 200 << 10}}, func(s store.Store) store.Store {
+		held = &heldStore{Store: s, released: make(chan struct{}), onFirst: func() {
+			// The first batch is committed: wait for the progress
+			// notification the reader sent before it (so the client has
+			// it), then cancel the call.
+			<-f.progress
+			progressSeen.Store(true)
+			cancel()
+		}}
+		return held
+	})
 	docs := filepath.Join(f.dir, "corpus")
 	if err := os.MkdirAll(docs, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// Six batches' worth of files.
-	for i := range 60 {
-		d := english(i, 40, 60)
+	// About 60 KB a file and 200 KB a batch: six batches.
+	const files = 24
+	for i := range files {
+		d := english(i, 10, 60)
 		if err := os.WriteFile(filepath.Join(docs, fmt.Sprintf("f%02d.md", i)), []byte(d.Content), 0o644); err != nil {
 			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	f.srv.onIndexProgress = func(c context.Context) {
-		// Cancel at the first notification after a batch was written.
-		if st, err := f.store.Stats(c); err == nil && st.Sources > 0 {
-			cancel()
-			<-c.Done() // the server has seen the cancellation
 		}
 	}
 	_, err := f.cs.CallTool(ctx, &mcp.CallToolParams{Name: ToolIndex, Arguments: map[string]any{"file": docs},
@@ -403,17 +522,19 @@ func TestIndexCancelledMidRunStaysConsistent(t *testing.T) {
 	if err == nil {
 		t.Fatal("the cancelled call returned a result")
 	}
-	if len(f.progress) == 0 {
+	if !progressSeen.Load() {
 		t.Error("no progress notification arrived")
 	}
-	f.srv.onIndexProgress = nil
-	// Every source written so far is whole: its chunks are all there.
+	// The cancelled run ends and lets go of the index's writer lock.
+	<-held.released
+	// Exactly the first batch is written, and every source of it is
+	// whole: its chunks are all there.
 	st, err := f.store.Stats(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Sources == 0 || st.Sources >= 60 {
-		t.Fatalf("%d sources after cancelling mid-run; want some but not all of 60", st.Sources)
+	if st.Sources == 0 || st.Sources >= files {
+		t.Fatalf("%d sources after cancelling mid-run; want the first batch's (some but not all of %d)", st.Sources, files)
 	}
 	srcs, _ := f.store.Sources(context.Background(), store.ListOptions{})
 	for _, s := range srcs {
@@ -422,28 +543,13 @@ func TestIndexCancelledMidRunStaysConsistent(t *testing.T) {
 			t.Fatalf("source %s: %d chunks stored, record says %d (%v)", s.URI, len(cs), s.Chunks, err)
 		}
 	}
-	// The server still serves, and running again finishes the job (once
-	// the cancelled run has let go of the index's writer lock).
-	var sc map[string]any
-	for range 200 {
-		res, got, _ := f.call(ToolIndex, map[string]any{"file": docs})
-		if !res.IsError {
-			sc = got
-			break
-		}
-		if !strings.Contains(text(res), "another indexing run") {
-			t.Fatalf("second run: %s", text(res))
-		}
-		time.Sleep(20 * time.Millisecond)
+	// The server still serves, and running again finishes the job.
+	sc, _ := f.ok(ToolIndex, map[string]any{"file": docs})
+	if num(sc, "unchanged") != st.Sources || num(sc, "added") != files-st.Sources {
+		t.Errorf("second run: %v added, %v unchanged; want %d and %d", sc["added"], sc["unchanged"], files-st.Sources, st.Sources)
 	}
-	if sc == nil {
-		t.Fatal("the cancelled run never released the index")
-	}
-	if num(sc, "unchanged") != st.Sources || num(sc, "added") != 60-st.Sources {
-		t.Errorf("second run: %v added, %v unchanged; want %d and %d", sc["added"], sc["unchanged"], 60-st.Sources, st.Sources)
-	}
-	if idx := sc["index"].(map[string]any); int(idx["sources"].(float64)) != 60 {
-		t.Errorf("index holds %v sources after finishing, want 60", idx["sources"])
+	if idx := sc["index"].(map[string]any); int(idx["sources"].(float64)) != files {
+		t.Errorf("index holds %v sources after finishing, want %d", idx["sources"], files)
 	}
 }
 

@@ -30,8 +30,9 @@ func (s *Server) query(ctx context.Context, req *mcp.CallToolRequest, in tools.Q
 	}
 	limit := s.limits.Cap
 	full := budget.Shape{Items: len(res.Hits), Text: budget.TextBound(tools.TextLengths(res.Hits), limit)}
+	at := s.cursors.Now()
 	return fit(s, req, limit, full, 300, func(sh budget.Shape, est int) view[tools.QueryOutput] {
-		out := res.Output(sh.Items, sh.Text, s.next(res.Ranking, ToolQuery, args, sh.Items))
+		out := res.Output(sh.Items, sh.Text, s.next(res.Ranking, ToolQuery, args, sh.Items, at))
 		out.EstimatedTokens, out.Budget = est, limit
 		var b strings.Builder
 		if len(out.Results) == 0 && out.OmittedResults == 0 {

@@ -71,10 +71,18 @@ func TestCallsQueueForSlots(t *testing.T) {
 	if sc, _ := f.ok(ToolIndex, map[string]any{"text": "# Note\n\nqueue words"}); num(sc, "added") != 1 {
 		t.Errorf("index while the slot is taken: %v", sc)
 	}
+	// The query is queued: it is seen waiting for the slot, and has not run.
+	for f.srv.queue.waiting() == 0 {
+		select {
+		case res := <-done:
+			t.Fatalf("a query ran while the only slot was taken: %v", res)
+		case <-time.After(time.Millisecond):
+		}
+	}
 	select {
 	case res := <-done:
 		t.Fatalf("a query ran while the only slot was taken: %v", res)
-	case <-time.After(200 * time.Millisecond):
+	default:
 	}
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -14,9 +15,10 @@ func ranked[R any](s *Server, tool, cursor, args string, call func(offset int) (
 	return tools.Ranked(s.cursors, tool, cursor, args, call, ranking)
 }
 
-// next returns the cursor to the page after the first kept hits of p.
-func (s *Server) next(p tools.Ranking, tool, args string, kept int) string {
-	return s.cursors.Next(p, tool, args, kept)
+// next returns the cursor, issued at at, to the page after the first kept
+// hits of p, or "" when the ranking ends there.
+func (s *Server) next(p tools.Ranking, tool, args string, kept int, at time.Time) string {
+	return s.cursors.Next(p, tool, args, kept, at)
 }
 
 // writeResults renders results as Markdown.

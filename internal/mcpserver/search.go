@@ -56,8 +56,9 @@ func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in tools.
 	case ModeFull:
 		full.Text, minText = budget.TextBound(tools.TextLengths(res.Hits), limit), minFullRunes
 	}
+	at := s.cursors.Now()
 	return fit(s, req, limit, full, minText, func(sh budget.Shape, est int) view[tools.SearchOutput] {
-		out := res.Output(sh.Items, sh.Text, s.next(res.Ranking, ToolSearch, args, sh.Items))
+		out := res.Output(sh.Items, sh.Text, s.next(res.Ranking, ToolSearch, args, sh.Items, at))
 		if out.Debug != nil {
 			out.Debug.Tokenizer, out.Debug.Margin = s.counter.Encoding(), s.counter.Margin()
 		}

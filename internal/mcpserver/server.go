@@ -18,36 +18,22 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/sagasu-dev/sagasu/internal/agentcache"
 	"github.com/sagasu-dev/sagasu/internal/budget"
-	"github.com/sagasu-dev/sagasu/internal/index"
 	"github.com/sagasu-dev/sagasu/internal/llm"
-	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
-// Options configure a Server. Tools, or else Engine, is required; the rest
-// have defaults.
+// Options configure a Server. Tools is required; the rest have defaults.
 type Options struct {
-	// Tools runs every tool. When nil, New builds one from Engine, Cache,
-	// Roots, Index and Logger.
+	// Tools runs every tool: its engine's store is the index sagasu_index
+	// writes, its agent cache what sagasu_read_cache reads, its roots the
+	// folders sagasu_index may read.
 	Tools *tools.Toolset
-	// Engine searches the index; its store is the one sagasu_index writes.
-	Engine *search.Engine
-	// Cache records evaluations, refinements and stages, and is what
-	// sagasu_read_cache reads; nil records nothing.
-	Cache *agentcache.Cache
 	// Counter measures responses; nil means cl100k_base with budget.DefaultMargin.
 	Counter *budget.Counter
 	// Limits are the budgets; the zero value means budget.DefaultLimits.
 	Limits budget.Limits
-	// Roots are the folders sagasu_index may read; empty means the working
-	// directory. Only without Tools.
-	Roots []string
-	// Index holds the defaults of sagasu_index runs (chunk sizes, excluded
-	// globs, file size limit); only without Tools.
-	Index index.Options
 	// Logger receives the server's logs (to stderr: stdout is the protocol's).
 	Logger *slog.Logger
 	// Version is reported to clients.
@@ -90,10 +76,6 @@ type Server struct {
 	schemas map[string]*jsonschema.Schema
 	// queue admits quick tool calls in turn (queueCalls).
 	queue *queue
-
-	// onIndexProgress, when set (by tests), runs after each progress
-	// notification of sagasu_index.
-	onIndexProgress func(ctx context.Context)
 }
 
 // Tool names (the tools package owns them).
@@ -116,14 +98,7 @@ func New(opt Options) (*Server, error) {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	if s.tools == nil {
-		if opt.Engine == nil {
-			return nil, errors.New("mcpserver: no toolset and no search engine")
-		}
-		t, err := tools.New(tools.Options{Engine: opt.Engine, Cache: opt.Cache, Index: opt.Index, Roots: opt.Roots, Logger: s.log})
-		if err != nil {
-			return nil, err
-		}
-		s.tools = t
+		return nil, errors.New("mcpserver: no toolset (Options.Tools)")
 	}
 	s.tools = s.tools.WithDotfiles(opt.AllowDotfiles)
 	s.store = s.tools.Store()

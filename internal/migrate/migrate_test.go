@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -22,6 +21,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/store/postgres"
 	"github.com/sagasu-dev/sagasu/internal/store/postgres/pgtest"
 	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 const dim = 32
@@ -369,10 +369,7 @@ func TestRoundTripThroughPostgres(t *testing.T) {
 // stores. It needs the dataset (SAGASU_SCIFACT, e.g. ../shared/data/scifact)
 // and a server, and takes a minute.
 func TestSciFactRoundTrip(t *testing.T) {
-	dir := os.Getenv("SAGASU_SCIFACT")
-	if dir == "" {
-		t.Skip("SAGASU_SCIFACT is not set (the BEIR SciFact folder)")
-	}
+	dir := testenv.SciFact(t)
 	ctx := context.Background()
 	pg := openPostgres(t, pgtest.FreshDSN(t))
 	ds, err := eval.LoadBEIR(dir, "test")

@@ -3,13 +3,10 @@ package search_test
 import (
 	"context"
 	"math"
-	"path/filepath"
 	"testing"
 
-	"github.com/sagasu-dev/sagasu/internal/embed/embedtest"
 	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/store"
-	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
 	"github.com/sagasu-dev/sagasu/internal/store/storetest"
 )
 
@@ -17,19 +14,8 @@ import (
 // reciprocal rank fusion of the store's keyword and vector rankings.
 func TestHybridFusesStoreRankings(t *testing.T) {
 	ctx := context.Background()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "s.db"), sqlite.Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if err := s.InitVectors(ctx, storetest.VectorDim); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Replace(ctx, storetest.EmbeddedCorpus(t)); err != nil {
-		t.Fatal(err)
-	}
-	emb := embedtest.New(storetest.VectorDim)
-	e := search.New(s, search.WithEmbedder(emb))
+	s, e := embedded(t)
+	emb := e.Embedder()
 	if e.DefaultMode() != search.ModeHybrid {
 		t.Errorf("default mode with an embedder = %q, want hybrid", e.DefaultMode())
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
-	"github.com/sagasu-dev/sagasu/internal/testcorpus"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // A long-lived process answers keyword queries from its cache of decoded
@@ -20,7 +20,7 @@ import (
 // real text both must rank the same chunks in the same order with the same
 // scores, before and after the index changes under the cache.
 func TestKeywordCacheRanksLikeStoredPostingsOnSciFact(t *testing.T) {
-	ds, err := eval.LoadBEIR(testcorpus.Need(t, "scifact"), "test")
+	ds, err := eval.LoadBEIR(testenv.SciFact(t), "test")
 	if err != nil {
 		t.Fatal(err)
 	}

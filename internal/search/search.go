@@ -1,6 +1,9 @@
-// Package search answers queries over a store: keyword (BM25) search with
-// filters, grouped per chunk with its source, and the original content of a
-// source or one of its sections.
+// Package search answers queries over a store in three modes: keyword
+// (BM25F, re-ranked by proximity), semantic (the vectors of an embedder)
+// and hybrid (both lists fused by reciprocal rank fusion), with filters and
+// optional diversity (MMR); each hit is a chunk with its source. It also
+// finds a source by ID or URI and reads its original content or one of its
+// sections.
 package search
 
 import (
@@ -11,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/sagasu-dev/sagasu/internal/analyze"
 	"github.com/sagasu-dev/sagasu/internal/chunk"
@@ -66,6 +71,16 @@ type Engine struct {
 
 	paramsMu sync.Mutex
 	params   *bm25.Params // the index's keyword scoring, once read
+
+	// frameJa is questionWordsJa as the analyzer reads it, made at the
+	// first Japanese query (it loads the Japanese dictionary).
+	frameJaOnce sync.Once
+	frameJa     []string
+
+	// bg is the sample of the index's vectors that Relatedness measures
+	// against, read at its first use.
+	bgMu sync.Mutex
+	bg   [][]float32
 }
 
 // Option configures an Engine.
@@ -82,7 +97,8 @@ func WithDefaultMode(m Mode) Option { return func(en *Engine) { en.defaultMode =
 func WithFusion(f Fusion) Option { return func(en *Engine) { en.fusion = f } }
 
 // WithAnalyzer sets the analyzer that turns queries into keyword terms; it
-// must be the one the index is pinned to (the default analyzer otherwise).
+// must be the one the index is pinned to (by default the store's own, when
+// it says, else the default analyzer).
 func WithAnalyzer(a *analyze.Analyzer) Option { return func(en *Engine) { en.an = a } }
 
 // New returns an Engine over s.
@@ -92,10 +108,24 @@ func New(s store.Store, opts ...Option) *Engine {
 		o(e)
 	}
 	if e.an == nil {
-		e.an = analyze.New(analyze.Options{})
+		if a, ok := s.(analyzed); ok && a.Analyzer() != nil {
+			e.an = a.Analyzer()
+		} else {
+			e.an = analyze.New(analyze.Options{})
+		}
 	}
 	return e
 }
+
+// analyzed is a store that says which analyzer its keyword index is read
+// with: the one it is pinned to, which may be older than this build's.
+type analyzed interface {
+	Analyzer() *analyze.Analyzer
+}
+
+// Analyzer returns the analyzer queries are turned into keyword terms with:
+// the index's own.
+func (e *Engine) Analyzer() *analyze.Analyzer { return e.an }
 
 // Keyword ranks chunks by BM25F over the analysed terms of query, then
 // re-ranks the best of them by how close together the query's terms occur
@@ -158,9 +188,19 @@ func (e *Engine) keyword(ctx context.Context, query string, k int, f store.Filte
 // that answers, so keyword search drops them unless nothing else is left.
 const questionWords = "how do does did i my me we you your what can should would could when where why who"
 
+// questionWordsJa are the content words of Japanese question and request
+// endings ("〜する方法", "〜を教えて", "〜の仕方", "〜が知りたい", "〜したいと思う");
+// their particles and auxiliaries ("とは", "について", "ください", "たい") make
+// no terms at all with an analyzer that reads Japanese as words.
+const questionWordsJa = "方法 やり方 仕方 教える 知る 分かる 良い 欲しい 思う"
+
 // contentTerms is terms without the question words.
 func (e *Engine) contentTerms(terms []string) []string {
 	frame := e.an.QueryTerms(questionWords)
+	if e.an.Japanese() && slices.ContainsFunc(terms, isCJKTerm) {
+		e.frameJaOnce.Do(func() { e.frameJa = e.an.QueryTerms(questionWordsJa) })
+		frame = append(frame, e.frameJa...)
+	}
 	out := make([]string, 0, len(terms))
 	for _, t := range terms {
 		if !slices.Contains(frame, t) {
@@ -171,6 +211,13 @@ func (e *Engine) contentTerms(terms []string) []string {
 		return terms
 	}
 	return out
+}
+
+// isCJKTerm reports whether a term starts with a CJK character (every
+// character of a CJK term is one).
+func isCJKTerm(t string) bool {
+	r, _ := utf8.DecodeRuneInString(t)
+	return r >= 0x2E80 && (unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul))
 }
 
 // scoring returns the keyword scoring parameters pinned in the index

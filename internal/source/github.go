@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sagasu-dev/sagasu/internal/clip"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/glob"
 	"github.com/sagasu-dev/sagasu/internal/source/fetch"
@@ -452,7 +453,7 @@ func (g *GitHub) commit(ctx context.Context, repo ghRepo, ref string) (string, e
 	}
 	sha := strings.TrimSpace(string(data))
 	if !commitSHA.MatchString(sha) {
-		return "", fmt.Errorf("resolve ref %q: the API answered %q, not a commit SHA; check SAGASU_GITHUB_API_URL", ref, clip(sha, 60))
+		return "", fmt.Errorf("resolve ref %q: the API answered %q, not a commit SHA; check SAGASU_GITHUB_API_URL", ref, clip.Runes(sha, 60))
 	}
 	return sha, nil
 }

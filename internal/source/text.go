@@ -7,6 +7,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/sagasu-dev/sagasu/internal/clip"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 )
 
@@ -77,22 +78,13 @@ func firstLine(s string, max int) string {
 		if line == "" {
 			continue
 		}
-		return clip(line, max)
+		return clip.Runes(line, max)
 	}
 	return ""
 }
 
 // maxTitle is the most runes of a title taken from a document's text.
 const maxTitle = 200
-
-// clip cuts s to at most max runes, marking a cut with "…".
-func clip(s string, max int) string {
-	if utf8.RuneCountInString(s) <= max {
-		return s
-	}
-	r := []rune(s)
-	return strings.TrimSpace(string(r[:max-1])) + "…"
-}
 
 // addLine adds a line to a paragraph, keeping only the first few: a heading
 // longer than that is clipped anyway.
@@ -187,7 +179,7 @@ func markdownTitle(s string) string {
 	fm, fmBytes := frontMatterLines(s)
 	title, end := frontMatterTitle(fm)
 	if title != "" {
-		return clip(title, maxTitle)
+		return clip.Runes(title, maxTitle)
 	}
 	if end == 0 {
 		fmBytes = 0
@@ -223,12 +215,12 @@ func markdownTitle(s string) string {
 			}
 			if level == 1 {
 				if t := atxText(text); t != "" {
-					return clip(t, maxTitle)
+					return clip.Runes(t, maxTitle)
 				}
 			}
 			para = nil
 		case para != nil && strings.Trim(rest, "=") == "":
-			return clip(strings.Join(para, " "), maxTitle)
+			return clip.Runes(strings.Join(para, " "), maxTitle)
 		case para != nil && strings.Trim(rest, "- \t") == "":
 			para = nil // a setext level-2 heading
 		default:

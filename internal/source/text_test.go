@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/sagasu-dev/sagasu/internal/clip"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 )
 
@@ -275,7 +276,7 @@ func markdownTitleOfLines(s string) string {
 	}
 	title, start := frontMatterTitle(lines)
 	if title != "" {
-		return clip(title, maxTitle)
+		return clip.Runes(title, maxTitle)
 	}
 
 	var para []string // the paragraph so far, for setext headings
@@ -307,12 +308,12 @@ func markdownTitleOfLines(s string) string {
 			}
 			if level == 1 {
 				if t := atxText(text); t != "" {
-					return clip(t, maxTitle)
+					return clip.Runes(t, maxTitle)
 				}
 			}
 			para = nil
 		case para != nil && strings.Trim(rest, "=") == "":
-			return clip(strings.Join(para, " "), maxTitle)
+			return clip.Runes(strings.Join(para, " "), maxTitle)
 		case para != nil && strings.Trim(rest, "- \t") == "":
 			para = nil // a setext level-2 heading
 		default:

@@ -1,10 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -75,44 +77,76 @@ type Runs interface {
 	Events(ctx context.Context, runID string, afterSeq int64) ([]Event, error)
 }
 
-// StoredTime is a time as the stores keep it: UTC, to the microsecond
+// storedTime is a time as the stores keep it: UTC, to the microsecond
 // (what PostgreSQL keeps), so a round trip gives the same value in every
-// store.
-func StoredTime(t time.Time) time.Time {
+// store. The zero time is now.
+func storedTime(t time.Time) time.Time {
 	if t.IsZero() {
 		t = time.Now()
 	}
 	return t.UTC().Truncate(time.Microsecond)
 }
 
-// NewRun checks r and fills its defaults before a store writes it.
-func NewRun(r Run) (Run, error) {
+// CreateRun implements Runs.
+func (c *contract) CreateRun(ctx context.Context, r Run) error {
 	if r.ID == "" || r.Kind == "" {
-		return r, fmt.Errorf("create run: a run needs an ID and a kind")
+		return fmt.Errorf("create run: a run needs an ID and a kind")
 	}
 	if err := checkJSON(r.Meta); err != nil {
-		return r, fmt.Errorf("create run %q: meta: %w", r.ID, err)
+		return fmt.Errorf("create run %q: meta: %w", r.ID, err)
 	}
-	r.Created = StoredTime(r.Created)
+	r.Created = storedTime(r.Created)
 	if r.Updated.IsZero() {
 		r.Updated = r.Created
 	}
-	r.Updated = StoredTime(r.Updated)
-	return r, nil
+	r.Updated = storedTime(r.Updated)
+	r.Meta = jsonOrNil(r.Meta)
+	return c.d.InsertRun(ctx, r)
 }
 
-// CheckRunUpdate checks u before a store writes it.
-func CheckRunUpdate(id string, u RunUpdate) error {
+// UpdateRun implements Runs.
+func (c *contract) UpdateRun(ctx context.Context, id string, u RunUpdate) error {
 	if err := checkJSON(u.Meta); err != nil {
 		return fmt.Errorf("update run %q: meta: %w", id, err)
 	}
-	return nil
+	return c.d.UpdateRun(ctx, id, u, storedTime(time.Time{}))
 }
 
-// NewEvents checks events and fills RunID, Time and Seq (from after+1)
-// before a store writes them.
-func NewEvents(runID string, after int64, events []Event) ([]Event, error) {
+// Run implements Runs.
+func (c *contract) Run(ctx context.Context, id string) (Run, error) {
+	r, err := c.d.Run(ctx, id)
+	return storedRun(r), err
+}
+
+// ListRuns implements Runs: the order is decided here, the same for every
+// store (by bytes, whatever a database's collation).
+func (c *contract) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
+	if f.Limit < 0 {
+		return nil, fmt.Errorf("list runs: limit %d is negative", f.Limit)
+	}
+	runs, err := c.d.RunsOfKind(ctx, f.Kind)
+	if err != nil {
+		return nil, err
+	}
+	for i := range runs {
+		runs[i] = storedRun(runs[i])
+	}
+	slices.SortFunc(runs, func(a, b Run) int {
+		if c := b.Updated.Compare(a.Updated); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	if f.Limit > 0 && len(runs) > f.Limit {
+		runs = runs[:f.Limit]
+	}
+	return runs, nil
+}
+
+// AppendEvents implements Runs.
+func (c *contract) AppendEvents(ctx context.Context, runID string, events []Event) ([]Event, error) {
 	out := make([]Event, len(events))
+	var latest time.Time
 	for i, e := range events {
 		if e.Type == "" {
 			return nil, fmt.Errorf("append to run %q: event %d has no type", runID, i)
@@ -120,32 +154,55 @@ func NewEvents(runID string, after int64, events []Event) ([]Event, error) {
 		if err := checkJSON(e.Data); err != nil {
 			return nil, fmt.Errorf("append to run %q: event %d: %w", runID, i, err)
 		}
-		e.RunID, e.Seq, e.Time = runID, after+int64(i)+1, StoredTime(e.Time)
+		e.RunID, e.Seq, e.Time, e.Data = runID, int64(i)+1, storedTime(e.Time), jsonOrNil(e.Data)
+		if e.Time.After(latest) {
+			latest = e.Time
+		}
 		out[i] = e
+	}
+	if len(out) == 0 {
+		_, err := c.d.Run(ctx, runID)
+		return nil, err
+	}
+	last, err := c.d.AppendEvents(ctx, runID, out, latest)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].Seq += last
 	}
 	return out, nil
 }
 
-// Latest returns the latest Time of events (zero for none).
-func Latest(events []Event) time.Time {
-	var t time.Time
-	for _, e := range events {
-		if e.Time.After(t) {
-			t = e.Time
-		}
+// Events implements Runs.
+func (c *contract) Events(ctx context.Context, runID string, afterSeq int64) ([]Event, error) {
+	if _, err := c.d.Run(ctx, runID); err != nil {
+		return nil, err
 	}
-	return t
+	events, err := c.d.Events(ctx, runID, afterSeq)
+	if err != nil {
+		return nil, err
+	}
+	for i := range events {
+		e := &events[i]
+		e.RunID, e.Time, e.Data = runID, e.Time.UTC(), jsonOrNil(e.Data)
+	}
+	slices.SortFunc(events, func(a, b Event) int { return cmp.Compare(a.Seq, b.Seq) })
+	return events, nil
 }
 
-// RawJSON is the stored form of a JSON field: "" for nil.
-func RawJSON(b json.RawMessage) string { return string(b) }
+// storedRun is a run as read back: times in UTC, no empty JSON.
+func storedRun(r Run) Run {
+	r.Created, r.Updated, r.Meta = r.Created.UTC(), r.Updated.UTC(), jsonOrNil(r.Meta)
+	return r
+}
 
-// JSONOf reads a stored JSON field back: nil for "".
-func JSONOf(s string) json.RawMessage {
-	if s == "" {
+// jsonOrNil is nil for an empty JSON field, as stores keep "" for none.
+func jsonOrNil(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
 		return nil
 	}
-	return json.RawMessage(s)
+	return b
 }
 
 func checkJSON(b json.RawMessage) error {

@@ -1,8 +1,9 @@
-// Package testcorpus gives tests the real corpora beside the repository
-// (../shared/data): the VitePress documentation, indexed once per test
-// binary into a temporary SQLite index. A test that needs a corpus which is
-// not there skips with a message, or fails when CI=true (CI runs with
-// ../shared beside the repository).
+// Package testcorpus gives tests corpora indexed into a temporary SQLite
+// index: Kumo, a small made-up documentation site in this repository
+// (English and Japanese Markdown) for the tests of sagasu's own logic,
+// which run on every clone; and the real VitePress documentation beside
+// the repository (../shared/data) for measurements, which skip without it
+// (and fail when CI=true: CI runs with ../shared beside the repository).
 package testcorpus
 
 import (
@@ -18,49 +19,52 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/index"
 	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/source"
+	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
-
-// SharedData is ../shared/data beside the repository root (or
-// $SAGASU_SHARED_DATA).
-func SharedData() string {
-	if d := os.Getenv("SAGASU_SHARED_DATA"); d != "" {
-		return d
-	}
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	return filepath.Join(root, "..", "shared", "data")
-}
-
-// Need returns the path of a corpus under SharedData, or skips the test
-// (fails it with CI=true) when it is not there.
-func Need(t testing.TB, name string) string {
-	t.Helper()
-	dir := filepath.Join(SharedData(), name)
-	if _, err := os.Stat(dir); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not at %s (CI runs with ../shared beside the repository)", name, dir)
-		}
-		t.Skipf("%s is not at %s: %v", name, dir, err)
-	}
-	return dir
-}
 
 var (
 	mu      sync.Mutex
 	engines = map[string]*search.Engine{}
+	temps   []string // the folders of their indexes
 )
 
-// VitePress returns a search engine over the VitePress documentation —
-// the language folders given ("en", "ja"; none means both) — with URIs
-// relative to the corpus ("en/guide/…"). It is built once per test binary
-// and set of folders; Close releases them.
+// KumoDocs is the folder of the Kumo corpus: the documentation of a
+// made-up static site generator, a dozen English pages (guides and a
+// reference: deploy, sitemap, search, i18n, frontmatter, sidebar, a 404
+// page, the last-updated timestamp) and six Japanese ones, under en/ and
+// ja/.
+func KumoDocs() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "testdata", "kumo")
+}
+
+// Kumo returns a search engine over the Kumo corpus — the language
+// folders given ("en", "ja"; none means both) — with URIs relative to the
+// corpus ("en/guide/deploy.md"). Each call indexes it afresh (in a
+// fraction of a second) into the test's temporary folder, closed when the
+// test ends.
+func Kumo(t testing.TB, langs ...string) *search.Engine {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "kumo.db"), sqlite.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := indexLangs(st, KumoDocs(), langs); err != nil {
+		t.Fatal(err)
+	}
+	return search.New(st)
+}
+
+// VitePress returns a search engine over the VitePress documentation in
+// the shared data, like Kumo, but built once per test binary and set of
+// folders (Close releases them); it skips the test (fails it under
+// CI=true) when the documentation is not there.
 func VitePress(t testing.TB, langs ...string) *search.Engine {
 	t.Helper()
-	docs := Need(t, "vitepress-docs")
-	if len(langs) == 0 {
-		langs = []string{"en", "ja"}
-	}
+	root := testenv.Shared(t, "vitepress-docs")
 	key := strings.Join(langs, "+")
 	mu.Lock()
 	defer mu.Unlock()
@@ -72,29 +76,39 @@ func VitePress(t testing.TB, langs ...string) *search.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
+	temps = append(temps, dir)
 	st, err := sqlite.Open(ctx, filepath.Join(dir, "vp.db"), sqlite.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var docsIn []doc.Document
-	for _, l := range langs {
-		// With the corpus as the root, URIs are relative to it.
-		err := source.Walk(ctx, []string{filepath.Join(docs, l)}, source.Options{Root: docs}, func(d doc.Document) error {
-			docsIn = append(docsIn, d)
-			return nil
-		}, nil)
-		if err != nil {
-			st.Close()
-			t.Fatal(err)
-		}
-	}
-	if _, err := index.New(st, index.Options{}).Documents(ctx, docsIn); err != nil {
+	if err := indexLangs(st, root, langs); err != nil {
 		st.Close()
 		t.Fatal(err)
 	}
 	e := search.New(st)
 	engines[key] = e
 	return e
+}
+
+// indexLangs indexes the language folders of the corpus at root ("en",
+// "ja"; none means both) into st, with URIs relative to root.
+func indexLangs(st store.Store, root string, langs []string) error {
+	if len(langs) == 0 {
+		langs = []string{"en", "ja"}
+	}
+	ctx := context.Background()
+	var docsIn []doc.Document
+	for _, l := range langs {
+		err := source.Walk(ctx, []string{filepath.Join(root, l)}, source.Options{Root: root}, func(d doc.Document) error {
+			docsIn = append(docsIn, d)
+			return nil
+		}, nil)
+		if err != nil {
+			return err
+		}
+	}
+	_, err := index.New(st, index.Options{}).Documents(ctx, docsIn)
+	return err
 }
 
 // Close releases the corpora a test binary opened (call it from TestMain).
@@ -105,4 +119,8 @@ func Close() {
 		e.Store().Close()
 		delete(engines, k)
 	}
+	for _, dir := range temps {
+		os.RemoveAll(dir)
+	}
+	temps = nil
 }

@@ -63,9 +63,17 @@ func (c *Cursors) sign(payload string) string {
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:16])
 }
 
-// Issue returns the cursor for st.
-func (c *Cursors) Issue(st CursorState) string {
-	st.Issued = c.now().Unix()
+// Now reads the cursors' clock: a handler reads it once per response and
+// issues every cursor of the response at that instant.
+func (c *Cursors) Now() time.Time { return c.now() }
+
+// Issue returns the cursor for st, issued at at. A response is rendered
+// several times while it is fitted to its budget, and every rendering must
+// be the same but for its shape, or the size it states would be another
+// rendering's: a handler reads the clock once (Now) and issues every
+// cursor of its response at that instant.
+func (c *Cursors) Issue(st CursorState, at time.Time) string {
+	st.Issued = at.Unix()
 	raw, _ := json.Marshal(st)
 	payload := base64.RawURLEncoding.EncodeToString(raw)
 	return payload + "." + c.sign(payload)
@@ -128,14 +136,14 @@ func Ranked[R any](c *Cursors, tool, cursor, args string, call func(offset int) 
 	return res, nil
 }
 
-// Next returns the cursor to the page after the first kept hits of p, or
-// "" when the ranking ends there.
-func (c *Cursors) Next(p Ranking, tool, args string, kept int) string {
+// Next returns the cursor, issued at at, to the page after the first kept
+// hits of p, or "" when the ranking ends there.
+func (c *Cursors) Next(p Ranking, tool, args string, kept int, at time.Time) string {
 	if kept >= len(p.Hits) && !p.HasMore {
 		return ""
 	}
 	o := p.Offset + kept
-	return c.Issue(CursorState{Tool: tool, Args: args, Offset: o, Seen: HashOf(p.IDs[:o])})
+	return c.Issue(CursorState{Tool: tool, Args: args, Offset: o, Seen: HashOf(p.IDs[:o])}, at)
 }
 
 // PageArgs is the identity of a query's ranking, which its cursors are

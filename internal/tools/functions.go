@@ -8,10 +8,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sagasu-dev/sagasu/internal/analyze"
 	"github.com/sagasu-dev/sagasu/internal/budget"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/llm"
 	"github.com/sagasu-dev/sagasu/internal/loop"
+	"github.com/sagasu-dev/sagasu/internal/search"
 )
 
 // AgentFunctions are the operations the agents offer their models: find
@@ -185,7 +187,7 @@ func (f *Functions) query(ctx context.Context, in QueryInput) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	out := Outcome{NextCursor: f.t.cursors.Next(res.Ranking, NameQuery, args, len(res.Hits))}
+	out := Outcome{NextCursor: f.t.cursors.Next(res.Ranking, NameQuery, args, len(res.Hits), f.t.cursors.Now())}
 	var b strings.Builder
 	for _, h := range res.Hits {
 		out.Hits = append(out.Hits, h.Hit)
@@ -251,7 +253,7 @@ func (f *Functions) get(ctx context.Context, in GetInput) (Outcome, error) {
 	}
 	out.Text = fmt.Sprintf("%s (lines %d-%d): passages %d-%d of %d", where, g.StartLine, g.EndLine, offset+1, end, len(span))
 	if end < len(span) {
-		out.NextCursor = f.t.cursors.Issue(CursorState{Tool: NameGet, Args: args, Offset: end, Seen: g.Version})
+		out.NextCursor = f.t.cursors.Issue(CursorState{Tool: NameGet, Args: args, Offset: end, Seen: g.Version}, f.t.cursors.Now())
 	}
 	return out, nil
 }
@@ -281,4 +283,22 @@ func DescribeEvaluation(e loop.Evaluation) string {
 	}
 	fmt.Fprintf(&b, "next: %s (%s)", e.Recommendation.Action, e.Recommendation.Reason)
 	return b.String()
+}
+
+// Analyzer is the index's own analyzer: an agent splits questions and
+// passages into words as the index does.
+func (f *Functions) Analyzer() *analyze.Analyzer { return f.t.engine.Analyzer() }
+
+// DefaultMode is the retrieval mode sagasu_query searches in when no mode
+// is given (hybrid when the index has an embedder pinned).
+func (f *Functions) DefaultMode() search.Mode { return f.t.engine.DefaultMode() }
+
+// ComparesMeaning reports whether the index can compare texts with its
+// chunks by meaning (it has an embedder and stored vectors).
+func (f *Functions) ComparesMeaning() bool { return f.t.engine.ComparesMeaning() }
+
+// Relatedness is how close text is by meaning to each of the chunks ids
+// (search.Engine.Relatedness).
+func (f *Functions) Relatedness(ctx context.Context, text string, ids []int64) (map[int64]float64, error) {
+	return f.t.engine.Relatedness(ctx, text, ids)
 }

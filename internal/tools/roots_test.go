@@ -11,6 +11,7 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // swapLink points the symbolic link at link to target, replacing it in one
@@ -136,9 +137,7 @@ func TestDotfileRule(t *testing.T) {
 // root, through the faces' toolset: the opened file's own path (from /proc)
 // is checked before it is read.
 func TestSymlinkSwapToDotfileIsRefused(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("only Linux tells which file an open file is (/proc/self/fd)")
-	}
+	testenv.Platform(t, runtime.GOOS == "linux", "only Linux tells which file an open file is (/proc/self/fd)")
 	ts, dir := newToolset(t)
 	root := filepath.Join(dir, "docs")
 	if err := os.WriteFile(filepath.Join(root, ".env"), []byte("API_KEY=sk-dotfile-secret\n"), 0o644); err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sagasu-dev/sagasu/internal/clip"
 	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/tools"
@@ -139,20 +140,6 @@ func snippet(text string, terms []string, n int) (string, bool) {
 	return out, true
 }
 
-// clip cuts s to at most n runes and reports whether it did.
-func clip(s string, n int) (string, bool) {
-	if utf8.RuneCountInString(s) <= n {
-		return s, false
-	}
-	i, count := 0, 0
-	for i < len(s) && count < n {
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		count++
-	}
-	return s[:i], true
-}
-
 // evaluateInput asks for a judgement of results against a goal.
 type evaluateInput struct {
 	Goal     string  `json:"goal"`
@@ -241,7 +228,8 @@ func (s *Server) chunk(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := search.View(hits[0])
-	text, cut := clip(v.Text, MaxPassageRunes)
+	text := clip.Runes(v.Text, MaxPassageRunes)
+	cut := text != v.Text
 	v.Text = text
 	writeJSON(w, http.StatusOK, chunkOutput{Passage: v, Truncated: cut})
 }

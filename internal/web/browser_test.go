@@ -10,10 +10,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/sagasu-dev/sagasu/internal/httpguard/httpguardtest"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // repoRoot is the repository's root, two folders up from this package.
@@ -26,35 +28,13 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// needs skips the test when an external part is missing, or fails it
-// under CI=true.
-func needs(t *testing.T, ok bool, msg string) {
-	t.Helper()
-	if ok {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-}
-
 // TestBrowser drives `sagasu serve` in Debian's chromium: ask offline and
 // see the answer, its citations and trace; open a citation; search and
 // evaluate; start a research run and watch it finish; no console errors.
 // It prints the time to the first trace event and to the answer.
 func TestBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the browser test is not short")
-	}
+	node, modules := browserTools(t)
 	root := repoRoot(t)
-	modules := filepath.Join(root, ".tools", "web-test", "node_modules")
-	_, err := os.Stat(filepath.Join(modules, "playwright-core"))
-	needs(t, err == nil, "playwright-core is not installed: run bash scripts/web-test.sh")
-	_, err = os.Stat("/usr/bin/chromium")
-	needs(t, err == nil, "/usr/bin/chromium is missing: run bash scripts/playwright-mcp.sh")
-	node, err := exec.LookPath("node")
-	needs(t, err == nil, "node is not installed (apt-get install nodejs)")
 
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "sagasu")
@@ -225,4 +205,201 @@ func writeDocs(t *testing.T, dir string) string {
 		}
 	}
 	return dir
+}
+
+// browserTools returns node and the playwright-core modules folder, or
+// skips (fails under CI=true) when they are missing.
+func browserTools(t *testing.T) (node, modules string) {
+	t.Helper()
+	testenv.Short(t, "drives chromium through a whole session")
+	modules = filepath.Join(repoRoot(t), ".tools", "web-test", "node_modules")
+	_, err := os.Stat(filepath.Join(modules, "playwright-core"))
+	testenv.Need(t, err == nil, "playwright-core is not installed: run bash scripts/web-test.sh")
+	_, err = os.Stat("/usr/bin/chromium")
+	testenv.Need(t, err == nil, "/usr/bin/chromium is missing: run bash scripts/playwright-mcp.sh")
+	node, err = exec.LookPath("node")
+	testenv.Need(t, err == nil, "node is not installed (apt-get install nodejs)")
+	return node, modules
+}
+
+// serveIndexed builds sagasu, indexes folders into a fresh index, serves it
+// and returns the link it prints (with its token); the server stops when
+// the test ends.
+func serveIndexed(t *testing.T, folders ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "sagasu")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/sagasu")
+	build.Dir = repoRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build sagasu: %v\n%s", err, out)
+	}
+	db := filepath.Join(dir, "index.db")
+	env := append(os.Environ(), "SAGASU_LLM=", "SAGASU_CACHE_DIR="+filepath.Join(dir, "cache"))
+	for _, f := range folders {
+		index := exec.Command(bin, "--db", db, "index", f)
+		index.Env = env
+		if out, err := index.CombinedOutput(); err != nil {
+			t.Fatalf("index %s: %v\n%s", f, err, out)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	serve := exec.CommandContext(ctx, bin, "--db", db, "serve", "--listen", "127.0.0.1:0")
+	serve.Env = env
+	pr, pw := io.Pipe()
+	serve.Stdout, serve.Stderr = pw, pw
+	if err := serve.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); _ = serve.Wait(); pw.Close() })
+	// The link serve prints, token and all, as the user clicks it.
+	base, _ := httpguardtest.Watch(t, pr, linkRE)
+	return base
+}
+
+// TestBrowserLanguage: a browser that asks for Japanese gets the page in
+// Japanese (lang attribute, labels, trace labels, dates), search snippets
+// render as markdown with hostile markup inert, and a switch to English
+// holds across a reload; a browser that asks for English gets English.
+func TestBrowserLanguage(t *testing.T) {
+	node, modules := browserTools(t)
+	root := repoRoot(t)
+	dir := t.TempDir()
+	docs, question := "", "サイドバーを設定するには？"
+	for _, up := range []string{"..", filepath.Join("..", "..")} {
+		d := filepath.Join(root, up, "shared", "data", "vitepress-docs", "ja")
+		if _, err := os.Stat(d); err == nil {
+			docs = d
+			break
+		}
+	}
+	if docs == "" {
+		docs = filepath.Join(dir, "ja")
+		if err := os.MkdirAll(docs, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		page := "# サイドバー\n\nサイドバーはドキュメントの主要なナビゲーションです。設定ファイルの `themeConfig.sidebar` で項目を並べます。\n"
+		if err := os.WriteFile(filepath.Join(docs, "sidebar.md"), []byte(page), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A page whose snippet has a heading, a code fence and markup that
+	// tries to run script.
+	md := filepath.Join(dir, "md")
+	if err := os.MkdirAll(md, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	snippet := "---\ntitle: Quxmarker page\n---\n\n## Quxmarker heading\n\nThe quxmarker setting <img src=x onerror=\"window.__pwned=1\"> and [a link](javascript:window.__pwned=1).\n\n```yaml\nquxmarker: true\n```\n"
+	if err := os.WriteFile(filepath.Join(md, "quxmarker.md"), []byte(snippet), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A page whose best-matching lines are labels, not sentences.
+	labels := "# Zorblat\n\n## Zorblat settings\n\nThe zorblat option turns the page widget on and off for each reader.\n\n" +
+		"- Zorblat widget pattern: the address of the widget with `:path`\n- Zorblat widget text: the label shown below each page\n- Zorblat widget per locale and per page\n"
+	if err := os.WriteFile(filepath.Join(md, "zorblat.md"), []byte(labels), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := serveIndexed(t, docs, md)
+
+	out := os.Getenv("SAGASU_ARTIFACTS")
+	if out == "" {
+		out = t.TempDir()
+	}
+	run := exec.Command(node, filepath.Join("testdata", "language.mjs"), base, out, question, "quxmarker", "zorblat widget pattern text per page")
+	run.Env = append(os.Environ(), "SAGASU_WEB_TEST_MODULES="+modules)
+	var stdout, stderr bytes.Buffer
+	run.Stdout, run.Stderr = &stdout, &stderr
+	runErr := run.Run()
+	type words struct{ Lang, Send, Search, Placeholder, Select string }
+	var rep struct {
+		Errors                       []string
+		Failure                      string
+		AcceptLanguage               string
+		Ja, Switched, Reloaded, En   words
+		TraceKinds, TraceKindsEn     []string
+		Meta, Answer                 string
+		SnippetHeadings, SnippetCode int
+		SnippetMarks                 int
+		SnippetText, SearchInfo      string
+		Injected                     []string
+		DateJa, DateEn, StatsJa      string
+		Quotes                       []string
+		QuoteAnswer                  string
+		QuoteSupported               int
+	}
+	line := strings.TrimSpace(stdout.String())
+	if i := strings.LastIndexByte(line, '\n'); i >= 0 {
+		line = line[i+1:]
+	}
+	if err := json.Unmarshal([]byte(line), &rep); err != nil {
+		t.Fatalf("the browser script printed no report (%v): %s\nstderr: %s", runErr, stdout.String(), stderr.String())
+	}
+	t.Logf("screenshots in %s; report %+v", out, rep)
+	if rep.Failure != "" {
+		t.Fatalf("a step failed: %s", rep.Failure)
+	}
+	if len(rep.Errors) > 0 {
+		t.Errorf("the page logged console errors: %q", rep.Errors)
+	}
+	want := func(who string, got, w words) {
+		if got != w {
+			t.Errorf("%s: the page shows %+v, want %+v", who, got, w)
+		}
+	}
+	ja := words{Lang: "ja", Send: "送信", Search: "検索", Placeholder: "インデックスに質問する", Select: "ja"}
+	en := words{Lang: "en", Send: "Send", Search: "Search", Placeholder: "Ask the index a question", Select: "en"}
+	want("a browser asking for "+rep.AcceptLanguage, rep.Ja, ja)
+	want("after switching to English", rep.Switched, en)
+	want("after a reload", rep.Reloaded, en)
+	want("a browser asking for English", rep.En, en)
+	for _, k := range []string{"思考", "ツール呼び出し", "観察", "振り返り"} {
+		if !slices.Contains(rep.TraceKinds, k) {
+			t.Errorf("the Japanese trace lacks the label %q: %q", k, rep.TraceKinds)
+		}
+	}
+	if !slices.Contains(rep.TraceKindsEn, "tool call") || slices.Contains(rep.TraceKindsEn, "思考") {
+		t.Errorf("after the switch the trace says %q, want English labels", rep.TraceKindsEn)
+	}
+	if !strings.Contains(rep.Meta, "ミリ秒") || !strings.Contains(rep.Meta, "オフライン") {
+		t.Errorf("the answer's meta line %q is not in Japanese", rep.Meta)
+	}
+	if !hasKanaText(rep.Answer) {
+		t.Errorf("the answer to a Japanese question is not Japanese: %q", rep.Answer)
+	}
+	// The front matter and the fence are two code blocks; no markdown
+	// syntax is left as text.
+	if rep.SnippetHeadings == 0 || rep.SnippetCode != 2 || strings.Contains(rep.SnippetText, "## ") || strings.Contains(rep.SnippetText, "```") || strings.Contains(rep.SnippetText, "---") {
+		t.Errorf("the snippet was not rendered as markdown (%d headings, %d code blocks): %q", rep.SnippetHeadings, rep.SnippetCode, rep.SnippetText)
+	}
+	if len(rep.Injected) > 0 || !strings.Contains(rep.SnippetText, "<img") || strings.Contains(rep.SnippetText, "javascript:") || rep.SnippetMarks == 0 {
+		t.Errorf("the hostile snippet was not shown as marked text: injected %q, text %q, %d marks", rep.Injected, rep.SnippetText, rep.SnippetMarks)
+	}
+	// Intl.DateTimeFormat: ja writes 2026/11/25 3:10, en Nov 25, 2026, 3:10 AM.
+	if !regexp.MustCompile(`^\d{4}/\d{1,2}/\d{1,2} `).MatchString(rep.DateJa) || !regexp.MustCompile(`^[A-Z][a-z]{2} \d{1,2}, \d{4}`).MatchString(rep.DateEn) {
+		t.Errorf("dates are not written the reader's way: ja %q, en %q", rep.DateJa, rep.DateEn)
+	}
+	if !strings.Contains(rep.StatsJa, "件") || !strings.Contains(rep.SearchInfo, "件") {
+		t.Errorf("counts are not in Japanese: %q, %q", rep.StatsJa, rep.SearchInfo)
+	}
+	if len(rep.Quotes) != 1 || !strings.Contains(rep.Quotes[0], "The zorblat option turns the page widget on and off") || rep.QuoteSupported == 0 ||
+		!strings.Contains(rep.QuoteAnswer, "Zorblat › Zorblat settings") || strings.Contains(rep.QuoteAnswer, "widget pattern:") || strings.Contains(rep.QuoteAnswer, "> ") {
+		t.Errorf("the offline answer over label lines is not one quoted passage under its heading: quotes %q, answer %q, %d supported", rep.Quotes, rep.QuoteAnswer, rep.QuoteSupported)
+	}
+	if os.Getenv("SAGASU_WRITE_SCREENSHOTS") == "1" {
+		for name, to := range map[string]string{"chat-ja": "web-ja.png", "chat-en": "web-en.png", "search-ja": "web-search-ja.png", "quote-en": "web-quote.png"} {
+			b, err := os.ReadFile(filepath.Join(out, name+".png"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, "docs", "img", to), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// hasKanaText reports Japanese text (hiragana or katakana).
+func hasKanaText(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return r >= 0x3040 && r <= 0x30ff }) >= 0
 }

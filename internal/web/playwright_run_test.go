@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/httpguard/httpguardtest"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // scriptedBrowsing is an OpenAI-compatible model that plays Plan-and-Act's
@@ -104,19 +105,17 @@ func scriptedBrowsing(t *testing.T, site string) (url string, step2 chan struct{
 // again. Screenshots of both pages go to the artifact folder (docs/img
 // with SAGASU_WRITE_SCREENSHOTS=1).
 func TestBrowserPlaywrightRunResumedAfterKill(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the browser test is not short")
-	}
+	testenv.Short(t, "the browser test is not short")
 	root := repoRoot(t)
 	modules := filepath.Join(root, ".tools", "web-test", "node_modules")
 	_, err := os.Stat(filepath.Join(modules, "playwright-core"))
-	needs(t, err == nil, "playwright-core is not installed: run bash scripts/web-test.sh")
+	testenv.Need(t, err == nil, "playwright-core is not installed: run bash scripts/web-test.sh")
 	_, err = os.Stat(filepath.Join(root, ".tools", "playwright-mcp", "node_modules", "@playwright", "mcp", "cli.js"))
-	needs(t, err == nil, "Playwright MCP is not installed: run bash scripts/playwright-mcp.sh")
+	testenv.Need(t, err == nil, "Playwright MCP is not installed: run bash scripts/playwright-mcp.sh")
 	_, err = os.Stat("/usr/bin/chromium")
-	needs(t, err == nil, "/usr/bin/chromium is missing: run bash scripts/playwright-mcp.sh")
+	testenv.Need(t, err == nil, "/usr/bin/chromium is missing: run bash scripts/playwright-mcp.sh")
 	node, err := exec.LookPath("node")
-	needs(t, err == nil, "node is not installed (apt-get install nodejs)")
+	testenv.Need(t, err == nil, "node is not installed (apt-get install nodejs)")
 
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -32,14 +32,22 @@ type fixture struct {
 
 func newFixture(t *testing.T, token string, texts map[string]string) *fixture {
 	t.Helper()
+	return newFixtureWith(t, token, texts, app.EmbedderConfig{})
+}
+
+// newFixtureWith is newFixture over an index with emb pinned (none when
+// its driver is empty).
+func newFixtureWith(t *testing.T, token string, texts map[string]string, emb app.EmbedderConfig) *fixture {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := app.Defaults()
 	cfg.DB = filepath.Join(dir, "index.db")
 	cfg.CacheDir = filepath.Join(dir, "cache")
 	cfg.LLM.Driver = ""
+	cfg.Embedder = emb
 	a := app.New(cfg, io.Discard, nil)
 	ctx, cancel := context.WithCancel(context.Background())
-	rt, err := a.Open(ctx, app.OpenOptions{Create: true, LongLived: true})
+	rt, err := a.Open(ctx, app.OpenOptions{Create: true, LongLived: true, PinEmpty: emb.Driver != ""})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -547,7 +555,8 @@ func TestRenderedPageHasNoInlineScript(t *testing.T) {
 	}
 	js, _ := assets.ReadFile("assets/app.js")
 	md, _ := assets.ReadFile("assets/md.js")
-	for _, src := range []string{string(js), string(md)} {
+	i18n, _ := assets.ReadFile("assets/i18n.js")
+	for _, src := range []string{string(js), string(md), string(i18n)} {
 		if strings.Contains(src, "innerHTML") || strings.Contains(src, "insertAdjacentHTML") || strings.Contains(src, "document.write") {
 			t.Error("the page's scripts write HTML from strings; text must go in as text nodes")
 		}

@@ -133,7 +133,7 @@ func load(ctx context.Context, path string) (digest, error) {
 	}
 	// The write counters say how many writes there were, not what they
 	// left: differently batched runs differ in them.
-	err = each("meta", `SELECT key, value FROM meta WHERE key NOT IN ('keyword.version', 'vectors.version')`, func(r *sql.Rows) (string, string, error) {
+	err = each("meta", `SELECT key, value FROM meta WHERE key NOT IN ('keyword.version', 'vectors.version', 'vectors.epoch', 'vectors.gone_trimmed')`, func(r *sql.Rows) (string, string, error) {
 		var k, v string
 		err := r.Scan(&k, &v)
 		return k, v, err

@@ -114,6 +114,8 @@ func report(r io.Reader, w io.Writer) (int, error) {
 			pkgFails++
 		}
 	}
+	fmt.Fprintln(w, "\n== not tested against the real part")
+	fmt.Fprintln(w, qdrantLine(out, passed, failed))
 	fmt.Fprintf(w, "\n%d passed, %d failed, %d skipped\n", len(passed), len(failed)+pkgFails, len(skipped))
 	if len(failed) > 0 || len(pkgFailed) > 0 {
 		return 1, nil
@@ -142,4 +144,33 @@ func reason(lines []string) string {
 // short drops the module path from a package path.
 func short(pkg string) string {
 	return strings.TrimPrefix(pkg, "github.com/sagasu-dev/sagasu/")
+}
+
+// qdrantServer is what the Qdrant driver's tests log when they ran against
+// a real server (internal/store/qdrant, reportServer).
+const qdrantServer = "Qdrant server: tested at"
+
+// qdrantLine says whether a real Qdrant server was tested: only when a test
+// that passed logged so. Without a server (CI builds none: Qdrant takes
+// about 100 minutes to build from source there) the driver's tests run on
+// an in-process model of Qdrant's API, which proves nothing about the
+// server, and the line says so.
+func qdrantLine(out map[key][]string, passed, failed []key) string {
+	logged := func(ks []key) string {
+		for _, k := range ks {
+			for _, l := range out[k] {
+				if i := strings.Index(l, qdrantServer); i >= 0 {
+					return strings.TrimSpace(l[i:])
+				}
+			}
+		}
+		return ""
+	}
+	if l := logged(passed); l != "" {
+		return l
+	}
+	if l := logged(failed); l != "" {
+		return "Qdrant server: not tested: the tests against it failed (above): " + strings.TrimSpace(strings.TrimPrefix(l, qdrantServer))
+	}
+	return "Qdrant server: not tested. No Qdrant server ran (SAGASU_TEST_QDRANT unset), so the Qdrant driver's tests ran on an in-process model of Qdrant's API, which proves nothing about the server; CI builds none (about 100 minutes from source). See docs/qdrant.md to test one."
 }

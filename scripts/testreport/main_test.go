@@ -47,3 +47,33 @@ b.go:3:1: syntax error
 		}
 	}
 }
+
+// TestReportSaysWhetherQdrantRan: "Qdrant server: not tested" unless a test
+// that passed logged that it ran against a server.
+func TestReportSaysWhetherQdrantRan(t *testing.T) {
+	const model = `{"Action":"output","Package":"m/store/qdrant","Test":"TestConformance","Output":"    server_test.go:50: Qdrant server: not tested (this test ran on the in-process model)\n"}
+{"Action":"pass","Package":"m/store/qdrant","Test":"TestConformance"}
+`
+	const server = `{"Action":"output","Package":"m/store/qdrant","Test":"TestConformance","Output":"    server_test.go:52: Qdrant server: tested at http://127.0.0.1:6334\n"}
+{"Action":"pass","Package":"m/store/qdrant","Test":"TestConformance"}
+`
+	const failedOnServer = `{"Action":"output","Package":"m/store/qdrant","Test":"TestConformance","Output":"    server_test.go:52: Qdrant server: tested at http://127.0.0.1:6334\n"}
+{"Action":"fail","Package":"m/store/qdrant","Test":"TestConformance"}
+`
+	for name, tc := range map[string]struct{ in, want string }{
+		"model":            {model, "Qdrant server: not tested. No Qdrant server ran"},
+		"no qdrant tests":  {`{"Action":"pass","Package":"m/a","Test":"TestOK"}`, "Qdrant server: not tested. No Qdrant server ran"},
+		"server":           {server, "Qdrant server: tested at http://127.0.0.1:6334"},
+		"failed on server": {failedOnServer, "Qdrant server: not tested: the tests against it failed (above): http://127.0.0.1:6334"},
+	} {
+		var b strings.Builder
+		if _, err := report(strings.NewReader(tc.in), &b); err != nil {
+			t.Fatal(err)
+		}
+		_, section, _ := strings.Cut(b.String(), "== not tested against the real part\n")
+		line, _, _ := strings.Cut(section, "\n")
+		if !strings.HasPrefix(line, tc.want) {
+			t.Errorf("%s: the report says %q, want %q:\n%s", name, line, tc.want, b.String())
+		}
+	}
+}

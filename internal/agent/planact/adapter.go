@@ -1,9 +1,11 @@
 package planact
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/loop"
@@ -49,22 +51,57 @@ func (r *LoopResearch) Plan(ctx context.Context, goal string) ([]Stage, error) {
 	return out, nil
 }
 
-// Evaluate judges hits against the one aspect with loop.Engine.Evaluate.
+// maxEvidence is how many pages are cited for one aspect.
+const maxEvidence = 3
+
+// Evaluate judges the pool of hits a run has gathered against one aspect
+// (loop.Engine.AspectScores, by words and, with an embedder, by meaning):
+// it is covered when some hit covers it, and the evidence is the best
+// hits that do, one per page, best first, up to maxEvidence.
 func (r *LoopResearch) Evaluate(ctx context.Context, goal, aspect string, hits []doc.Hit) (Coverage, error) {
 	if len(hits) == 0 {
 		return Coverage{Missing: []string{aspect}}, nil
 	}
-	ev, err := r.loop.Evaluate(ctx, loop.EvaluateInput{Goal: goal, Aspects: []string{aspect}, Results: hits})
+	scores, err := r.loop.AspectScores(ctx, goal, aspect, hits)
 	if err != nil {
 		return Coverage{}, fmt.Errorf("evaluate %q: %w", aspect, err)
 	}
-	c := Coverage{Covered: len(ev.FoundAspects) > 0, Score: ev.Confidence, Missing: ev.MissingAspects}
-	for _, a := range ev.Aspects {
-		if a.Found && a.Evidence != nil {
-			c.Evidence = append(c.Evidence, a.Evidence.ChunkID)
-		}
+	order := make([]int, len(hits))
+	for i := range order {
+		order[i] = i
+	}
+	// Best covering first; of equals, the one found first (the better
+	// ranked of the earlier searches).
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(scores[b], scores[a]) })
+	c := Coverage{Score: scores[order[0]]}
+	c.Evidence = bestPages(hits, scores, order, loop.FoundThreshold, maxEvidence)
+	c.Covered = len(c.Evidence) > 0
+	if !c.Covered {
+		c.Missing = []string{aspect}
+		c.Leads = bestPages(hits, scores, order, loop.CloseEnough, maxLeads)
 	}
 	return c, nil
+}
+
+// maxLeads is how many pages are cited for an aspect not found for certain.
+const maxLeads = 2
+
+// bestPages returns the chunk IDs of the best hits (in order, best first)
+// that score at least min, one per page, at most n.
+func bestPages(hits []doc.Hit, scores []float64, order []int, min float64, n int) []int64 {
+	var out []int64
+	pages := map[string]bool{}
+	for _, i := range order {
+		if scores[i] < min || len(out) == n {
+			break
+		}
+		if pages[hits[i].Source.URI] {
+			continue
+		}
+		pages[hits[i].Source.URI] = true
+		out = append(out, hits[i].Chunk.ID)
+	}
+	return out
 }
 
 // Refine asks loop.Engine.Refine for a query aimed at aspect.

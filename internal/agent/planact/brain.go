@@ -11,10 +11,11 @@ import (
 )
 
 // The research brain plans and judges without a language model: the
-// goal's aspects are the steps, each step searches the knowledge base and
-// is judged for coverage, an aspect not covered gets a refined query (a
-// replan of that step), at most DefaultMaxRefines times, and the answer
-// lists the covered aspects with the chunks that cover them.
+// goal's aspects are the steps, each step searches the knowledge base, and
+// the pool of everything found so far is judged for the step's aspect as
+// the loop judges it; an aspect not covered gets a refined query (a replan
+// of that step), at most DefaultMaxRefines times, and the answer lists the
+// covered aspects with the best pages that cover each.
 
 // researchPlan makes one step per aspect of the goal.
 func (a *Agent) researchPlan(ctx context.Context, rc *graph.RunContext, s State) (State, error) {
@@ -49,10 +50,20 @@ func (a *Agent) researchPlan(ctx context.Context, rc *graph.RunContext, s State)
 // lastHits returns the hits of the last search.
 func (s *State) lastHits() []doc.Hit { return s.hits(s.LastHits) }
 
-// hits returns the passages at positions idx as hits.
-func (s *State) hits(idx []int) []doc.Hit {
-	out := make([]doc.Hit, 0, len(idx))
-	for _, i := range idx {
+// pool returns every hit the run's searches returned, in first-seen order:
+// what an aspect is judged against, whichever step's search found it.
+func (s *State) pool() []doc.Hit {
+	all := make([]int, len(s.Passages))
+	for i := range all {
+		all[i] = i
+	}
+	return s.hits(all)
+}
+
+// hits returns the passages at positions as hits.
+func (s *State) hits(positions []int) []doc.Hit {
+	out := make([]doc.Hit, 0, len(positions))
+	for _, i := range positions {
 		p := s.Passages[i]
 		heading := []string(nil)
 		if p.Heading != "" {
@@ -64,22 +75,15 @@ func (s *State) hits(idx []int) []doc.Hit {
 	return out
 }
 
-// allPassages are the positions of every passage of the run.
-func allPassages(s State) []int {
-	idx := make([]int, len(s.Passages))
-	for i := range idx {
-		idx[i] = i
-	}
-	return idx
-}
-
-// researchEvaluate judges the last search against the step's aspect.
+// researchEvaluate judges everything the run has found so far against the
+// step's aspect (an earlier step's search may have found it), and cites the
+// best pages that cover it.
 func (a *Agent) researchEvaluate(ctx context.Context, rc *graph.RunContext, s State) (State, error) {
 	step := s.current()
 	var cov Coverage
 	if s.ObsOK {
 		var err error
-		cov, err = a.opt.Research.Evaluate(ctx, s.Goal, step.Aspect, s.lastHits())
+		cov, err = a.opt.Research.Evaluate(ctx, s.Goal, step.Aspect, s.pool())
 		if err != nil {
 			if ctx.Err() != nil {
 				return s, err
@@ -90,15 +94,7 @@ func (a *Agent) researchEvaluate(ctx context.Context, rc *graph.RunContext, s St
 		s.Why = s.Observation
 	}
 	if cov.Covered {
-		var cited []string
-		for _, id := range cov.Evidence {
-			for i, p := range s.Passages {
-				if p.ChunkID == id && slices.Contains(s.LastHits, i) {
-					s.cite(i)
-					cited = append(cited, fmt.Sprintf("%s > %s [%d]", p.URI, p.Heading, i+1))
-				}
-			}
-		}
+		cited := s.citeChunks(cov.Evidence)
 		if len(cited) == 0 && len(s.LastHits) > 0 {
 			i := s.LastHits[0]
 			s.cite(i)
@@ -115,6 +111,9 @@ func (a *Agent) researchEvaluate(ctx context.Context, rc *graph.RunContext, s St
 			return s, rc.Trace(graph.TypeThought, "Not covered: "+s.Why+"; refine the query")
 		}
 		step.Status, step.Result = StatusFailed, fmt.Sprintf("not found after %d searches (%s)", step.Tries, strings.Join(step.Tried, "; "))
+		if leads := s.citeChunks(cov.Leads); len(leads) > 0 {
+			step.Result += "; closest: " + strings.Join(leads, ", ")
+		}
 		s.Decision = DecideNext
 	}
 	if err := rc.Trace(graph.TypeThought, fmt.Sprintf("Step %d %s: %s", s.StepIdx+1, step.Status, step.Result)); err != nil {
@@ -129,6 +128,21 @@ func (a *Agent) researchEvaluate(ctx context.Context, rc *graph.RunContext, s St
 		}
 	}
 	return s, nil
+}
+
+// citeChunks cites the passages of the given chunks and names them
+// ("uri > heading [n]").
+func (s *State) citeChunks(ids []int64) []string {
+	var cited []string
+	for _, id := range ids {
+		for i, p := range s.Passages {
+			if p.ChunkID == id {
+				s.cite(i)
+				cited = append(cited, fmt.Sprintf("%s > %s [%d]", p.URI, p.Heading, i+1))
+			}
+		}
+	}
+	return cited
 }
 
 // researchReplan rewrites the current step's query with a refinement.
@@ -164,13 +178,16 @@ func (a *Agent) researchReplan(ctx context.Context, rc *graph.RunContext, s Stat
 // conclude writes the research answer: the covered aspects with their
 // citations, and those not found.
 func (s *State) conclude() {
-	var covered, missing []string
+	var covered, missing, leads []string
 	for _, st := range s.Plan {
 		switch st.Status {
 		case StatusDone:
 			covered = append(covered, fmt.Sprintf("- %s: %s", st.Aspect, strings.TrimPrefix(st.Result, "covered by ")))
 		default:
 			missing = append(missing, st.Aspect)
+			if _, closest, ok := strings.Cut(st.Result, "; closest: "); ok {
+				leads = append(leads, fmt.Sprintf("- %s: %s", st.Aspect, closest))
+			}
 		}
 	}
 	var b strings.Builder
@@ -179,6 +196,9 @@ func (s *State) conclude() {
 	}
 	if len(missing) > 0 {
 		b.WriteString("Not found in the knowledge base: " + strings.Join(missing, ", ") + "\n")
+	}
+	if len(leads) > 0 {
+		b.WriteString("Closest, not confirmed:\n" + strings.Join(leads, "\n") + "\n")
 	}
 	s.Answer = strings.TrimSpace(b.String())
 	switch {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sagasu-dev/sagasu/internal/clip"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/graph"
 	"github.com/sagasu-dev/sagasu/internal/llm"
@@ -94,7 +95,7 @@ func (a *Agent) dispatch(ctx context.Context, rc *graph.RunContext, s State) (St
 			text = "ERROR: the executor replied with neither a tool call nor text"
 		}
 		s.Text = text
-		return s, rc.Trace(graph.TypeThought, "Step answered in text: "+clipRunes(text, 300))
+		return s, rc.Trace(graph.TypeThought, "Step answered in text: "+clip.Runes(text, 300))
 	}
 	if text != "" {
 		if err := rc.Trace(graph.TypeThought, text); err != nil {
@@ -173,7 +174,7 @@ func (a *Agent) run(ctx context.Context, rc *graph.RunContext, s State) (State, 
 	if c.Invalid != "" {
 		out = toolOutcome{Text: "ERROR: " + c.Invalid, IsError: true}
 	} else {
-		found := s.hits(allPassages(s))
+		found := s.pool()
 		raw, err := rc.Once(onceKey(rc.Run(), s), func() (json.RawMessage, error) {
 			return json.Marshal(a.callTool(ctx, c, found))
 		})
@@ -267,7 +268,7 @@ func (a *Agent) processResult(_ context.Context, rc *graph.RunContext, s State) 
 	s.NeedsReplan = why != ""
 	s.Why = ""
 	if s.NeedsReplan {
-		s.Why = fmt.Sprintf("step %d (%s): %s: %s", s.StepIdx+1, s.Plan[s.StepIdx].Text, why, clipRunes(s.Observation, 300))
+		s.Why = fmt.Sprintf("step %d (%s): %s: %s", s.StepIdx+1, s.Plan[s.StepIdx].Text, why, clip.Runes(s.Observation, 300))
 		return s, rc.Trace(graph.TypeThought, "Should replan: "+s.Why)
 	}
 	return s, nil
@@ -277,7 +278,7 @@ func (a *Agent) processResult(_ context.Context, rc *graph.RunContext, s State) 
 // exchanges, and reports progress when the observation is new.
 func (a *Agent) memoryUpdate(_ context.Context, rc *graph.RunContext, s State) (State, error) {
 	step := s.Plan[s.StepIdx]
-	rec := Record{Step: step.Text, Observation: clipRunes(s.Observation, maxHistoryObservation), OK: s.ObsOK && !s.NeedsReplan}
+	rec := Record{Step: step.Text, Observation: clip.Runes(s.Observation, maxHistoryObservation), OK: s.ObsOK && !s.NeedsReplan}
 	if c := s.Pending; c != nil {
 		rec.Tool, rec.Arguments = c.Tool, c.Args
 	}
@@ -318,7 +319,7 @@ func planText(s State) string {
 		}
 		fmt.Fprintf(&b, "%d. [%s] %s", i+1, st.Status, st.Text)
 		if st.Result != "" {
-			fmt.Fprintf(&b, " — %s", clipRunes(st.Result, 200))
+			fmt.Fprintf(&b, " — %s", clip.Runes(st.Result, 200))
 		}
 		b.WriteString(mark + "\n")
 	}
@@ -326,7 +327,7 @@ func planText(s State) string {
 }
 
 // historyText lists the last n records, observations cut to clip runes.
-func historyText(h []Record, n, clip int) string {
+func historyText(h []Record, n, maxObs int) string {
 	var b strings.Builder
 	for _, r := range h[max(0, len(h)-n):] {
 		status := "ok"
@@ -337,7 +338,7 @@ func historyText(h []Record, n, clip int) string {
 		if r.Tool != "" {
 			tool = r.Tool + " " + string(r.Arguments)
 		}
-		fmt.Fprintf(&b, "- %s: %s (%s) → %s\n", r.Step, tool, status, strings.ReplaceAll(clipRunes(r.Observation, clip), "\n", " "))
+		fmt.Fprintf(&b, "- %s: %s (%s) → %s\n", r.Step, tool, status, strings.ReplaceAll(clip.Runes(r.Observation, maxObs), "\n", " "))
 	}
 	return b.String()
 }

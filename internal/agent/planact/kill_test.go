@@ -25,6 +25,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/graph"
 	"github.com/sagasu-dev/sagasu/internal/llm"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // killChildEnv makes the re-executed test binary the child that runs a
@@ -133,9 +134,7 @@ func TestResumeAfterKill9(t *testing.T) {
 		runKillChild(t, dir)
 		return
 	}
-	if testing.Short() {
-		t.Skip("re-executes the test binary 20 times; skipped with -short")
-	}
+	testenv.Short(t, "re-executes the test binary 20 times")
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 11))
 	t.Logf("seed %d", seed)

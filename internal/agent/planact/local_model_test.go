@@ -39,7 +39,6 @@ func TestPlanActWithTheLocalModel(t *testing.T) {
 	if res.Outcome != OutcomeSuccess {
 		assert.NotEmpty(t, res.Reason, "a run that did not succeed says why")
 	}
-	assert.Less(t, took, 8*time.Minute)
 	t.Logf("local model %s: %s (%s) in %s, %d steps, %d replans, %d+%d tokens, guard %q",
 		name, res.Outcome, res.Reason, took.Round(time.Second), len(res.Steps), res.Replans, res.Usage.In, res.Usage.Out, res.Guard)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/testcorpus"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -89,9 +90,7 @@ func doRoles() roles {
 }
 
 func TestMCPServerFailuresBecomeStepFailures(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts MCP servers and waits for their timeouts; skipped with -short")
-	}
+	testenv.Short(t, "starts MCP servers and waits for their timeouts")
 	self := func(mode string) mcpclient.ServerConfig {
 		return mcpclient.ServerConfig{Command: os.Args[0], Args: []string{"-test.run=^$"},
 			Env: map[string]string{serverModeEnv: mode}, Timeout: 2 * time.Second}

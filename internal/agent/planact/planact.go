@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sagasu-dev/sagasu/internal/clip"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/graph"
 	"github.com/sagasu-dev/sagasu/internal/llm"
@@ -332,11 +333,11 @@ func (a *Agent) result(ctx context.Context, run string, s State, out graph.Outco
 		r.Results = []Cited{}
 	}
 	if a.opt.Memory != nil && s.Goal != "" {
-		rec := Recollection{Run: run, Goal: s.Goal, Outcome: r.Outcome, Reason: r.Reason, Answer: clipRunes(r.Answer, 500), At: a.opt.Now().UTC()}
+		rec := Recollection{Run: run, Goal: s.Goal, Outcome: r.Outcome, Reason: r.Reason, Answer: clip.Runes(r.Answer, 500), At: a.opt.Now().UTC()}
 		for _, st := range s.Plan {
 			rec.Plan = append(rec.Plan, st.Text)
 			if st.Status == StatusFailed {
-				rec.Failed = append(rec.Failed, st.Text+": "+clipRunes(st.Result, 200))
+				rec.Failed = append(rec.Failed, st.Text+": "+clip.Runes(st.Result, 200))
 			}
 		}
 		// The memory is a help, not part of the result: a failure to write
@@ -360,12 +361,4 @@ func (a *Agent) observer(trace *[]graph.Event) graph.RunOption {
 			a.opt.OnEvent(ev)
 		}
 	})
-}
-
-func clipRunes(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }

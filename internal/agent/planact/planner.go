@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/sagasu-dev/sagasu/internal/clip"
 	"github.com/sagasu-dev/sagasu/internal/graph"
 	"github.com/sagasu-dev/sagasu/internal/llm"
 )
@@ -139,7 +140,7 @@ func (a *Agent) plannerEvaluate(ctx context.Context, rc *graph.RunContext, s Sta
 	} else {
 		b.WriteString("text reply\n")
 	}
-	fmt.Fprintf(&b, "Observation (%s):\n%s\n", status, clipRunes(s.Observation, 6000))
+	fmt.Fprintf(&b, "Observation (%s):\n%s\n", status, clip.Runes(s.Observation, 6000))
 	if s.NeedsReplan {
 		fmt.Fprintf(&b, "\nShould replan: %s\n", s.Why)
 	}
@@ -179,7 +180,7 @@ func (a *Agent) apply(s *State, d decision) {
 		s.Decision = DecideContinue
 		return
 	case DecideNext:
-		step.Status, step.Result = StatusDone, firstNonEmpty(d.Result, clipRunes(s.Observation, 200))
+		step.Status, step.Result = StatusDone, firstNonEmpty(d.Result, clip.Runes(s.Observation, 200))
 		s.advance()
 		if s.current() != nil {
 			s.Decision = DecideNext
@@ -263,7 +264,7 @@ func (s *State) rewrite(steps []string) {
 	keep := min(s.StepIdx, len(s.Plan))
 	for keep < len(s.Plan) && s.Plan[keep].Status != StatusPending {
 		if s.Plan[keep].Status == StatusRunning {
-			s.Plan[keep].Status, s.Plan[keep].Result = StatusFailed, clipRunes(s.Why, 300)
+			s.Plan[keep].Status, s.Plan[keep].Result = StatusFailed, clip.Runes(s.Why, 300)
 		}
 		keep++
 	}
@@ -317,7 +318,7 @@ func recollectionsText(rs []Recollection) string {
 	for _, r := range rs {
 		fmt.Fprintf(&b, "- goal %q ended in %s", r.Goal, r.Outcome)
 		if r.Reason != "" {
-			fmt.Fprintf(&b, " (%s)", clipRunes(r.Reason, 200))
+			fmt.Fprintf(&b, " (%s)", clip.Runes(r.Reason, 200))
 		}
 		if len(r.Plan) > 0 {
 			fmt.Fprintf(&b, "; plan: %s", strings.Join(r.Plan, " / "))
@@ -335,7 +336,7 @@ func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
 	}
-	return clipRunes(s, 200)
+	return clip.Runes(s, 200)
 }
 
 func firstNonEmpty(ss ...string) string {
@@ -364,7 +365,7 @@ func decodeObject(text string, v any) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("no JSON object in the reply: %q", clipRunes(t, 200))
+	return fmt.Errorf("no JSON object in the reply: %q", clip.Runes(t, 200))
 }
 
 // listItemRE matches a numbered or bulleted line of a plan written as text.
@@ -392,7 +393,7 @@ func parsePlan(text string) (steps []string, fail string, err error) {
 		if len(steps) > 0 {
 			return steps, "", nil
 		}
-		return nil, "", fmt.Errorf("the reply has no steps: %q", clipRunes(text, 200))
+		return nil, "", fmt.Errorf("the reply has no steps: %q", clip.Runes(text, 200))
 	}
 	for _, line := range strings.Split(text, "\n") {
 		if m := listItemRE.FindStringSubmatch(line); m != nil {
@@ -402,7 +403,7 @@ func parsePlan(text string) (steps []string, fail string, err error) {
 	if len(steps) > 0 {
 		return steps, "", nil
 	}
-	return nil, "", fmt.Errorf("expected {\"plan\": [steps]}, got %q", clipRunes(text, 200))
+	return nil, "", fmt.Errorf("expected {\"plan\": [steps]}, got %q", clip.Runes(text, 200))
 }
 
 func stepText(raw json.RawMessage) string {

@@ -19,10 +19,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sagasu-dev/sagasu/internal/clip"
 	"github.com/sagasu-dev/sagasu/internal/graph"
 	"github.com/sagasu-dev/sagasu/internal/llm"
 	"github.com/sagasu-dev/sagasu/internal/mcpclient"
 	"github.com/sagasu-dev/sagasu/internal/source/fetch/fetchtest"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // playwrightServer is the Playwright MCP server scripts/playwright-mcp.sh
@@ -30,12 +32,7 @@ import (
 func playwrightServer(t *testing.T) mcpclient.ServerConfig {
 	t.Helper()
 	cfg, err := mcpclient.Playwright(filepath.Join(repoRoot(t), ".tools"), t.TempDir())
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	testenv.Need(t, err == nil, fmt.Sprint(err))
 	cfg.Name = ""
 	return cfg
 }
@@ -419,7 +416,7 @@ func TestPlanActPlaywrightRefusesInternalAddresses(t *testing.T) {
 				assert.False(t, s.OK, "the navigation to %s succeeded", target.url)
 				assert.Contains(t, s.Observation, "refused", target.url)
 				assert.Contains(t, s.Observation, target.why, target.url)
-				t.Logf("step %s %s -> %s", s.Tool, s.Arguments, clipRunes(s.Observation, 200))
+				t.Logf("step %s %s -> %s", s.Tool, s.Arguments, clip.Runes(s.Observation, 200))
 			}
 		}
 		assert.NotContains(t, s.Observation, "TOP SECRET")

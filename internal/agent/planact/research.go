@@ -14,7 +14,8 @@ import (
 type Research interface {
 	// Plan splits goal into stages, one per aspect.
 	Plan(ctx context.Context, goal string) ([]Stage, error)
-	// Evaluate judges whether hits cover aspect of goal.
+	// Evaluate judges whether hits (all a run has gathered) cover aspect of
+	// goal, and which cover it best.
 	Evaluate(ctx context.Context, goal, aspect string, hits []doc.Hit) (Coverage, error)
 	// Refine proposes a better query for aspect than query, none of avoid.
 	Refine(ctx context.Context, goal, aspect, query string, hits []doc.Hit, avoid []string) (string, error)
@@ -33,6 +34,10 @@ type Coverage struct {
 	Covered bool     `json:"covered"`
 	Score   float64  `json:"score"`
 	Missing []string `json:"missing,omitempty"`
-	// Evidence are the chunks that cover the aspect, best first.
+	// Evidence are the chunks that cover the aspect, best first (one per
+	// page).
 	Evidence []int64 `json:"evidence,omitempty"`
+	// Leads are, for an aspect not covered, the chunks that come closest
+	// (one per page): what to read when the aspect is not found for certain.
+	Leads []int64 `json:"leads,omitempty"`
 }

@@ -19,15 +19,11 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
-// vitepress is the English VitePress documentation, indexed once per test
-// binary; vitepressDocs is the corpus folder.
-func vitepress(t *testing.T) *search.Engine { return testcorpus.VitePress(t, "en") }
-
-func vitepressDocs(t *testing.T) string { return testcorpus.Need(t, "vitepress-docs") }
-
+// TestResearchWithoutAModel runs the research brain on the Kumo corpus
+// (in the repository, so it runs on every clone).
 func TestResearchWithoutAModel(t *testing.T) {
-	e := vitepress(t)
-	docs := vitepressDocs(t)
+	e := testcorpus.Kumo(t, "en")
+	docs := testcorpus.KumoDocs()
 	ts, err := tools.New(tools.Options{Engine: e})
 	require.NoError(t, err)
 	fns, err := ts.Functions()
@@ -36,7 +32,7 @@ func TestResearchWithoutAModel(t *testing.T) {
 	ctx := context.Background()
 
 	start := time.Now()
-	goal := "Learn how to deploy a VitePress site, customize the sidebar and use frontmatter"
+	goal := "Learn how to deploy a Kumo site, customize the sidebar and use frontmatter"
 	res, err := a.Run(ctx, RunInput{Goal: goal})
 	require.NoError(t, err)
 	took := time.Since(start)
@@ -93,7 +89,7 @@ func TestResearchWithoutAModel(t *testing.T) {
 			assert.False(t, seen[q], "%s: query %q repeated", st.Aspect, q)
 			seen[q] = true
 		}
-		refined += len(st.Tried) - 1
+		refined += max(0, len(st.Tried)-1) // an aspect without indexed words is never searched
 	}
 	assert.Equal(t, res.Replans, refined)
 	t.Logf("with refinements: %s (%d searches, %d replans)", res.Reason, len(res.Steps), res.Replans)
@@ -159,4 +155,46 @@ func TestResearchStopsWhenRefiningGivesNothingNew(t *testing.T) {
 	}
 	require.Len(t, failed, 1)
 	assert.True(t, strings.HasPrefix(failed[0], "Step 1 failed"), failed[0])
+}
+
+// TestLoopResearchCitesTheBestPagesPerAspect: an aspect is judged against
+// the whole pool of a run's hits, and its evidence is the best covering
+// hits, one per page; an aspect not covered gets the closest leads.
+func TestLoopResearchCitesTheBestPagesPerAspect(t *testing.T) {
+	e := testcorpus.VitePress(t, "en")
+	r := NewLoopResearch(e, loop.Options{})
+	ctx := context.Background()
+	var pool []doc.Hit
+	for _, q := range []string{"sidebar", "collapsible sidebar groups", "deploy GitHub Pages"} {
+		resp, err := e.Search(ctx, search.Request{Query: q, K: 8})
+		require.NoError(t, err)
+		pool = append(pool, resp.Hits...)
+	}
+	goal := "Set up a sidebar with collapsible groups and deploy to GitHub Pages"
+	cov, err := r.Evaluate(ctx, goal, "sidebar with collapsible groups", pool)
+	require.NoError(t, err)
+	require.True(t, cov.Covered, "%+v", cov)
+	require.NotEmpty(t, cov.Evidence)
+	assert.LessOrEqual(t, len(cov.Evidence), maxEvidence)
+	byID := map[int64]doc.Hit{}
+	for _, h := range pool {
+		byID[h.Chunk.ID] = h
+	}
+	pages := map[string]bool{}
+	for _, id := range cov.Evidence {
+		h := byID[id]
+		assert.False(t, pages[h.Source.URI], "two pieces of evidence from %s", h.Source.URI)
+		pages[h.Source.URI] = true
+	}
+	assert.Equal(t, "en/reference/default-theme-sidebar.md", byID[cov.Evidence[0]].Source.URI, "the page devoted to it comes first")
+	// The deploy search's hits are in the same pool: an aspect one step
+	// searched for is judged on what another step found too.
+	cov, err = r.Evaluate(ctx, goal, "GitHub Pages", pool)
+	require.NoError(t, err)
+	assert.True(t, cov.Covered)
+
+	cov, err = r.Evaluate(ctx, goal, "sidebar groups of lattice gauge theory", pool)
+	require.NoError(t, err)
+	assert.False(t, cov.Covered)
+	assert.LessOrEqual(t, len(cov.Leads), maxLeads)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/analyze"
+	"github.com/sagasu-dev/sagasu/internal/clip"
 	"github.com/sagasu-dev/sagasu/internal/graph"
 	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/tools"
@@ -106,7 +107,13 @@ func New(fns *tools.Functions, opt Options) *Agent {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	return &Agent{fns: fns, an: analyze.New(analyze.Options{}), opt: opt}
+	an := analyze.New(analyze.Options{})
+	if fns != nil {
+		if x := fns.Analyzer(); x != nil {
+			an = x // the index's own
+		}
+	}
+	return &Agent{fns: fns, an: an, opt: opt}
 }
 
 // log is where a run's events go.
@@ -205,7 +212,7 @@ func citations(answer string, claims []Claim, ps *Passages) []Citation {
 			}
 		}
 		if quote == "" {
-			quote = clipRunes(strings.TrimSpace(h.Chunk.Text), 300)
+			quote = clip.Runes(strings.TrimSpace(h.Chunk.Text), 300)
 		}
 		out = append(out, citation(n, h, quote))
 	}
@@ -218,15 +225,4 @@ func notFound(lang Lang) string {
 		return "ナレッジベースには、この質問に答える情報が見つかりませんでした。"
 	}
 	return "The knowledge base has nothing that answers this question."
-}
-
-// passageIn reports whether chunk id is one of the passages res's searches
-// returned (its observations list them).
-func (a *Agent) passageIn(res *Result, id int64) (int, bool) {
-	for _, c := range res.Citations {
-		if c.ChunkID == id {
-			return c.N, true
-		}
-	}
-	return 0, false
 }

@@ -59,8 +59,12 @@ func (a *Agent) toolCall(ctx context.Context, rc *graph.RunContext, ps *Passages
 // retrieval mode.
 func (a *Agent) searchCall(id, query string, k int) llm.ToolCall {
 	args := map[string]any{"query": query, "k": k}
-	if a.opt.Mode != "" {
-		args["mode"] = string(a.opt.Mode)
+	mode := a.opt.Mode
+	if mode == "" && a.fns != nil {
+		mode = a.fns.DefaultMode() // the trace says how it searched
+	}
+	if mode != "" {
+		args["mode"] = string(mode)
 	}
 	raw, _ := json.Marshal(args)
 	return llm.ToolCall{ID: id, Name: ToolSearch, Arguments: raw}

@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	"github.com/sagasu-dev/sagasu/internal/analyze"
+	"github.com/sagasu-dev/sagasu/internal/clip"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 )
 
@@ -250,7 +251,7 @@ func (c Checker) closest(terms []string, text string) string {
 			best, bestN = s.Text, n
 		}
 	}
-	return clipRunes(best, 300)
+	return clip.Runes(best, 300)
 }
 
 // names returns what in s must be quoted exactly to be true: inline code,
@@ -264,7 +265,7 @@ func names(s string) []string {
 	}
 	s = codeRE.ReplaceAllString(s, " ")
 	for i, w := range strings.Fields(s) {
-		w = strings.Trim(w, `.,;:!?()[]{}"'“”‘’`)
+		w = strings.Trim(w, `.,;:!?()[]{}"'“”‘’*_`) // emphasis marks are not part of a name
 		if w == "" || hasCJK(w) || numberRE.MatchString(w) && strings.Trim(w, "0123456789.,") == "" {
 			continue
 		}
@@ -291,13 +292,4 @@ func first(s []string, n int) []string {
 		return s[:n]
 	}
 	return s
-}
-
-// clipRunes cuts s to at most n runes, marking the cut.
-func clipRunes(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }

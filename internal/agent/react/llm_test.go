@@ -9,6 +9,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/graph"
 	"github.com/sagasu-dev/sagasu/internal/llm"
 	"github.com/sagasu-dev/sagasu/internal/llm/llmtest"
+	"github.com/sagasu-dev/sagasu/internal/testcorpus"
 )
 
 // types lists the trace's event types in order.
@@ -44,7 +45,7 @@ func citeFor(t *testing.T, sentence, quote string) llmtest.Step {
 func llmAgent(t *testing.T, m llm.Model, opt LLMOptions) *Agent {
 	t.Helper()
 	opt.Model = m
-	return New(vitepress(t), Options{}).WithModel(opt)
+	return New(functions(t, testcorpus.Kumo(t)), Options{}).WithModel(opt)
 }
 
 // TestReActThenReflection: the model searches, drafts an answer with one
@@ -59,7 +60,7 @@ func TestReActThenReflection(t *testing.T) {
 			if !strings.Contains(last, "Accuracy") || !strings.Contains(last, "9999") {
 				t.Errorf("the reflection request does not name the unsupported sentence: %q", last)
 			}
-			return citeFor(t, "VitePress comes with out-of-the-box support for generating a `sitemap.xml` file for your site [n].", "out-of-the-box").Func(req)
+			return citeFor(t, "Kumo writes a `sitemap.xml` file for your whole site when you build it [n].", "writes a `sitemap.xml` file").Func(req)
 		}),
 	)
 	a := llmAgent(t, m, LLMOptions{})
@@ -162,9 +163,9 @@ func TestOutOfTurnsAnswersWithoutTools(t *testing.T) {
 			if req.ToolChoice != llm.ToolChoiceNone || len(req.Tools) != 0 {
 				t.Errorf("out of turns, the model was still offered tools (%q, %d)", req.ToolChoice, len(req.Tools))
 			}
-			return citeFor(t, "VitePress comes with out-of-the-box support for generating a `sitemap.xml` file for your site [n].", "out-of-the-box").Func(req)
+			return citeFor(t, "Kumo writes a `sitemap.xml` file for your whole site when you build it [n].", "writes a `sitemap.xml` file").Func(req)
 		}),
-		citeFor(t, "VitePress comes with out-of-the-box support for generating a `sitemap.xml` file for your site [n].", "out-of-the-box"),
+		citeFor(t, "Kumo writes a `sitemap.xml` file for your whole site when you build it [n].", "writes a `sitemap.xml` file"),
 	)
 	res, err := llmAgent(t, m, LLMOptions{MaxTurns: 2}).Ask(context.Background(), "How do I generate a sitemap?", nil)
 	if err != nil {
@@ -187,7 +188,7 @@ func TestModelFailures(t *testing.T) {
 
 	cut := llmtest.New(
 		llmtest.Calls(llmtest.Call("c1", ToolSearch, `{"query":"sitemap"}`)),
-		llmtest.Step{Text: "VitePress comes with out-of-the-box support", CutAfter: 3, Err: llm.ErrIncomplete},
+		llmtest.Step{Text: "Kumo writes a `sitemap.xml` file for your whole site", CutAfter: 3, Err: llm.ErrIncomplete},
 	)
 	var streamed strings.Builder
 	res, err := llmAgent(t, cut, LLMOptions{OnDelta: func(s string) { streamed.WriteString(s) }}).Ask(context.Background(), "How do I generate a sitemap?", nil)

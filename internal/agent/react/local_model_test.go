@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sagasu-dev/sagasu/internal/clip"
 	"github.com/sagasu-dev/sagasu/internal/graph"
 	"github.com/sagasu-dev/sagasu/internal/llm"
 	"github.com/sagasu-dev/sagasu/internal/llm/llmtest"
@@ -64,7 +65,7 @@ func TestLocalModelAnswersVitePressQuestions(t *testing.T) {
 			stopped++
 		}
 		t.Logf("%q: mode %s, %d turns, %d+%d tokens, %.1f s, stopped %q, %d citations; answer %q",
-			q, res.Mode, res.Turns, res.Usage.In, res.Usage.Out, time.Since(start).Seconds(), res.Stopped, len(res.Citations), clipRunes(res.Answer, 160))
+			q, res.Mode, res.Turns, res.Usage.In, res.Usage.Out, time.Since(start).Seconds(), res.Stopped, len(res.Citations), clip.Runes(res.Answer, 160))
 	}
 	t.Logf("guards ended %d of 3 runs", stopped)
 }

@@ -135,8 +135,8 @@ func (a *Agent) searchNode(ctx context.Context, rc *graph.RunContext, s offline)
 // draftNode picks the sentences that answer the question; when the
 // question's words matched chunks but no sentence, it asks for one more
 // search with the topic words alone.
-func (a *Agent) draftNode(_ context.Context, rc *graph.RunContext, s offline) (offline, error) {
-	s.Draft = Extract(a.an, s.Question, s.Found, s.passages(), ExtractOptions{})
+func (a *Agent) draftNode(ctx context.Context, rc *graph.RunContext, s offline) (offline, error) {
+	s.Draft = Extract(a.an, s.Question, s.Found, s.passages(), a.extractOptions(ctx, s.Question))
 	if s.Draft == "" && len(s.Found) > 0 && !s.Retried {
 		if q := a.contentQuery(s.Question); q != "" && q != s.Question {
 			s.Query, s.Retried = q, true
@@ -147,6 +147,18 @@ func (a *Agent) draftNode(_ context.Context, rc *graph.RunContext, s offline) (o
 		return s, nil
 	}
 	return s, rc.Trace(graph.TypeThought, "Draft: "+s.Draft)
+}
+
+// extractOptions ranks the answer's sentences by meaning too when the
+// index compares texts by meaning (each sentence by how close its chunk's
+// stored vector is to the question); by words alone otherwise.
+func (a *Agent) extractOptions(ctx context.Context, question string) ExtractOptions {
+	if a.fns == nil || !a.fns.ComparesMeaning() {
+		return ExtractOptions{}
+	}
+	return ExtractOptions{
+		Related: func(ids []int64) (map[int64]float64, error) { return a.fns.Relatedness(ctx, question, ids) },
+	}
 }
 
 // checkNode reflects on the draft with the lexical checker and gives the

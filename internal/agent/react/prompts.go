@@ -3,6 +3,8 @@ package react
 import (
 	"fmt"
 	"strings"
+
+	"github.com/sagasu-dev/sagasu/internal/clip"
 )
 
 // system is the ReAct system prompt.
@@ -39,7 +41,7 @@ func reflectionPrompt(question string, lang Lang, unsupported []Claim) string {
 	if len(unsupported) > 0 {
 		b.WriteString("A checker found these sentences not backed by their citations:\n")
 		for _, c := range unsupported {
-			fmt.Fprintf(&b, "- %q: %s\n", clipRunes(c.Text, 160), c.Reason)
+			fmt.Fprintf(&b, "- %q: %s\n", clip.Runes(c.Text, 160), c.Reason)
 		}
 	}
 	b.WriteString("Reply with the final answer only, keeping the [n] citations.")

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/sagasu-dev/sagasu/internal/clip"
 )
 
 // politeEndings are how です・ます sentences end.
@@ -38,7 +40,7 @@ func (a *Agent) reflect(question, draft string, ps *Passages, lang Lang) (string
 		case c.Supported:
 			supported++
 		case c.Checked:
-			refl.Unsupported = append(refl.Unsupported, clipRunes(c.Text, 200)+" ("+c.Reason+")")
+			refl.Unsupported = append(refl.Unsupported, clip.Runes(c.Text, 200)+" ("+c.Reason+")")
 			drop = append(drop, [2]int{c.Start, c.End})
 		}
 	}

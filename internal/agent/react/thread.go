@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sagasu-dev/sagasu/internal/clip"
 	"github.com/sagasu-dev/sagasu/internal/graph"
 	"github.com/sagasu-dev/sagasu/internal/store"
 )
@@ -41,7 +42,7 @@ func NewThreads(runs store.Runs) *Threads { return &Threads{runs: runs, now: tim
 // Start creates a thread titled after its first question and returns its ID.
 func (t *Threads) Start(ctx context.Context, title string) (string, error) {
 	id := fmt.Sprintf("chat-%s", t.now().UTC().Format("20060102-150405.000000"))
-	if err := t.runs.CreateRun(ctx, store.Run{ID: id, Kind: store.RunChat, Title: clipRunes(title, 80), Status: "open"}); err != nil {
+	if err := t.runs.CreateRun(ctx, store.Run{ID: id, Kind: store.RunChat, Title: clip.Runes(title, 80), Status: "open"}); err != nil {
 		return "", fmt.Errorf("start a chat thread: %w", err)
 	}
 	return id, nil

@@ -11,41 +11,18 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
-
-// sharedData is ../shared/data beside the repository root, or
-// $SAGASU_SHARED_DATA.
-func sharedData() string {
-	if d := os.Getenv("SAGASU_SHARED_DATA"); d != "" {
-		return d
-	}
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared", "data")
-}
-
-// need returns the directory of corpus name, or skips the test (fails it
-// when CI=true) when it is absent.
-func need(t testing.TB, name string) string {
-	t.Helper()
-	dir := filepath.Join(sharedData(), name)
-	if _, err := os.Stat(dir); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not at %s (CI runs with ../shared beside the repository)", name, dir)
-		}
-		t.Skipf("%s is not at %s (set SAGASU_SHARED_DATA): %v", name, dir, err)
-	}
-	return dir
-}
 
 // SciFact returns "title\n\ntext" of the first max documents of SciFact's
 // corpus.jsonl (all of them when max <= 0).
 func SciFact(t testing.TB, max int) []string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(need(t, "scifact"), "corpus.jsonl"))
+	f, err := os.Open(filepath.Join(testenv.SciFact(t), "corpus.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +50,7 @@ func SciFact(t testing.TB, max int) []string {
 // languages), in path order.
 func VitePress(t testing.TB) []string {
 	t.Helper()
-	root := need(t, "vitepress-docs")
+	root := testenv.Shared(t, "vitepress-docs")
 	var paths []string
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") {

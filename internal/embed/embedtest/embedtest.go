@@ -7,6 +7,7 @@ package embedtest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"hash/fnv"
 	"io"
 	"net/http"
@@ -183,4 +184,34 @@ func TextVector(text string, dim int) []float32 {
 	v[0] = float32(len(text))
 	v[1%dim] += float32(text[0])
 	return v
+}
+
+// OpenAI answers OpenAI embedding requests with TextVector(text, dim) for
+// each input, after passing the inputs to seen (which may be nil): the
+// stand-in for an OpenAI-compatible server in tests of the code above a
+// driver (use with NewServer).
+func OpenAI(t testing.TB, dim int, seen func(texts []string)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Input []string `json:"input"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			t.Errorf("bad request body: %v", err)
+		}
+		if seen != nil {
+			seen(req.Input)
+		}
+		type item struct {
+			Index     int       `json:"index"`
+			Embedding []float32 `json:"embedding"`
+		}
+		var out struct {
+			Data []item `json:"data"`
+		}
+		for i, text := range req.Input {
+			out.Data = append(out.Data, item{i, TextVector(text, dim)})
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(out)
+	}
 }

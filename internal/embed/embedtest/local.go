@@ -3,6 +3,8 @@ package embedtest
 import (
 	"os"
 	"testing"
+
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // LocalEmbedder returns the base URL (ending in /v1) and the model name of
@@ -13,12 +15,7 @@ import (
 func LocalEmbedder(t testing.TB) (baseURL, model string) {
 	t.Helper()
 	baseURL, model = os.Getenv("SAGASU_TEST_EMBEDDER_URL"), os.Getenv("SAGASU_TEST_EMBEDDER_MODEL")
-	if baseURL == "" || model == "" {
-		msg := "no local embedding model: SAGASU_TEST_EMBEDDER_URL and SAGASU_TEST_EMBEDDER_MODEL are not set (make test starts it; by hand: eval \"$(scripts/local-models.sh start | sed s/^SAGASU_/SAGASU_TEST_/)\")"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	testenv.Need(t, baseURL != "" && model != "",
+		"no local embedding model: SAGASU_TEST_EMBEDDER_URL and SAGASU_TEST_EMBEDDER_MODEL are not set (make test starts it; by hand: eval \"$(scripts/local-models.sh start | sed s/^SAGASU_/SAGASU_TEST_/)\")")
 	return baseURL, model
 }

@@ -18,6 +18,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/sagasu-dev/sagasu/internal/clip"
 	"github.com/sagasu-dev/sagasu/internal/embed"
 )
 
@@ -234,15 +235,12 @@ func vector(raw json.RawMessage) ([]float32, error) {
 	return v, nil
 }
 
+// snippet is a body quoted in an error: one line, at most 200 runes.
 func snippet(b []byte) string {
-	s := strings.Join(strings.Fields(string(b)), " ")
-	if len(s) > 200 {
-		s = s[:200] + "..."
+	if s := clip.Line(string(b), 200); s != "" {
+		return s
 	}
-	if s == "" {
-		return "(empty body)"
-	}
-	return s
+	return "(empty body)"
 }
 
 var _ embed.Client = (*Client)(nil)

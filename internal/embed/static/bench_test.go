@@ -9,26 +9,20 @@ import (
 	"testing"
 
 	"github.com/sagasu-dev/sagasu/internal/embed"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // The full GloVe model comes from scripts/glove-subset.sh and SciFact from
 // the shared data folder beside the repository; the benchmarks skip
-// without them. SAGASU_GLOVE and SAGASU_SCIFACT point elsewhere.
+// without them. SAGASU_GLOVE and SAGASU_SCIFACT (the folder) point elsewhere.
 func benchPaths(b *testing.B) (model, corpus string) {
 	model = os.Getenv("SAGASU_GLOVE")
 	if model == "" {
 		model = filepath.Join("..", "..", "..", ".tools", "models", "glove-100d.bin")
 	}
-	corpus = os.Getenv("SAGASU_SCIFACT")
-	if corpus == "" {
-		corpus = filepath.Join("..", "..", "..", "..", "shared", "data", "scifact", "corpus.jsonl")
-	}
-	for _, p := range []string{model, corpus} {
-		if _, err := os.Stat(p); err != nil {
-			b.Skipf("%s is missing (run scripts/glove-subset.sh for the model)", p)
-		}
-	}
-	return model, corpus
+	_, err := os.Stat(model)
+	testenv.Need(b, err == nil, model+" is missing: run scripts/glove-subset.sh for the model (or set SAGASU_GLOVE)")
+	return model, filepath.Join(testenv.SciFact(b), "corpus.jsonl")
 }
 
 func sciFact(b *testing.B, path string) (texts []string, bytes int) {

@@ -11,8 +11,9 @@
 //     a common direction is taken out (see Options.KeepPC);
 //   - Model2Vec models: a folder with model.safetensors (one F32, F16 or
 //     BF16 tensor "embeddings" [vocabulary, dimensions]) and tokenizer.json
-//     (a WordPiece vocabulary); a text is cut by BERT's tokenizer and the
-//     rows of its tokens are averaged.
+//     (WordPiece or Unigram, read by package tokenizer); a text is cut into
+//     tokens as the Hugging Face tokenizers library cuts it, without
+//     special tokens, and the rows of its known tokens are averaged.
 //
 // Wrap a Client with embed.New; the vectors that come out are
 // L2-normalised, so cosine is a dot product. A text without a single known
@@ -30,6 +31,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/sagasu-dev/sagasu/internal/embed"
+	"github.com/sagasu-dev/sagasu/internal/embed/safetensors"
+	"github.com/sagasu-dev/sagasu/internal/embed/tokenizer"
 )
 
 // DefaultSIF is the SIF smoothing constant a: words much more frequent than
@@ -67,9 +70,9 @@ type Client struct {
 	dim    int
 	index  map[string]int32
 	data   []float32
-	weight []float32  // per word; nil for Model2Vec
-	common []float32  // unit vector to project out, nil if none
-	wp     *wordPiece // Model2Vec tokenizer; nil for word vectors
+	weight []float32            // per word; nil for Model2Vec
+	common []float32            // unit vector to project out, nil if none
+	tok    *tokenizer.Tokenizer // Model2Vec tokenizer; nil for word vectors
 }
 
 // Open loads a model: a Model2Vec folder, or a word-vector file in any
@@ -150,35 +153,34 @@ func FromVectors(v *Vectors, opt Options) *Client {
 }
 
 func openModel2Vec(dir string) (*Client, error) {
-	tok, err := os.ReadFile(filepath.Join(dir, "tokenizer.json"))
+	tok, err := tokenizer.Load(filepath.Join(dir, "tokenizer.json"))
 	if err != nil {
 		return nil, err
 	}
-	wp, err := parseWordPiece(tok)
+	st, err := safetensors.Open(filepath.Join(dir, "model.safetensors"))
 	if err != nil {
 		return nil, err
 	}
-	st, err := os.ReadFile(filepath.Join(dir, "model.safetensors"))
-	if err != nil {
-		return nil, err
-	}
-	rows, cols, data, err := tensor(st, "embeddings")
-	if err != nil {
-		return nil, fmt.Errorf("model.safetensors: %w", err)
-	}
+	defer st.Close()
 	for _, name := range []string{"weights", "mapping"} {
-		if hasTensor(st, name) {
+		if _, ok := st.Info(name); ok {
 			// Newer Model2Vec models share rows between tokens and weigh
 			// them; pooling without that would give wrong vectors.
 			return nil, fmt.Errorf("model.safetensors has a %q tensor (vocabulary quantisation), which this reader does not support", name)
 		}
 	}
-	for w, id := range wp.vocab {
-		if id < 0 || int(id) >= rows {
-			return nil, fmt.Errorf("token %q has id %d but the embeddings have %d rows", w, id, rows)
-		}
+	data, shape, err := st.Float32("embeddings")
+	if err != nil {
+		return nil, fmt.Errorf("model.safetensors: %w", err)
 	}
-	return &Client{dim: cols, data: data, wp: wp}, nil
+	if len(shape) != 2 || shape[0] <= 0 || shape[1] <= 0 {
+		return nil, fmt.Errorf("model.safetensors: tensor \"embeddings\" has shape %v, want [vocabulary, dimensions]", shape)
+	}
+	rows, cols := shape[0], shape[1]
+	if int(tok.MaxID()) >= rows {
+		return nil, fmt.Errorf("the tokenizer has ids up to %d but the embeddings have %d rows", tok.MaxID(), rows)
+	}
+	return &Client{dim: cols, data: data, tok: tok}, nil
 }
 
 // Info names the model.
@@ -203,15 +205,15 @@ func (c *Client) Embed(ctx context.Context, texts []string, _ embed.Task) ([][]f
 
 func (c *Client) embed(text string, buf []byte) ([]float32, []byte) {
 	v := make([]float32, c.dim)
-	if c.wp != nil {
+	if c.tok != nil {
 		n := 0
-		c.wp.tokenize(text, func(id int32) {
-			if id == c.wp.unk {
-				return // Model2Vec leaves unknown tokens out of the mean
+		for _, id := range c.tok.Tokens(text) {
+			if id == c.tok.Unknown() {
+				continue // Model2Vec leaves unknown tokens out of the mean
 			}
 			axpy(v, 1, c.row(id))
 			n++
-		})
+		}
 		if n > 0 {
 			scale(v, 1/float32(n))
 		}

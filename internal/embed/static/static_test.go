@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sagasu-dev/sagasu/internal/embed"
+	"github.com/sagasu-dev/sagasu/internal/embed/safetensors"
 )
 
 const fixture = "testdata/glove-subset.bin"
@@ -305,37 +306,6 @@ func TestOpenErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "tokenizer.json")
 }
 
-func TestFloat16(t *testing.T) {
-	// Every half that is a number survives the trip through float32.
-	for h := range 1 << 16 {
-		f := float32From16(uint16(h))
-		if f != f {
-			continue // NaN
-		}
-		require.Equal(t, uint16(h), float16(f), "half %#04x = %g", h, f)
-	}
-	cases := []struct {
-		in   float32
-		want uint16
-	}{
-		{1, 0x3c00},
-		{-2, 0xc000},
-		{65504, 0x7bff},
-		{65520, 0x7c00}, // rounds up to infinity
-		{1e6, 0x7c00},
-		{float32(math.Inf(-1)), 0xfc00},
-		{5.960464477539063e-08, 0x0001}, // smallest subnormal
-		{2.9e-08, 0x0000},               // below half of it
-		{1 + 1.0/2048, 0x3c00},          // a tie rounds to even
-		{1 + 3.0/2048, 0x3c02},
-		{0.1, 0x2e66},
-	}
-	for _, c := range cases {
-		assert.Equal(t, c.want, float16(c.in), "%g", c.in)
-	}
-	assert.True(t, math.IsNaN(float64(float32From16(float16(float32(math.NaN()))))))
-}
-
 // Model2Vec
 
 // writeModel2Vec writes a Model2Vec folder: tokenizer.json with the given
@@ -357,93 +327,16 @@ func writeModel2Vec(t *testing.T, vocab []string, rows [][]float32, dtype string
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "tokenizer.json"), data, 0o644))
 
-	dim := len(rows[0])
-	var body []byte
+	var flat []float32
 	for _, r := range rows {
-		for _, x := range r {
-			if dtype == "F16" {
-				body = binary.LittleEndian.AppendUint16(body, float16(x))
-			} else {
-				body = binary.LittleEndian.AppendUint32(body, math.Float32bits(x))
-			}
-		}
+		flat = append(flat, r...)
 	}
-	header, err := json.Marshal(map[string]any{
-		"__metadata__": map[string]string{"format": "pt"},
-		"embeddings":   map[string]any{"dtype": dtype, "shape": []int{len(rows), dim}, "data_offsets": []int{0, len(body)}},
-	})
-	require.NoError(t, err)
-	file := binary.LittleEndian.AppendUint64(nil, uint64(len(header)))
-	file = append(append(file, header...), body...)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "model.safetensors"), file, 0o644))
+	var file bytes.Buffer
+	require.NoError(t, safetensors.Write(&file, []safetensors.Tensor{
+		{Name: "embeddings", Shape: []int{len(rows), len(rows[0])}, F32: flat, Dtype: dtype},
+	}, map[string]string{"format": "pt"}))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "model.safetensors"), file.Bytes(), 0o644))
 	return dir
-}
-
-var testVocab = []string{"[PAD]", "[UNK]", "[CLS]", "[SEP]", "un", "##aff", "##able", "want", "##ed", "runn", "##ing",
-	",", "!", "hello", "world", "cafe", "中", "文", "a", "##b", "##c", "abc", "d"}
-
-func testTokenizer(t *testing.T) (*wordPiece, func(string) []string) {
-	ids := make(map[string]int32)
-	for i, w := range testVocab {
-		ids[w] = int32(i)
-	}
-	data, err := json.Marshal(map[string]any{"model": map[string]any{"type": "WordPiece", "unk_token": "[UNK]", "vocab": ids}})
-	require.NoError(t, err)
-	wp, err := parseWordPiece(data)
-	require.NoError(t, err)
-	tokens := func(s string) []string {
-		var out []string
-		wp.tokenize(s, func(id int32) { out = append(out, testVocab[id]) })
-		return out
-	}
-	return wp, tokens
-}
-
-func TestWordPiece(t *testing.T) {
-	_, tokens := testTokenizer(t)
-	cases := []struct {
-		in   string
-		want []string
-	}{
-		{"unaffable", []string{"un", "##aff", "##able"}},
-		{"UNwanted, running!", []string{"[UNK]", ",", "runn", "##ing", "!"}}, // "unwanted" cannot be cut: one [UNK]
-		{"wanted", []string{"want", "##ed"}},
-		{"Héllo\tWORLD", []string{"hello", "world"}},
-		{"Café", []string{"cafe"}},
-		{"abc", []string{"abc"}}, // the longest match wins
-		{"abcd", []string{"[UNK]"}},
-		{"a\u0000b", []string{"a", "##b"}}, // control characters are dropped
-		{"中文", []string{"中", "文"}},
-		{"hello中world", []string{"hello", "中", "world"}},
-		{strings.Repeat("a", 101), []string{"[UNK]"}},
-		{"", nil},
-	}
-	for _, c := range cases {
-		assert.Equal(t, c.want, tokens(c.in), c.in)
-	}
-}
-
-func FuzzWordPiece(f *testing.F) {
-	for _, s := range []string{"unaffable", "Héllo, wörld!", "中文\u0000\uFFFD", "abcabc ##"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		wp, _ := testTokenizer(t)
-		wp.tokenize(s, func(id int32) {
-			if id < 0 || int(id) >= len(testVocab) {
-				t.Fatalf("id %d out of range", id)
-			}
-		})
-	})
-}
-
-func TestTokenizerErrors(t *testing.T) {
-	_, err := parseWordPiece([]byte(`{"model":{"type":"BPE","vocab":{"a":0}}}`))
-	assert.ErrorContains(t, err, `tokenizer model "BPE" is not supported`)
-	_, err = parseWordPiece([]byte(`{"model":`))
-	assert.ErrorContains(t, err, "malformed tokenizer.json")
-	_, err = parseWordPiece([]byte(`{"model":{"type":"WordPiece","vocab":{}}}`))
-	assert.ErrorContains(t, err, "empty vocabulary")
 }
 
 func TestModel2Vec(t *testing.T) {
@@ -490,7 +383,7 @@ func TestModel2Vec(t *testing.T) {
 func TestModel2VecErrors(t *testing.T) {
 	dir := writeModel2Vec(t, []string{"[UNK]", "a", "b"}, [][]float32{{1, 0}, {0, 1}}, "F32")
 	_, err := Open(dir, Options{})
-	assert.ErrorContains(t, err, "the embeddings have 2 rows")
+	assert.ErrorContains(t, err, "the tokenizer has ids up to 2 but the embeddings have 2 rows")
 
 	dir = writeModel2Vec(t, []string{"[UNK]"}, [][]float32{{1, 0}}, "F32")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "model.safetensors"), []byte("short"), 0o644))
@@ -510,22 +403,6 @@ func TestModel2VecQuantisedIsRefused(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, file, 0o644))
 	_, err = Open(dir, Options{})
 	assert.ErrorContains(t, err, `"mapping" tensor (vocabulary quantisation)`)
-}
-
-func TestSafetensorsDtypes(t *testing.T) {
-	header := `{"embeddings":{"dtype":"BF16","shape":[1,2],"data_offsets":[0,4]},"other":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}`
-	file := binary.LittleEndian.AppendUint64(nil, uint64(len(header)))
-	file = append(file, header...)
-	file = binary.LittleEndian.AppendUint16(file, 0x3f80) // 1.0
-	file = binary.LittleEndian.AppendUint16(file, 0xc000) // -2.0
-	file = binary.LittleEndian.AppendUint32(file, 0)
-	rows, cols, data, err := tensor(file, "embeddings")
-	require.NoError(t, err)
-	assert.Equal(t, []any{1, 2, []float32{1, -2}}, []any{rows, cols, data})
-	_, _, _, err = tensor(file, "weights")
-	assert.ErrorContains(t, err, `no tensor "weights" (the file has [embeddings other])`)
-	_, _, _, err = tensor(file, "other")
-	assert.ErrorContains(t, err, "shape [1]")
 }
 
 func ones(n int) []float32 {

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/sagasu-dev/sagasu/internal/embed/safetensors"
 )
 
 // Vectors is a table of word vectors, most frequent word first.
@@ -160,7 +162,7 @@ func (v *Vectors) WriteBinary(w io.Writer, half bool) error {
 	}
 	for _, x := range v.Data {
 		if half {
-			buf = binary.LittleEndian.AppendUint16(buf[:0], float16(x))
+			buf = binary.LittleEndian.AppendUint16(buf[:0], safetensors.ToHalf(x))
 		} else {
 			buf = binary.LittleEndian.AppendUint32(buf[:0], math.Float32bits(x))
 		}
@@ -239,7 +241,7 @@ func ReadBinary(data []byte) (*Vectors, error) {
 	v.Data = make([]float32, count*dim)
 	if width == 2 {
 		for i := range v.Data {
-			v.Data[i] = float32From16(binary.LittleEndian.Uint16(raw[2*i:]))
+			v.Data[i] = safetensors.FromHalf(binary.LittleEndian.Uint16(raw[2*i:]))
 		}
 	} else {
 		for i := range v.Data {

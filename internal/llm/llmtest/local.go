@@ -3,6 +3,8 @@ package llmtest
 import (
 	"os"
 	"testing"
+
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // LocalModel returns the base URL (ending in /v1) and the model name of the
@@ -14,12 +16,7 @@ import (
 func LocalModel(t testing.TB) (baseURL, model string) {
 	t.Helper()
 	baseURL, model = os.Getenv("SAGASU_TEST_LLM_URL"), os.Getenv("SAGASU_TEST_LLM_MODEL")
-	if baseURL == "" || model == "" {
-		msg := "no local chat model: SAGASU_TEST_LLM_URL and SAGASU_TEST_LLM_MODEL are not set (make test starts it; by hand: eval \"$(scripts/local-models.sh start | sed s/^SAGASU_/SAGASU_TEST_/)\")"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	testenv.Need(t, baseURL != "" && model != "",
+		"no local chat model: SAGASU_TEST_LLM_URL and SAGASU_TEST_LLM_MODEL are not set (make test starts it; by hand: eval \"$(scripts/local-models.sh start | sed s/^SAGASU_/SAGASU_TEST_/)\")")
 	return baseURL, model
 }

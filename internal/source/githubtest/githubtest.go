@@ -38,9 +38,11 @@ type Server struct {
 	repos  map[string]*repo // by "owner/name"
 	gists  map[string]*gist
 	counts map[string]int
-	// limit: after limitAfter more requests, answer 403 rate limited until reset.
+	// limit: after limitAfter more requests, answer 403 rate limited until
+	// reset (or, with limitFor, until limitFor after the first refusal).
 	limitAfter int
 	limitReset time.Time
+	limitFor   time.Duration
 	limited    bool
 	serial     int
 }
@@ -130,7 +132,17 @@ func (s *Server) SetGist(id string, files map[string]string, truncate int) {
 func (s *Server) LimitAfter(n int, reset time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.limitAfter, s.limitReset, s.limited = n, reset, true
+	s.limitAfter, s.limitReset, s.limitFor, s.limited = n, reset, 0, true
+}
+
+// LimitAfterFor lets n more requests through, then answers 403 with
+// X-RateLimit-Remaining 0 for d from the first refusal: however long the n
+// requests take, the next one is refused (a reset fixed in advance may
+// pass first on a busy machine).
+func (s *Server) LimitAfterFor(n int, d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.limitAfter, s.limitReset, s.limitFor, s.limited = n, time.Time{}, d, true
 }
 
 // Counts returns the requests served so far by kind: "repo", "commit",
@@ -157,6 +169,9 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.limited {
+		if s.limitAfter <= 0 && s.limitFor > 0 && s.limitReset.IsZero() {
+			s.limitReset = time.Now().Add(s.limitFor)
+		}
 		if s.limitAfter <= 0 && time.Now().Before(s.limitReset) {
 			s.counts["limited"]++
 			w.Header().Set("X-RateLimit-Limit", "60")

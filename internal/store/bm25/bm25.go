@@ -395,14 +395,21 @@ func (n *norms) fieldTF(f Field, tf, dl uint64) float64 {
 }
 
 // contributions calls fn with the ID and the score contribution of each
-// posting in data, which scan must have validated, in ID order; postings
-// that contribute nothing (fields weighted 0) are skipped. Every scorer
-// reads postings through it.
-func (n *norms) contributions(data []byte, idf float64, fn func(id uint64, v float32)) {
+// posting in data, in ID order; postings that contribute nothing (fields
+// weighted 0) are skipped. Every scorer reads postings through it. Data
+// that does not decode is ErrCorrupt (fn may have been called for the
+// postings before the damage).
+func (n *norms) contributions(data []byte, idf float64, fn func(id uint64, v float32)) error {
 	var id uint64
 	for len(data) > 0 {
 		d, k := binary.Uvarint(data)
+		if k <= 0 || k >= len(data) {
+			return ErrCorrupt
+		}
 		mask := data[k]
+		if mask == 0 || mask>>NumFields != 0 {
+			return ErrCorrupt
+		}
 		data = data[k+1:]
 		id += d
 		var tf float64
@@ -411,8 +418,14 @@ func (n *norms) contributions(data []byte, idf float64, fn func(id uint64, v flo
 				continue
 			}
 			ftf, k := binary.Uvarint(data)
+			if k <= 0 {
+				return ErrCorrupt
+			}
 			data = data[k:]
 			dl, k := binary.Uvarint(data)
+			if k <= 0 {
+				return ErrCorrupt
+			}
 			data = data[k:]
 			tf += n.fieldTF(f, ftf, dl)
 		}
@@ -420,6 +433,7 @@ func (n *norms) contributions(data []byte, idf float64, fn func(id uint64, v flo
 			fn(id, n.saturate(idf, tf))
 		}
 	}
+	return nil
 }
 
 // saturate turns a posting's pseudo-frequency into its score contribution.
@@ -441,88 +455,114 @@ func Score(p Params, c Corpus, lists []List, k int, allow func(id int64) bool) (
 	if k <= 0 || c.Docs == 0 || len(lists) == 0 {
 		return nil, nil
 	}
-	nm := newNorms(p, c)
-	// Two passes over each list: the first finds the ID range and document
-	// frequency, the second accumulates scores straight from the encoded
-	// bytes. Both decode inline: no posting is ever materialised.
-	type term struct {
-		data [][]byte
-		df   int
-	}
-	terms := make([]term, 0, len(lists))
-	minID, maxID := uint64(math.MaxUint64), uint64(0)
+	// The document frequencies first (IDF needs them), then each list's
+	// postings scored straight from the encoded bytes: no posting is ever
+	// materialised.
+	a := NewAccumulator(p, c)
 	for _, l := range lists {
-		t := term{data: l.Data}
+		df := 0
 		for _, d := range l.Data {
-			n, first, last, err := scan(d)
+			n, _, _, err := scan(d)
 			if err != nil {
 				return nil, err
 			}
-			if n > 0 {
-				t.df += n
-				minID = min(minID, first)
-				maxID = max(maxID, last)
+			df += n
+		}
+		for _, d := range l.Data {
+			if err := a.Add(d, df); err != nil {
+				return nil, err
 			}
 		}
-		if t.df > 0 {
-			terms = append(terms, t)
+	}
+	return a.Top(k, allow), nil
+}
+
+// Accumulator sums the BM25F scores of chunks from postings rows fed to
+// it one at a time, as Score does: a store that reads rows one by one
+// (and knows each term's document frequency) scores them without
+// gathering them. Rows must come term by term in query order, so that
+// each chunk's score is the same float32 sum in the same order as every
+// scorer's.
+type Accumulator struct {
+	nm    norms
+	docs  int
+	pages [][]float32        // pages[id>>pageBits][id&pageMask]
+	far   map[uint64]float32 // IDs beyond the pages' reach
+	// touched are the IDs with a score, in the order first seen.
+	touched []uint64
+}
+
+// Scores are kept in pages of 1<<pageBits chunk IDs, made when first
+// touched: postings of one query touch a contiguous-ish range, and an
+// array beats a map by far. Every contribution is positive, so a zero
+// slot means "not seen yet".
+const (
+	pageBits = 14
+	pageMask = 1<<pageBits - 1
+	maxPages = 1 << 20 // IDs up to 2^34 in pages; the rest in a map
+)
+
+// NewAccumulator returns an empty accumulator for scores with parameters
+// p against the collection statistics c.
+func NewAccumulator(p Params, c Corpus) *Accumulator {
+	return &Accumulator{nm: newNorms(p, c), docs: c.Docs}
+}
+
+// Add scores one row of a term's postings, df being the term's document
+// frequency over the whole index. Data that does not decode is
+// ErrCorrupt.
+func (a *Accumulator) Add(data []byte, df int) error {
+	if a.docs == 0 || df == 0 {
+		return nil
+	}
+	return a.nm.contributions(data, IDF(a.docs, df), a.add)
+}
+
+func (a *Accumulator) add(id uint64, v float32) {
+	p := id >> pageBits
+	if p >= maxPages {
+		if a.far == nil {
+			a.far = map[uint64]float32{}
 		}
-	}
-	if len(terms) == 0 {
-		return nil, nil
-	}
-	// Accumulate into a dense array over the ID range: postings of one query
-	// touch a contiguous-ish range and an array beats a map by far. Every
-	// contribution is positive, so a zero slot means "not seen yet".
-	// IDs spread far wider than the postings (which a store numbering its
-	// chunks densely never has) are summed in a map instead.
-	span := maxID - minID + 1
-	total := 0
-	for _, t := range terms {
-		total += t.df
-	}
-	var acc []float32
-	var sparse map[uint64]float32
-	if span > 1<<24 && span > 16*uint64(total) {
-		sparse = make(map[uint64]float32, total)
-	} else {
-		acc = make([]float32, span)
-	}
-	var touched []uint64
-	for _, t := range terms {
-		idf := IDF(c.Docs, t.df)
-		for _, data := range t.data {
-			nm.contributions(data, idf, func(id uint64, v float32) {
-				i := id - minID
-				if sparse != nil {
-					if _, ok := sparse[i]; !ok {
-						touched = append(touched, i)
-					}
-					sparse[i] += v
-					return
-				}
-				if acc[i] == 0 {
-					touched = append(touched, i)
-				}
-				acc[i] += v
-			})
+		if _, ok := a.far[id]; !ok {
+			a.touched = append(a.touched, id)
 		}
+		a.far[id] += v
+		return
 	}
+	if p >= uint64(len(a.pages)) {
+		a.pages = append(a.pages, make([][]float32, int(p)+1-len(a.pages))...)
+	}
+	pg := a.pages[p]
+	if pg == nil {
+		pg = make([]float32, 1<<pageBits)
+		a.pages[p] = pg
+	}
+	i := id & pageMask
+	if pg[i] == 0 {
+		a.touched = append(a.touched, id)
+	}
+	pg[i] += v
+}
+
+// Top returns the k best chunks that allow accepts (nil accepts all),
+// best first; ties go to the lower chunk ID.
+func (a *Accumulator) Top(k int, allow func(id int64) bool) []store.Scored {
 	top := store.NewTopK(k)
-	for _, i := range touched {
+	for _, id := range a.touched {
 		var v float32
-		if sparse != nil {
-			v = sparse[i]
+		if p := id >> pageBits; p < maxPages {
+			v = a.pages[p][id&pageMask]
 		} else {
-			v = acc[i]
+			v = a.far[id]
 		}
-		sc := store.Scored{ChunkID: int64(minID + i), Score: float64(v)}
+		sc := store.Scored{ChunkID: int64(id), Score: float64(v)}
 		if !top.Admits(sc) || (allow != nil && !allow(sc.ChunkID)) {
 			continue
 		}
 		top.Offer(sc)
 	}
-	return top.Best(), nil
+	return top.Best()
 }
 
 // MergeFactor is how many segments of a similar size are merged into one.

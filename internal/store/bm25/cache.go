@@ -1,11 +1,8 @@
 package bm25
 
 import (
-	"container/list"
 	"context"
 	"errors"
-	"math"
-	"slices"
 	"sync"
 
 	"github.com/sagasu-dev/sagasu/internal/store"
@@ -28,14 +25,16 @@ type Scanner interface {
 	Loader
 	// Scan reads one snapshot of the index: start gets its version and
 	// collection statistics, then each gets every postings row in term
-	// order (the rows of a term together; data is the callee's to keep).
-	// An error from either stops the scan and is returned.
+	// order (the rows of a term together; data is valid only until each
+	// returns, so that a store need not copy it). An error from either
+	// stops the scan and is returned.
 	Scan(ctx context.Context, start func(version string, c Corpus) error, each func(term string, data []byte) error) error
 }
 
 // DefaultCacheBytes bounds a Cache by default: enough for every list of an
-// index of about two hundred thousand chunks.
-const DefaultCacheBytes = 256 << 20
+// index of about a million chunks (a large list takes about four bytes
+// per posting, see cachedList).
+const DefaultCacheBytes = 1 << 30
 
 // Cache keeps the postings of recently queried terms decoded and scored,
 // for processes that answer many queries (the MCP server, the web UI,
@@ -49,15 +48,16 @@ const DefaultCacheBytes = 256 << 20
 // background, while they fit the bound, so that later queries find their
 // lists decoded; Close stops it.
 //
-// Queries are answered by MaxScore (Turtle and Flood, 1995): lists are
-// walked document-at-a-time, and once k hits are held the lists whose
-// combined best contribution cannot lift a chunk above the k-th score only
-// check the chunks the others propose, so most postings of common terms are
-// skipped. Each surviving chunk's score is summed over the query's terms in
-// query order, exactly as Score sums it, so the results are identical:
-// the same chunks in the same order with bit-identical scores.
+// Queries are answered by MaxScore (maxScore): most
+// postings of common terms are skipped. Each surviving chunk's score is
+// summed over the query's terms in query order, exactly as Score sums it,
+// so the results are identical: the same chunks in the same order with
+// bit-identical scores.
 type Cache struct {
 	max int64
+	// split is how many postings a query's lists must hold together for
+	// the walk to be split over cores (parallelPostings; tests lower it).
+	split int
 
 	// The background load (warm): stop cancels it, wg waits for it.
 	stop      context.CancelFunc
@@ -71,18 +71,9 @@ type Cache struct {
 	valid   bool // version, corpus and params describe the lists held
 	params  Params
 	corpus  Corpus
-	lists   map[string]*list.Element // of *cachedList
-	lru     list.List                // front: most recently used
+	lists   map[string]*cachedList
+	lru     lruList // front: most recently used
 	bytes   int64
-}
-
-// cachedList is one term's postings, decoded and scored.
-type cachedList struct {
-	term   string
-	ids    []uint32  // chunk IDs, ascending
-	scores []float32 // each posting's contribution, all positive
-	max    float32
-	bytes  int64
 }
 
 // NewCache returns an empty cache that holds at most maxBytes of lists
@@ -93,7 +84,7 @@ func NewCache(maxBytes int64) *Cache {
 		maxBytes = DefaultCacheBytes
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	return &Cache{max: maxBytes, lists: map[string]*list.Element{}, wctx: ctx, stop: stop}
+	return &Cache{max: maxBytes, split: parallelPostings, lists: map[string]*cachedList{}, wctx: ctx, stop: stop}
 }
 
 // Close stops a background load and waits for it. Searches after Close
@@ -131,7 +122,7 @@ func (c *Cache) Search(ctx context.Context, ld Loader, p Params, terms []string,
 	for range maxLoads {
 		lists, corpus, missing := c.lookup(version, p, terms)
 		if len(missing) == 0 && lists != nil {
-			return maxScore(inQueryOrder(lists, terms), k, allow), nil
+			return maxScore(inQueryOrder(lists, terms), k, allow, c.split), nil
 		}
 		if lists == nil {
 			missing = terms // the corpus statistics are needed as well
@@ -163,7 +154,7 @@ func (c *Cache) Search(ctx context.Context, ld Loader, p Params, terms []string,
 		if sc, ok := ld.(Scanner); ok && lists == nil {
 			c.warm(sc, version, p)
 		}
-		return maxScore(inQueryOrder(all, terms), k, allow), nil
+		return maxScore(inQueryOrder(all, terms), k, allow, c.split), nil
 	}
 	return nil, errBusy
 }
@@ -179,13 +170,13 @@ func (c *Cache) lookup(version string, p Params, terms []string) (lists map[stri
 	}
 	lists = make(map[string]*cachedList, len(terms))
 	for _, t := range terms {
-		e, ok := c.lists[t]
+		l, ok := c.lists[t]
 		if !ok {
 			missing = append(missing, t)
 			continue
 		}
-		c.lru.MoveToFront(e)
-		lists[t] = e.Value.(*cachedList)
+		c.lru.moveToFront(l)
+		lists[t] = l
 	}
 	return lists, c.corpus, missing
 }
@@ -200,8 +191,8 @@ func (c *Cache) store(version string, p Params, corpus Corpus, have map[string]*
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.valid || c.version != version || c.params != p {
-		c.lists = map[string]*list.Element{}
-		c.lru.Init()
+		c.lists = map[string]*cachedList{}
+		c.lru = lruList{}
 		c.bytes = 0
 		c.version, c.params, c.corpus, c.valid = version, p, corpus, true
 	}
@@ -210,13 +201,13 @@ func (c *Cache) store(version string, p Params, corpus Corpus, have map[string]*
 		if _, ok := c.lists[l.term]; ok || l.bytes > c.max {
 			continue
 		}
-		c.lists[l.term] = c.lru.PushFront(l)
+		c.lists[l.term] = l
+		c.lru.pushFront(l)
 		c.bytes += l.bytes
 	}
 	for c.bytes > c.max {
-		e := c.lru.Back()
-		l := e.Value.(*cachedList)
-		c.lru.Remove(e)
+		l := c.lru.back
+		c.lru.remove(l)
 		delete(c.lists, l.term)
 		c.bytes -= l.bytes
 	}
@@ -278,42 +269,98 @@ func (c *Cache) warm(sc Scanner, version string, p Params) {
 	go func() {
 		defer c.wg.Done()
 		defer close(end)
-		var corpus Corpus
-		var term string
-		var rows [][]byte
-		flush := func() error {
-			if len(rows) == 0 {
-				return nil
-			}
-			built, err := build(p, corpus, []string{term}, []List{{Term: term, Data: rows}})
-			rows = nil
-			if err != nil {
-				return err
-			}
-			return c.add(version, p, built)
-		}
-		// A failed or stopped background load only leaves lists to load
-		// on demand: nothing to report.
-		_ = sc.Scan(c.wctx, func(v string, cp Corpus) error {
-			if v != version {
-				return errStop // already stale: a query will start the next load
-			}
-			corpus = cp
-			return nil
-		}, func(t string, data []byte) error {
-			if t != term {
-				if err := flush(); err != nil {
-					return err
-				}
-				term = t
-			}
-			rows = append(rows, data)
-			return nil
-		})
-		if c.wctx.Err() == nil {
-			_ = flush()
-		}
+		c.load(sc, version, p)
 	}()
+}
+
+// warmBatch is how many terms' rows the reader hands the builder at once.
+const warmBatch = 256
+
+// load reads every list of version and adds it to the cache: one
+// goroutine reads the index (Scan) while another decodes and scores what
+// it read, so that a load takes about the longer of the two rather than
+// their sum. A failed or stopped load only leaves lists to load on
+// demand: nothing to report.
+func (c *Cache) load(sc Scanner, version string, p Params) {
+	ctx, cancel := context.WithCancel(c.wctx)
+	defer cancel()
+	var corpus Corpus
+	// A batch's rows are copied into its arena, which goes back to the
+	// reader once the batch is built: a load makes no garbage per row.
+	type batch struct {
+		lists []List
+		arena []byte
+	}
+	batches := make(chan *batch, 2)
+	spare := make(chan *batch, 3)
+	for range cap(spare) {
+		spare <- &batch{}
+	}
+	var built sync.WaitGroup
+	built.Go(func() {
+		var b *listBuilder
+		for bt := range batches {
+			if ctx.Err() == nil {
+				if b == nil {
+					b = newListBuilder(p, corpus) // corpus is set before the first batch is sent
+				}
+				lists := make([]*cachedList, 0, len(bt.lists))
+				for _, l := range bt.lists {
+					cl, err := b.list(l)
+					if err != nil {
+						cancel()
+						break
+					}
+					lists = append(lists, cl)
+				}
+				if c.add(version, p, lists) != nil {
+					cancel() // stale or full
+				}
+			}
+			clear(bt.lists)
+			bt.lists, bt.arena = bt.lists[:0], bt.arena[:0]
+			spare <- bt
+		}
+	})
+	cur := <-spare
+	var term string
+	flush := func() {
+		if len(cur.lists) == 0 {
+			return
+		}
+		select {
+		case batches <- cur:
+			cur = <-spare
+		case <-ctx.Done():
+		}
+	}
+	err := sc.Scan(ctx, func(v string, cp Corpus) error {
+		if v != version || cp.Docs == 0 {
+			return errStop // already stale (a query starts the next load), or empty
+		}
+		corpus = cp
+		return nil
+	}, func(t string, data []byte) error {
+		if t != term {
+			if len(cur.lists) >= warmBatch {
+				flush()
+			}
+			term = t
+			cur.lists = append(cur.lists, List{Term: t})
+		}
+		// When the arena grows, the rows copied into it before stay
+		// where they are, in the array it outgrew.
+		l := &cur.lists[len(cur.lists)-1]
+		start := len(cur.arena)
+		cur.arena = append(cur.arena, data...)
+		l.Data = append(l.Data, cur.arena[start:len(cur.arena):len(cur.arena)])
+		return ctx.Err()
+	})
+	if err == nil && ctx.Err() == nil {
+		flush()
+	}
+	close(batches)
+	built.Wait()
 }
 
 // add caches lists a background load built for version, skipping those
@@ -336,112 +383,11 @@ func (c *Cache) add(version string, p Params, built []*cachedList) error {
 			continue // too large for what is left; smaller lists may fit
 		}
 		// At the back: lists nobody asked for yet are the first to go.
-		c.lists[l.term] = c.lru.PushBack(l)
+		c.lists[l.term] = l
+		c.lru.pushBack(l)
 		c.bytes += l.bytes
 	}
 	return nil
-}
-
-// build decodes and scores the lists of terms. A term without postings gets
-// an empty list, so that the cache remembers it has none.
-func build(p Params, c Corpus, terms []string, lists []List) ([]*cachedList, error) {
-	out := make([]*cachedList, 0, len(terms))
-	have := make(map[string]bool, len(lists))
-	for _, l := range lists {
-		have[l.Term] = true
-	}
-	for _, t := range terms {
-		if !have[t] || c.Docs == 0 {
-			out = append(out, &cachedList{term: t, bytes: int64(len(t)) + 160})
-		}
-	}
-	if c.Docs == 0 {
-		return out, nil
-	}
-	nm := newNorms(p, c)
-	for _, l := range lists {
-		type row struct {
-			data  []byte
-			first uint64
-		}
-		rows := make([]row, 0, len(l.Data))
-		df := 0
-		for _, d := range l.Data {
-			n, first, _, err := scan(d)
-			if err != nil {
-				return nil, err
-			}
-			if n > 0 {
-				df += n
-				rows = append(rows, row{d, first})
-			}
-		}
-		if df == 0 {
-			out = append(out, &cachedList{term: l.Term, bytes: int64(len(l.Term)) + 160})
-			continue
-		}
-		// Segments hold disjoint ID ranges: in order of their first ID the
-		// rows concatenate into one ascending list.
-		slices.SortFunc(rows, func(a, b row) int {
-			switch {
-			case a.first < b.first:
-				return -1
-			case a.first > b.first:
-				return 1
-			}
-			return 0
-		})
-		cl := &cachedList{term: l.Term, ids: make([]uint32, 0, df), scores: make([]float32, 0, df)}
-		idf := IDF(c.Docs, df)
-		var wide bool
-		for _, r := range rows {
-			nm.contributions(r.data, idf, func(id uint64, v float32) {
-				if id > math.MaxUint32 {
-					wide = true
-					return
-				}
-				cl.ids = append(cl.ids, uint32(id))
-				cl.scores = append(cl.scores, v)
-				cl.max = max(cl.max, v)
-			})
-		}
-		if wide {
-			return nil, errWideIDs
-		}
-		if !slices.IsSorted(cl.ids) {
-			// Overlapping rows, which a well-formed index never has.
-			sortPairs(cl.ids, cl.scores)
-		}
-		cl.bytes = int64(len(cl.ids))*8 + int64(len(cl.term)) + 160
-		out = append(out, cl)
-	}
-	return out, nil
-}
-
-// errWideIDs reports chunk IDs above 2^32, which the cache does not hold:
-// such a query is scored from the stored postings.
-var errWideIDs = errors.New("bm25: chunk IDs too large to cache")
-
-// sortPairs sorts ids ascending, keeping each score with its ID.
-func sortPairs(ids []uint32, scores []float32) {
-	idx := make([]int, len(ids))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch {
-		case ids[a] < ids[b]:
-			return -1
-		case ids[a] > ids[b]:
-			return 1
-		}
-		return 0
-	})
-	is := slices.Clone(ids)
-	ss := slices.Clone(scores)
-	for i, j := range idx {
-		ids[i], scores[i] = is[j], ss[j]
-	}
 }
 
 // dedup returns terms without repeats, in their first order.
@@ -462,209 +408,57 @@ func dedup(terms []string) []string {
 func inQueryOrder(m map[string]*cachedList, terms []string) []*cachedList {
 	out := make([]*cachedList, 0, len(terms))
 	for _, t := range terms {
-		if l := m[t]; l != nil && len(l.ids) > 0 {
+		if l := m[t]; l != nil && l.n > 0 {
 			out = append(out, l)
 		}
 	}
 	return out
 }
 
-// slack widens MaxScore's upper bounds: a chunk's score is a float32 sum
-// that may round a few units in the last place above the exact sum its
-// bound is compared with, and pruning must never drop a chunk that would
-// have been kept.
-const slack = 1e-5
-
-// cursor walks one query term's list.
-type cursor struct {
-	ids    []uint32
-	scores []float32
-	pos    int
-	qi     int // the term's place in the query
+// lruList chains cached lists through their prev and next links, most
+// recently used at the front: a link in each list instead of a separate
+// element per list, which at a million terms saves tens of megabytes.
+type lruList struct {
+	front, back *cachedList
 }
 
-// maxScore returns the k best chunks of lists (in query order) that allow
-// accepts, best first, as Score would.
-func maxScore(lists []*cachedList, k int, allow func(int64) bool) []store.Scored {
-	n := len(lists)
-	if n == 0 {
-		return nil
+func (r *lruList) pushFront(l *cachedList) {
+	l.prev, l.next = nil, r.front
+	if r.front != nil {
+		r.front.prev = l
+	} else {
+		r.back = l
 	}
-	// cs holds the lists by their best contribution, ascending; bound[i] is
-	// the most the lists cs[:i+1] can add to a chunk together.
-	cs := make([]cursor, n)
-	for i, l := range lists {
-		cs[i] = cursor{ids: l.ids, scores: l.scores, qi: i}
-	}
-	slices.SortStableFunc(cs, func(a, b cursor) int {
-		switch ma, mb := lists[a.qi].max, lists[b.qi].max; {
-		case ma < mb:
-			return -1
-		case ma > mb:
-			return 1
-		}
-		return 0
-	})
-	bound := make([]float64, n)
-	sum := 0.0
-	for i, c := range cs {
-		sum += float64(lists[c.qi].max)
-		bound[i] = sum * (1 + slack)
-	}
-	contrib := make([]float32, n) // the candidate's contribution per term, in query order
-	touched := make([]int, 0, n)
-	top := store.NewTopK(k)
-	// Lists cs[ess:] are essential: a chunk in none of them cannot reach
-	// the top k, so only their postings propose candidates.
-	ess := 0
-	// threshold is a score the k-th result is known to reach; full says
-	// it is known. It starts from the chunks of the lists with the best
-	// contributions, scored ahead (prime), and rises as the top k fills.
-	threshold, full := prime(lists, cs, k, allow)
-	for full && ess < n && bound[ess] < threshold {
-		ess++
-	}
-	// The first candidate: the lowest first ID of all lists.
-	const none = math.MaxUint32 + 1 // no candidate
-	next := int64(none)
-	for _, c := range cs {
-		if len(c.ids) > 0 {
-			next = min(next, int64(c.ids[0]))
-		}
-	}
-	for next != none {
-		cand, wasEss := next, ess
-		// Score the candidate in the essential lists, and find the next
-		// candidate in the same pass.
-		next = none
-		partial := 0.0
-		c32 := uint32(cand)
-		for j := ess; j < n; j++ {
-			c := &cs[j]
-			if c.pos >= len(c.ids) {
-				continue
-			}
-			if c.ids[c.pos] == c32 {
-				s := c.scores[c.pos]
-				contrib[c.qi] = s
-				touched = append(touched, c.qi)
-				partial += float64(s)
-				c.pos++
-				if c.pos >= len(c.ids) {
-					continue
-				}
-			}
-			next = min(next, int64(c.ids[c.pos]))
-		}
-		// The non-essential lists, largest first, while the chunk can still
-		// make it.
-		keep := true
-		for i := ess - 1; i >= 0; i-- {
-			if full && partial*(1+slack)+bound[i] < threshold {
-				keep = false
-				break
-			}
-			c := &cs[i]
-			c.pos = seek(c.ids, c.pos, c32)
-			if c.pos < len(c.ids) && c.ids[c.pos] == c32 {
-				s := c.scores[c.pos]
-				contrib[c.qi] = s
-				touched = append(touched, c.qi)
-				partial += float64(s)
-			}
-		}
-		if keep && (!full || partial*(1+slack) >= threshold) {
-			// The score exactly as Score sums it: in query order, in
-			// float32 (absent terms add zero, which changes nothing).
-			var acc float32
-			for _, v := range contrib {
-				acc += v
-			}
-			sc := store.Scored{ChunkID: cand, Score: float64(acc)}
-			if top.Admits(sc) && (allow == nil || allow(cand)) {
-				top.Offer(sc)
-				if t, ok := top.Threshold(); ok && t.Score > threshold {
-					full, threshold = true, t.Score
-					// Lists whose combined best cannot beat the k-th
-					// score stop proposing candidates.
-					for ess < n && bound[ess] < threshold {
-						ess++
-					}
-				}
-			}
-		}
-		for _, qi := range touched {
-			contrib[qi] = 0
-		}
-		touched = touched[:0]
-		if ess == n {
-			break
-		}
-		if ess != wasEss {
-			// Lists that just turned non-essential may have proposed the
-			// next candidate: it must come from an essential one.
-			next = none
-			for j := ess; j < n; j++ {
-				if c := &cs[j]; c.pos < len(c.ids) {
-					next = min(next, int64(c.ids[c.pos]))
-				}
-			}
-		}
-	}
-	return top.Best()
+	r.front = l
 }
 
-// primeCandidates bounds how many chunks prime scores ahead.
-const primeCandidates = 256
-
-// prime scores ahead the chunks of the lists with the best contributions
-// (cs is sorted by them, ascending), which are likely to rank high, and
-// returns the k-th best of their scores: the final k-th score is at least
-// that, since the walk meets the same chunks again with the same scores.
-// ok is false when fewer than k such chunks pass allow.
-func prime(lists []*cachedList, cs []cursor, k int, allow func(int64) bool) (threshold float64, ok bool) {
-	var cands []uint32
-	for i := len(cs) - 1; i >= 0 && len(cands) < 2*k; i-- {
-		ids := cs[i].ids
-		cands = append(cands, ids[:min(len(ids), primeCandidates-len(cands))]...)
+func (r *lruList) pushBack(l *cachedList) {
+	l.prev, l.next = r.back, nil
+	if r.back != nil {
+		r.back.next = l
+	} else {
+		r.front = l
 	}
-	if len(cands) < k {
-		return 0, false
-	}
-	slices.Sort(cands)
-	cands = slices.Compact(cands)
-	top := store.NewTopK(k)
-	for _, id := range cands {
-		var acc float32
-		for _, l := range lists { // query order, as Score sums
-			if j, found := slices.BinarySearch(l.ids, id); found {
-				acc += l.scores[j]
-			}
-		}
-		sc := store.Scored{ChunkID: int64(id), Score: float64(acc)}
-		if top.Admits(sc) && (allow == nil || allow(sc.ChunkID)) {
-			top.Offer(sc)
-		}
-	}
-	t, ok := top.Threshold()
-	return t.Score, ok
+	r.back = l
 }
 
-// seek returns the first index at or after from whose ID is at least id,
-// galloping ahead and then searching the last step.
-func seek(ids []uint32, from int, id uint32) int {
-	if from >= len(ids) || ids[from] >= id {
-		return from
+func (r *lruList) remove(l *cachedList) {
+	if l.prev != nil {
+		l.prev.next = l.next
+	} else {
+		r.front = l.next
 	}
-	step := 1
-	lo, hi := from, from+1
-	for hi < len(ids) && ids[hi] < id {
-		lo = hi
-		step *= 2
-		hi = from + step
+	if l.next != nil {
+		l.next.prev = l.prev
+	} else {
+		r.back = l.prev
 	}
-	hi = min(hi, len(ids))
-	// ids[lo] < id; the answer lies in (lo, hi].
-	i, _ := slices.BinarySearch(ids[lo+1:hi], id)
-	return lo + 1 + i
+	l.prev, l.next = nil, nil
+}
+
+func (r *lruList) moveToFront(l *cachedList) {
+	if r.front != l {
+		r.remove(l)
+		r.pushFront(l)
+	}
 }

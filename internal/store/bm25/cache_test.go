@@ -64,13 +64,20 @@ func (m scanIndex) Scan(ctx context.Context, start func(string, Corpus) error, e
 		return err
 	}
 	slices.Sort(terms)
+	// Each row is passed in one reused buffer, spoiled after the call, as
+	// a store reading rows in place would (data is only lent).
+	var buf []byte
 	for _, t := range terms {
 		for _, r := range rows[t] {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if err := each(t, r); err != nil {
+			buf = append(buf[:0], r...)
+			if err := each(t, buf); err != nil {
 				return err
+			}
+			for i := range buf {
+				buf[i] = 0xff
 			}
 		}
 	}

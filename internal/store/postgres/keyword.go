@@ -130,3 +130,11 @@ func (s *Store) Warm(ctx context.Context) error {
 	}
 	return nil
 }
+
+// KeywordCacheBytes reports the memory of the keyword cache (0 without one).
+func (s *Store) KeywordCacheBytes() int64 {
+	if s.kcache == nil {
+		return 0
+	}
+	return s.kcache.Bytes()
+}

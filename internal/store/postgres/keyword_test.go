@@ -12,11 +12,11 @@ import (
 
 func TestConformanceWithKeywordCache(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {
-		s, err := Open(context.Background(), freshDSN(t), Options{Create: true, CacheKeyword: true})
+		s, err := openDriver(context.Background(), freshDSN(t), Options{Create: true, CacheKeyword: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return s
+		return store.New(s)
 	})
 }
 
@@ -27,7 +27,7 @@ func TestKeywordCacheSeesOtherWriters(t *testing.T) {
 	dsn := freshDSN(t)
 	writer := open(t, dsn)
 	defer writer.Close()
-	cached, err := Open(ctx, dsn, Options{CacheKeyword: true})
+	cached, err := openDriver(ctx, dsn, Options{CacheKeyword: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,8 +40,8 @@ func TestKeywordCacheSeesOtherWriters(t *testing.T) {
 	}
 	same := func(when, q string, hits int) {
 		t.Helper()
-		got := kw(t, cached, q, 5)
-		want := kw(t, writer, q, 5)
+		got := kw(t, store.New(cached), q, 5)
+		want := kw(t, store.New(writer), q, 5)
 		if !slices.Equal(got, want) || len(got) != hits {
 			t.Fatalf("%s: cached %v, uncached %v; want %d hits", when, got, want, hits)
 		}

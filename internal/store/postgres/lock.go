@@ -10,7 +10,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/store"
 )
 
-// Lock implements store.Store with a session-level advisory lock, held on a
+// Lock implements store.Driver with a session-level advisory lock, held on a
 // connection of its own for as long as the run lasts. The server releases it
 // when that connection ends, so a writer that dies never leaves it behind.
 func (s *Store) Lock(ctx context.Context) (func(), error) {

@@ -41,6 +41,8 @@ type Options struct {
 	// memory (bm25.Cache, up to bm25.DefaultCacheBytes), for processes that
 	// answer many queries.
 	CacheKeyword bool
+	// KeywordCacheBytes bounds that cache (0: bm25.DefaultCacheBytes).
+	KeywordCacheBytes int64
 
 	// schema, when set (by tests), stops migrations at that version to make
 	// an index as an older sagasu wrote it.
@@ -157,14 +159,20 @@ type Store struct {
 	beforeCommit func()
 }
 
-var _ store.Store = (*Store)(nil)
+var _ store.Driver = (*Store)(nil)
 
 // ErrNoIndex means the schema holds no index and Create was not set.
 var ErrNoIndex = errors.New("no index")
 
 // Open connects to the database a postgres:// DSN names and brings the
-// index's schema up to date (creating it with Options.Create).
-func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
+// index's schema up to date (creating it with Options.Create). The Store
+// checks every call before the driver sees it (store.New).
+func Open(ctx context.Context, dsn string, opt Options) (store.Store, error) {
+	return store.Opened(openDriver(ctx, dsn, opt))
+}
+
+// openDriver opens the driver under Open's Store.
+func openDriver(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	connStr, set, err := ParseDSN(dsn)
 	if err != nil {
 		return nil, err
@@ -182,7 +190,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	}
 	s := &Store{
 		cfg: cfg, set: set, an: an, mergePage: 4096,
-		kcache: keywordCache(opt.CacheKeyword),
+		kcache: keywordCache(opt.CacheKeyword, opt.KeywordCacheBytes),
 		where: fmt.Sprintf("schema %q of database %q at %s", set.Schema, cfg.Database,
 			net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))),
 	}
@@ -211,6 +219,11 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	return s, nil
 }
 
+// Analyzer returns the analyzer the keyword index is read and written with:
+// the one given to Open, or the older one the index is pinned to when it
+// could not be upgraded. Queries must be analysed with it.
+func (s *Store) Analyzer() *analyze.Analyzer { return s.an }
+
 // Close closes the connection pool.
 func (s *Store) Close() error {
 	if s.kcache != nil {
@@ -220,12 +233,13 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// keywordCache returns a new keyword cache, or nil when off.
-func keywordCache(on bool) *bm25.Cache {
+// keywordCache returns a new keyword cache bounded at maxBytes, or nil
+// when off.
+func keywordCache(on bool, maxBytes int64) *bm25.Cache {
 	if !on {
 		return nil
 	}
-	return bm25.NewCache(0)
+	return bm25.NewCache(maxBytes)
 }
 
 // Settings returns the DSN settings the store was opened with.

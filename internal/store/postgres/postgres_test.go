@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sagasu-dev/sagasu/internal/analyze"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/migrate"
 	"github.com/sagasu-dev/sagasu/internal/store"
@@ -46,7 +47,7 @@ func rawConn(t *testing.T, dsn string) *pgx.Conn {
 
 func open(t *testing.T, dsn string) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), dsn, Options{Create: true})
+	s, err := openDriver(context.Background(), dsn, Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,18 +55,18 @@ func open(t *testing.T, dsn string) *Store {
 }
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return open(t, freshDSN(t)) })
+	storetest.Run(t, func(t *testing.T) store.Store { return store.New(open(t, freshDSN(t))) })
 }
 
 func TestUpgradeFromSchema1(t *testing.T) {
 	ctx := context.Background()
 	dsn := freshDSN(t)
-	old, err := Open(ctx, dsn, Options{Create: true, schema: 1})
+	old, err := openDriver(ctx, dsn, Options{Create: true, schema: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	old.Close()
-	s, err := Open(ctx, dsn, Options{})
+	s, err := openDriver(ctx, dsn, Options{})
 	if err != nil {
 		t.Fatalf("open an index of schema 1: %v", err)
 	}
@@ -88,7 +89,7 @@ func TestUpgradeFromSchema1(t *testing.T) {
 func TestUpgradeRebuildsKeywordIndex(t *testing.T) {
 	ctx := context.Background()
 	dsn := freshDSN(t)
-	old, err := Open(ctx, dsn, Options{Create: true, schema: 2})
+	old, err := openDriver(ctx, dsn, Options{Create: true, schema: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,14 +136,14 @@ func TestUpgradeRebuildsKeywordIndex(t *testing.T) {
 	}
 	old.Close()
 	storetest.UpgradeRebuilt(t, func(t *testing.T) store.Store {
-		s, err := Open(ctx, dsn, Options{})
+		s, err := openDriver(ctx, dsn, Options{})
 		if err != nil {
 			t.Fatalf("open an index of schema 2: %v", err)
 		}
 		if p, err := s.Meta(ctx, bm25.MetaKey); err != nil || p != bm25.DefaultParams().String() {
 			t.Errorf("scoring pinned by the upgrade = %q, %v; want %q", p, err, bm25.DefaultParams().String())
 		}
-		return s
+		return store.New(s)
 	})
 }
 
@@ -151,7 +152,7 @@ func TestConformanceWithPagedMerges(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {
 		s := open(t, freshDSN(t))
 		s.mergePage = 3
-		return s
+		return store.New(s)
 	})
 }
 
@@ -191,7 +192,7 @@ func TestSameRankingsAndScoresAsSQLite(t *testing.T) {
 		}
 		all = append(all, storetest.Source(fmt.Sprintf("gen/%04d.md", i), doc.TypeFile, words[i%len(words)], b.String()))
 	}
-	for _, s := range []store.Store{pg, lite} {
+	for _, s := range []store.Store{store.New(pg), lite} {
 		for i := 0; i < len(all); i += 1 + i%9 {
 			if err := s.Replace(ctx, all[i:min(len(all), i+1+i%9)]); err != nil {
 				t.Fatal(err)
@@ -212,7 +213,7 @@ func TestSameRankingsAndScoresAsSQLite(t *testing.T) {
 	}
 	for _, q := range []string{"alpha", "beta gamma item", "設定ファイル", "theta 7", "kappa lambda iota", "テーマ alpha 3"} {
 		want := named(t, lite, kw(t, lite, q, 50))
-		got := named(t, pg, kw(t, pg, q, 50))
+		got := named(t, store.New(pg), kw(t, store.New(pg), q, 50))
 		if len(want) == 0 || !slices.Equal(got, want) {
 			t.Errorf("%q: postgres and sqlite differ\npostgres: %v\nsqlite:   %v", q, got, want)
 		}
@@ -246,7 +247,7 @@ func TestTSVectorHoldsTheAnalysedTerms(t *testing.T) {
 	}
 	conn := rawConn(t, dsn)
 	defer conn.Close(ctx)
-	for q, want := range map[string]string{"設定 & ファ": "ja.md", "gener & rout": "en.md"} {
+	for q, want := range map[string]string{"設定 & ファイル & 作成": "ja.md", "gener & rout": "en.md"} {
 		var uri string
 		err := conn.QueryRow(ctx, `SELECT s.uri FROM `+quoteIdent(s.set.Schema)+`.chunks c JOIN `+quoteIdent(s.set.Schema)+`.sources s ON s.id = c.source_id
 			WHERE c.tsv @@ $1::tsquery`, q).Scan(&uri)
@@ -269,9 +270,9 @@ func TestOpenRefusesWhatIsNotAnIndex(t *testing.T) {
 	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema+`; CREATE TABLE `+schema+`.customers(id int, name text); INSERT INTO `+schema+`.customers VALUES (1, 'ada')`); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Open(ctx, dsn, Options{Create: true})
+	_, err := openDriver(ctx, dsn, Options{Create: true})
 	if !errors.Is(err, store.ErrForeign) || !strings.Contains(err.Error(), "schema=") {
-		t.Errorf("Open(schema of another program) = %v, want ErrForeign suggesting ?schema=", err)
+		t.Errorf("openDriver(schema of another program) = %v, want ErrForeign suggesting ?schema=", err)
 	}
 	var name string
 	if err := conn.QueryRow(ctx, `SELECT name FROM `+schema+`.customers`).Scan(&name); err != nil || name != "ada" {
@@ -280,9 +281,9 @@ func TestOpenRefusesWhatIsNotAnIndex(t *testing.T) {
 
 	// No index and no Create: an error that says to index first, and nothing created.
 	missing := freshDSN(t)
-	_, err = Open(ctx, missing, Options{})
+	_, err = openDriver(ctx, missing, Options{})
 	if !errors.Is(err, ErrNoIndex) || !strings.Contains(err.Error(), "sagasu index") {
-		t.Errorf("Open(missing, no create) = %v, want ErrNoIndex", err)
+		t.Errorf("openDriver(missing, no create) = %v, want ErrNoIndex", err)
 	}
 	_, mset, _ := ParseDSN(missing)
 	var exists bool
@@ -299,8 +300,8 @@ func TestOpenRefusesWhatIsNotAnIndex(t *testing.T) {
 	if _, err := conn.Exec(ctx, `INSERT INTO `+quoteIdent(nset.Schema)+`.schema_migrations(version) VALUES (999)`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(ctx, newer, Options{}); !errors.Is(err, store.ErrTooNew) {
-		t.Errorf("Open(newer schema) = %v, want ErrTooNew", err)
+	if _, err := openDriver(ctx, newer, Options{}); !errors.Is(err, store.ErrTooNew) {
+		t.Errorf("openDriver(newer schema) = %v, want ErrTooNew", err)
 	}
 	other := freshDSN(t)
 	s = open(t, other)
@@ -308,8 +309,8 @@ func TestOpenRefusesWhatIsNotAnIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	if _, err := Open(ctx, other, Options{}); err == nil || !strings.Contains(err.Error(), "analyzer version") {
-		t.Errorf("Open(index of another analyzer) = %v", err)
+	if _, err := openDriver(ctx, other, Options{}); err == nil || !strings.Contains(err.Error(), "built by analyzer") {
+		t.Errorf("openDriver(index of another analyzer) = %v", err)
 	}
 }
 
@@ -327,13 +328,13 @@ func TestBadDSNs(t *testing.T) {
 		{"nobody listening", "postgres://postgres@127.0.0.1:1/sagasu?connect_timeout=5", "is the server running"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := Open(ctx, tc.dsn, Options{Create: true})
+			s, err := openDriver(ctx, tc.dsn, Options{Create: true})
 			if err == nil {
 				s.Close()
-				t.Fatalf("Open(%s) succeeded", tc.dsn)
+				t.Fatalf("openDriver(%s) succeeded", tc.dsn)
 			}
 			if !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("Open(%s) = %v, want it to mention %q", tc.dsn, err, tc.want)
+				t.Errorf("openDriver(%s) = %v, want it to mention %q", tc.dsn, err, tc.want)
 			}
 		})
 	}
@@ -354,7 +355,7 @@ func TestTwoProcessesOpenAndWriteAtOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			stores[i], errs[i] = Open(ctx, dsn, Options{Create: true})
+			stores[i], errs[i] = openDriver(ctx, dsn, Options{Create: true})
 		}()
 	}
 	wg.Wait()
@@ -389,7 +390,7 @@ func TestTwoProcessesOpenAndWriteAtOnce(t *testing.T) {
 	if st.Sources != 120 || st.Chunks != 120 {
 		t.Errorf("after concurrent writers: %+v, want 120 sources and chunks", st)
 	}
-	if res := kw(t, stores[1], "writer", 500); len(res) != 120 {
+	if res := kw(t, store.New(stores[1]), "writer", 500); len(res) != 120 {
 		t.Errorf("keyword search finds %d of 120 documents", len(res))
 	}
 }
@@ -499,7 +500,81 @@ func TestNULBytesAreRefusedWhole(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "NUL") {
 		t.Errorf("Replace with a NUL byte = %v", err)
 	}
-	if _, err := s.SourceByURI(ctx, "good.txt"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.Source(ctx, doc.SourceID("good.txt")); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("half of a refused batch was written: %v", err)
 	}
+}
+
+// TestUpgradeAnalyzer: an index of analyzer version 1 is upgraded in place.
+func TestUpgradeAnalyzer(t *testing.T) {
+	dsn := freshDSN(t)
+	storetest.AnalyzerUpgrade(t, func(t *testing.T, an *analyze.Analyzer, create bool) store.Store {
+		s, err := Open(context.Background(), dsn, Options{Create: create, Analyzer: an})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+// TestOldAnalyzerStaysReadable: an index of analyzer version 1 opened by a
+// role that may only read it is read with the analyzer it was built with.
+func TestOldAnalyzerStaysReadable(t *testing.T) {
+	ctx := context.Background()
+	dsn := freshDSN(t)
+	v1 := analyze.New(analyze.Options{Version: 1})
+	s, err := Open(ctx, dsn, Options{Create: true, Analyzer: v1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Replace(ctx, []store.SourceData{storetest.Source("ja/a.md", "file", "設定", "設定ファイルを作成します")}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := u.Query().Get("schema")
+	role := "sagasu_reader_" + strings.TrimPrefix(schema, "sagasu_test_")
+	admin := rawConn(t, dsn)
+	for _, q := range []string{
+		`CREATE ROLE ` + role + ` LOGIN`,
+		`GRANT USAGE ON SCHEMA "` + schema + `" TO ` + role,
+		`GRANT SELECT ON ALL TABLES IN SCHEMA "` + schema + `" TO ` + role,
+	} {
+		if _, err := admin.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, q := range []string{`DROP OWNED BY ` + role, `DROP ROLE ` + role} {
+			if _, err := admin.Exec(context.Background(), q); err != nil {
+				t.Errorf("%s: %v", q, err)
+			}
+		}
+	})
+	u.User = url.User(role)
+	r, err := Open(ctx, u.String(), Options{})
+	if err != nil {
+		t.Fatalf("open a version 1 index as a reader: %v", err)
+	}
+	defer r.Close()
+	if got := analyzerOf(r).Signature(); got != "analyze/1" {
+		t.Fatalf("a version 1 index opened by a reader is read with %q, want analyze/1", got)
+	}
+	res, err := r.KeywordSearch(ctx, analyzerOf(r).QueryTerms("設定ファイル"), 5, store.Filter{})
+	if err != nil || len(res) != 1 {
+		t.Errorf("search of the version 1 index as a reader = %v, %v", res, err)
+	}
+}
+
+// analyzerOf is the analyzer s says its keyword index is read with, through
+// the Store every caller gets (nil if it does not say).
+func analyzerOf(s store.Store) *analyze.Analyzer {
+	if a, ok := s.(interface{ Analyzer() *analyze.Analyzer }); ok {
+		return a.Analyzer()
+	}
+	return nil
 }

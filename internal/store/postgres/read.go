@@ -14,14 +14,11 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/store/internal/sqlrows"
 )
 
-// KeywordSearch implements store.Store: the postings rows of the query's
+// KeywordSearch implements store.Driver: the postings rows of the query's
 // terms are read in one round trip with the collection statistics, and
 // bm25.Score ranks them exactly as in every other store. A long-lived
 // process answers from its cache of decoded lists (bm25.Cache) instead.
 func (s *Store) KeywordSearch(ctx context.Context, terms []string, k int, f store.Filter) ([]store.Scored, error) {
-	if len(terms) == 0 || k <= 0 {
-		return nil, nil
-	}
 	allow, err := s.allowFunc(ctx, f)
 	if err != nil {
 		return nil, err
@@ -99,7 +96,7 @@ func (s *Store) matchSources(ctx context.Context, f store.Filter) ([]string, err
 	return out, err
 }
 
-// DocFreq implements store.Store.
+// DocFreq implements store.Driver.
 func (s *Store) DocFreq(ctx context.Context, terms []string) (map[string]int, int, error) {
 	var docs int
 	out := make(map[string]int, len(terms))
@@ -137,25 +134,16 @@ func scanSource(r pgx.Row) (doc.Source, error) {
 	return s, err
 }
 
-// Source implements store.Store.
+// Source implements store.Driver.
 func (s *Store) Source(ctx context.Context, id string) (doc.Source, error) {
-	return s.oneSource(ctx, `SELECT `+sourceCols+` FROM sources WHERE id = $1`, id)
-}
-
-// SourceByURI implements store.Store.
-func (s *Store) SourceByURI(ctx context.Context, uri string) (doc.Source, error) {
-	return s.oneSource(ctx, `SELECT `+sourceCols+` FROM sources WHERE uri = $1`, uri)
-}
-
-func (s *Store) oneSource(ctx context.Context, q, arg string) (doc.Source, error) {
-	src, err := scanSource(s.row(ctx, q, arg))
+	src, err := scanSource(s.row(ctx, `SELECT `+sourceCols+` FROM sources WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return doc.Source{}, fmt.Errorf("source %q: %w", arg, store.ErrNotFound)
+		return doc.Source{}, fmt.Errorf("source %q: %w", id, store.ErrNotFound)
 	}
 	return src, err
 }
 
-// Sources implements store.Store. Without a glob the server pages; with
+// Sources implements store.Driver. Without a glob the server pages; with
 // one, the glob is matched here and the page counted after it.
 func (s *Store) Sources(ctx context.Context, opt store.ListOptions) ([]doc.Source, error) {
 	q := `SELECT ` + sourceCols + ` FROM sources`
@@ -198,7 +186,7 @@ func (s *Store) Sources(ctx context.Context, opt store.ListOptions) ([]doc.Sourc
 	return out, err
 }
 
-// Content implements store.Store.
+// Content implements store.Driver.
 func (s *Store) Content(ctx context.Context, id string) (string, error) {
 	var c string
 	err := s.row(ctx, `SELECT content FROM contents WHERE source_id = $1`, id).Scan(&c)
@@ -208,7 +196,7 @@ func (s *Store) Content(ctx context.Context, id string) (string, error) {
 	return c, err
 }
 
-// Chunks implements store.Store.
+// Chunks implements store.Driver.
 func (s *Store) Chunks(ctx context.Context, sourceID string) ([]doc.Chunk, error) {
 	var out []doc.Chunk
 	err := s.each(ctx, func(r pgx.Rows) error {
@@ -219,11 +207,8 @@ func (s *Store) Chunks(ctx context.Context, sourceID string) ([]doc.Chunk, error
 	return out, err
 }
 
-// Hits implements store.Store.
+// Hits implements store.Driver.
 func (s *Store) Hits(ctx context.Context, ids []int64) ([]doc.Hit, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
 	byID := map[int64]doc.Hit{}
 	err := s.each(ctx, func(r pgx.Rows) error {
 		var src doc.Source
@@ -246,19 +231,7 @@ func (s *Store) Hits(ctx context.Context, ids []int64) ([]doc.Hit, error) {
 	return out, nil
 }
 
-// Hashes implements store.Store.
-func (s *Store) Hashes(ctx context.Context) (map[string]string, error) {
-	out := map[string]string{}
-	err := s.each(ctx, func(r pgx.Rows) error {
-		var uri, hash string
-		err := r.Scan(&uri, &hash)
-		out[uri] = hash
-		return err
-	}, `SELECT uri, hash FROM sources`)
-	return out, err
-}
-
-// Meta implements store.Store.
+// Meta implements store.Driver.
 func (s *Store) Meta(ctx context.Context, key string) (string, error) {
 	var v string
 	err := s.row(ctx, `SELECT value FROM meta WHERE key = $1`, key).Scan(&v)
@@ -268,7 +241,7 @@ func (s *Store) Meta(ctx context.Context, key string) (string, error) {
 	return v, err
 }
 
-// SetMeta implements store.Store.
+// SetMeta implements store.Driver.
 func (s *Store) SetMeta(ctx context.Context, key, value string) error {
 	return s.tx(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO meta(key, value) VALUES($1, $2) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value)
@@ -276,7 +249,7 @@ func (s *Store) SetMeta(ctx context.Context, key, value string) error {
 	})
 }
 
-// Stats implements store.Store. SizeBytes is the size of the schema's
+// Stats implements store.Driver. SizeBytes is the size of the schema's
 // tables with their indexes and TOAST data.
 func (s *Store) Stats(ctx context.Context) (store.Stats, error) {
 	var st store.Stats

@@ -11,7 +11,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/store"
 )
 
-// RenameSource implements store.Renamer. Chunk IDs do not change, so the
+// RenameSource implements store.Driver. Chunk IDs do not change, so the
 // postings and segments, keyed by them, are untouched; the vector table
 // carries each chunk's source ID and follows.
 func (s *Store) RenameSource(ctx context.Context, id, uri string) (doc.Source, error) {
@@ -24,9 +24,6 @@ func (s *Store) RenameSource(ctx context.Context, id, uri string) (doc.Source, e
 		}
 		if err != nil {
 			return err
-		}
-		if old == uri {
-			return nil
 		}
 		var taken bool
 		if err := tx.QueryRow(ctx, `SELECT EXISTS(SELECT 1 FROM sources WHERE (uri = $1 OR id = $2) AND id <> $3)`, uri, newID, id).Scan(&taken); err != nil {

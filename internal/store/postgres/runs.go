@@ -20,16 +20,12 @@ func (s *Store) runTx(ctx context.Context, fn func(pgx.Tx) error) error {
 	return s.do(ctx, func(c *pgx.Conn) error { return pgx.BeginFunc(ctx, c, fn) })
 }
 
-// CreateRun implements store.Runs.
-func (s *Store) CreateRun(ctx context.Context, r store.Run) error {
-	r, err := store.NewRun(r)
-	if err != nil {
-		return err
-	}
+// InsertRun implements store.RunLog.
+func (s *Store) InsertRun(ctx context.Context, r store.Run) error {
 	var inserted bool
-	err = s.runTx(ctx, func(tx pgx.Tx) error {
+	err := s.runTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `INSERT INTO runs(`+sqlrows.RunColumns+`) VALUES($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`,
-			r.ID, r.Kind, r.Title, r.Status, r.Created.UnixMicro(), r.Updated.UnixMicro(), store.RawJSON(r.Meta))
+			r.ID, r.Kind, r.Title, r.Status, r.Created.UnixMicro(), r.Updated.UnixMicro(), string(r.Meta))
 		inserted = tag.RowsAffected() == 1
 		return err
 	})
@@ -42,11 +38,8 @@ func (s *Store) CreateRun(ctx context.Context, r store.Run) error {
 	return nil
 }
 
-// UpdateRun implements store.Runs.
-func (s *Store) UpdateRun(ctx context.Context, id string, u store.RunUpdate) error {
-	if err := store.CheckRunUpdate(id, u); err != nil {
-		return err
-	}
+// UpdateRun implements store.RunLog.
+func (s *Store) UpdateRun(ctx context.Context, id string, u store.RunUpdate, at time.Time) error {
 	var n int64
 	err := s.runTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE runs SET
@@ -54,7 +47,7 @@ func (s *Store) UpdateRun(ctx context.Context, id string, u store.RunUpdate) err
 			title = CASE WHEN $2 = '' THEN title ELSE $2 END,
 			meta = CASE WHEN $3 = '' THEN meta ELSE $3 END,
 			updated = $4 WHERE id = $5`,
-			u.Status, u.Title, store.RawJSON(u.Meta), store.StoredTime(time.Time{}).UnixMicro(), id)
+			u.Status, u.Title, string(u.Meta), at.UnixMicro(), id)
 		n = tag.RowsAffected()
 		return err
 	})
@@ -67,7 +60,7 @@ func (s *Store) UpdateRun(ctx context.Context, id string, u store.RunUpdate) err
 	return nil
 }
 
-// Run implements store.Runs.
+// Run implements store.RunLog.
 func (s *Store) Run(ctx context.Context, id string) (store.Run, error) {
 	r, err := sqlrows.ScanRun(s.row(ctx, `SELECT `+sqlrows.RunColumns+` FROM runs WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -79,78 +72,55 @@ func (s *Store) Run(ctx context.Context, id string) (store.Run, error) {
 	return r, nil
 }
 
-// ListRuns implements store.Runs.
-func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
-	q := `SELECT ` + sqlrows.RunColumns + ` FROM runs`
-	var args []any
-	if f.Kind != "" {
-		args = append(args, f.Kind)
-		q += ` WHERE kind = $1`
-	}
-	q += ` ORDER BY updated DESC, id COLLATE "C"`
-	if f.Limit > 0 {
-		q += fmt.Sprintf(` LIMIT %d`, f.Limit)
-	}
+// RunsOfKind implements store.RunLog.
+func (s *Store) RunsOfKind(ctx context.Context, kind string) ([]store.Run, error) {
 	var out []store.Run
 	err := s.each(ctx, func(r pgx.Rows) error {
 		run, err := sqlrows.ScanRun(r)
 		out = append(out, run)
 		return err
-	}, q, args...)
+	}, `SELECT `+sqlrows.RunColumns+` FROM runs WHERE $1 = '' OR kind = $1`, kind)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
 	return out, nil
 }
 
-// AppendEvents implements store.Runs. Raising the run's last_seq locks its
-// row until the commit, so concurrent appenders get consecutive ranges.
-func (s *Store) AppendEvents(ctx context.Context, runID string, events []store.Event) ([]store.Event, error) {
-	out, err := store.NewEvents(runID, 0, events)
-	if err != nil {
-		return nil, err
-	}
-	if len(events) == 0 {
-		_, err := s.Run(ctx, runID)
-		return nil, err
-	}
-	err = s.runTx(ctx, func(tx pgx.Tx) error {
-		var last int64
+// AppendEvents implements store.RunLog. Raising the run's last_seq locks
+// its row until the commit, so concurrent appenders get consecutive ranges.
+func (s *Store) AppendEvents(ctx context.Context, runID string, events []store.Event, latest time.Time) (int64, error) {
+	var last int64
+	err := s.runTx(ctx, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `UPDATE runs SET last_seq = last_seq + $1, updated = GREATEST(updated, $2) WHERE id = $3 RETURNING last_seq`,
-			len(out), store.Latest(out).UnixMicro(), runID).Scan(&last)
+			len(events), latest.UnixMicro(), runID).Scan(&last)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return store.ErrNotFound
 		}
 		if err != nil {
 			return err
 		}
-		for i := range out {
-			out[i].Seq += last - int64(len(out))
-		}
+		last -= int64(len(events))
 		_, err = tx.CopyFrom(ctx, pgx.Identifier{"run_events"}, []string{"run_id", "seq", "time", "type", "data"},
-			pgx.CopyFromSlice(len(out), func(i int) ([]any, error) {
-				e := out[i]
-				return []any{e.RunID, e.Seq, e.Time.UnixMicro(), e.Type, store.RawJSON(e.Data)}, nil
+			pgx.CopyFromSlice(len(events), func(i int) ([]any, error) {
+				e := events[i]
+				return []any{runID, last + e.Seq, e.Time.UnixMicro(), e.Type, string(e.Data)}, nil
 			}))
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("append to run %q: %w", runID, err)
+		return 0, fmt.Errorf("append to run %q: %w", runID, err)
 	}
-	return out, nil
+	return last, nil
 }
 
-// Events implements store.Runs.
+// Events implements store.RunLog.
 func (s *Store) Events(ctx context.Context, runID string, afterSeq int64) ([]store.Event, error) {
-	if _, err := s.Run(ctx, runID); err != nil {
-		return nil, err
-	}
 	var out []store.Event
 	err := s.each(ctx, func(r pgx.Rows) error {
 		e, err := sqlrows.ScanEvent(r, runID)
 		out = append(out, e)
 		return err
-	}, `SELECT `+sqlrows.EventColumns+` FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq`, runID, afterSeq)
+	}, `SELECT `+sqlrows.EventColumns+` FROM run_events WHERE run_id = $1 AND seq > $2`, runID, afterSeq)
 	if err != nil {
 		return nil, fmt.Errorf("events of run %q: %w", runID, err)
 	}

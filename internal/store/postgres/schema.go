@@ -192,9 +192,8 @@ func (s *Store) bootstrap(ctx context.Context, create bool, target int) (string,
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return "", s.wrap(fmt.Errorf("open index in %s: %w", s.where, err))
 	}
-	if pinned != s.an.Signature() {
-		return "", fmt.Errorf("open index in %s: its keyword index was built by analyzer version %q and this sagasu uses %q: drop the schema (DROP SCHEMA %s CASCADE) and index again",
-			s.where, pinned, s.an.Signature(), quoteIdent(s.set.Schema))
+	if err := s.pinAnalyzer(ctx, conn, pinned); err != nil {
+		return "", err
 	}
 	var scoring string
 	err = conn.QueryRow(ctx, `SELECT value FROM meta WHERE key = $1`, bm25.MetaKey).Scan(&scoring)
@@ -212,6 +211,44 @@ func (s *Store) bootstrap(ctx context.Context, create bool, target int) (string,
 		return "", s.wrap(fmt.Errorf("open index in %s: find the vector type: %w", s.where, err))
 	}
 	return extSchema, nil
+}
+
+// pinAnalyzer settles the analyzer of an index pinned to pinned, as the
+// SQLite driver does: an index of an older analyzer version has its keyword
+// index rebuilt with this build's analyzer in one transaction; one that may
+// not be written (a read-only role or standby) is read with the analyzer it
+// was built with.
+func (s *Store) pinAnalyzer(ctx context.Context, conn *pgx.Conn, pinned string) error {
+	old, upgrade, err := s.an.Pinned(pinned)
+	if err != nil {
+		return fmt.Errorf("open index in %s: %w; or drop the schema (DROP SCHEMA %s CASCADE) and index again", s.where, err, quoteIdent(s.set.Schema))
+	}
+	if !upgrade {
+		return nil
+	}
+	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		for _, q := range []string{`DELETE FROM postings`, `DELETE FROM segments`} {
+			if _, err := tx.Exec(ctx, q); err != nil {
+				return err
+			}
+		}
+		if err := s.rebuildKeyword(ctx, tx); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE meta SET value = $1 WHERE key = $2`, s.an.Signature(), metaAnalyzer); err != nil {
+			return err
+		}
+		return bumpKeywordVersion(ctx, tx)
+	})
+	var pe *pgconn.PgError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &pe) && (pe.Code == "25006" || pe.Code == "42501"): // read-only transaction, no privilege
+		s.an = old
+		return nil
+	}
+	return s.wrap(fmt.Errorf("open index in %s: upgrade its keyword index from analyzer %q to %q: %w", s.where, pinned, s.an.Signature(), err))
 }
 
 // ensureExtension makes sure pgvector is installed in the database and

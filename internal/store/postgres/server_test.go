@@ -21,6 +21,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
 	"github.com/sagasu-dev/sagasu/internal/store/storetest"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // pgBin is where Debian's PostgreSQL 15 (scripts/postgres.sh) keeps its programs.
@@ -42,12 +43,9 @@ type server struct {
 func privateServer(t *testing.T, pgvector bool) *server {
 	t.Helper()
 	testDSN(t) // skips (or fails in CI) like every other PostgreSQL test
-	if os.Geteuid() != 0 {
-		t.Skip("a private PostgreSQL runs as the postgres user: run the tests as root (as scripts/postgres.sh is)")
-	}
-	if _, err := os.Stat(filepath.Join(pgBin, "initdb")); err != nil {
-		t.Skipf("no PostgreSQL 15 programs in %s: run scripts/postgres.sh", pgBin)
-	}
+	testenv.Platform(t, os.Geteuid() == 0, "a private PostgreSQL runs as the postgres user: run the tests as root (as scripts/postgres.sh is)")
+	_, err := os.Stat(filepath.Join(pgBin, "initdb"))
+	testenv.Need(t, err == nil, "no PostgreSQL 15 programs in "+pgBin+": run scripts/postgres.sh")
 	dir, err := os.MkdirTemp("", "sagasu-pg-")
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +171,7 @@ func (s *server) crashRestart() {
 
 func TestPgvectorMissing(t *testing.T) {
 	srv := privateServer(t, false)
-	_, err := Open(context.Background(), srv.dsn("sagasu"), Options{Create: true})
+	_, err := openDriver(context.Background(), srv.dsn("sagasu"), Options{Create: true})
 	if err == nil || !strings.Contains(err.Error(), "pgvector") || !strings.Contains(err.Error(), "apt-get install postgresql-NN-pgvector") {
 		t.Fatalf("Open on a server without pgvector = %v, want a message saying how to install it", err)
 	}
@@ -213,7 +211,7 @@ func TestServerRestartMidIndexThenRerun(t *testing.T) {
 	ctx := context.Background()
 	srv := privateServer(t, true)
 	dsn := srv.dsn("sagasu")
-	st, err := Open(ctx, dsn, Options{Create: true})
+	st, err := openDriver(ctx, dsn, Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +227,7 @@ func TestServerRestartMidIndexThenRerun(t *testing.T) {
 			srv.crashRestart()
 		}
 	}
-	_, err = index.New(st, opt).Documents(ctx, docs)
+	_, err = index.New(store.New(st), opt).Documents(ctx, docs)
 	if err == nil || !strings.Contains(err.Error(), "lost the connection") {
 		t.Fatalf("index run across a server restart = %v, want an error saying the connection was lost", err)
 	}
@@ -250,7 +248,7 @@ func TestServerRestartMidIndexThenRerun(t *testing.T) {
 	}
 
 	// Running it again finishes the job, skipping what is there.
-	rep, err := index.New(st, opt).Documents(ctx, docs)
+	rep, err := index.New(store.New(st), opt).Documents(ctx, docs)
 	if err != nil {
 		t.Fatalf("re-run: %v", err)
 	}
@@ -270,7 +268,7 @@ func TestServerRestartMidIndexThenRerun(t *testing.T) {
 	// order hits of equal score) depend on timing: compare every hit, by
 	// score, source and chunk.
 	for _, q := range []string{"river stone", "設定ファイル", "note 3", "violet orchard signal"} {
-		got, want := byScore(named(t, st, kw(t, st, q, 1000))), byScore(named(t, ref, kw(t, ref, q, 1000)))
+		got, want := byScore(named(t, store.New(st), kw(t, store.New(st), q, 1000))), byScore(named(t, ref, kw(t, ref, q, 1000)))
 		if len(want) == 0 || !slices.Equal(got, want) {
 			t.Errorf("%q after restart and re-run:\n%v\nwant (SQLite, no faults):\n%v", q, got, want)
 		}
@@ -283,10 +281,10 @@ func TestServerRestartMidIndexThenRerun(t *testing.T) {
 		t.Errorf("search with the server down = %v", err)
 	}
 	t.Log(err)
-	if err := st.Replace(ctx, nil); err != nil {
+	if err := store.New(st).Replace(ctx, nil); err != nil {
 		t.Errorf("an empty Replace needs no server: %v", err)
 	}
-	_, err = Open(ctx, dsn, Options{})
+	_, err = openDriver(ctx, dsn, Options{})
 	if err == nil || !strings.Contains(err.Error(), "is the server running") {
 		t.Errorf("Open with the server down = %v", err)
 	}

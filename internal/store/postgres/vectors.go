@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,7 +29,10 @@ const (
 	maxEfSearch    = 1000 // the largest hnsw.ef_search pgvector accepts
 )
 
-// vectorDim returns the dimension of the vector table, 0 when there is none.
+// VectorDim implements store.Driver: the dimension of the vector table, 0
+// when there is none.
+func (s *Store) VectorDim(ctx context.Context) (int, error) { return s.vectorDim(ctx) }
+
 func (s *Store) vectorDim(ctx context.Context) (int, error) {
 	v, err := s.Meta(ctx, metaVectorDim)
 	if err != nil || v == "" {
@@ -49,12 +53,9 @@ func vectorDimTx(ctx context.Context, tx pgx.Tx) (int, error) {
 	return strconv.Atoi(v)
 }
 
-// InitVectors implements store.Store: it creates the table that holds one
+// InitVectors implements store.Driver: it creates the table that holds one
 // embedding per chunk and its HNSW index for cosine distance.
 func (s *Store) InitVectors(ctx context.Context, dim int) error {
-	if dim <= 0 {
-		return fmt.Errorf("vector dimension %d must be positive", dim)
-	}
 	return s.tx(ctx, func(tx pgx.Tx) error {
 		have, err := vectorDimTx(ctx, tx)
 		if err != nil {
@@ -88,7 +89,7 @@ func (s *Store) InitVectors(ctx context.Context, dim int) error {
 	})
 }
 
-// ClearVectors implements store.Store.
+// ClearVectors implements store.Driver.
 func (s *Store) ClearVectors(ctx context.Context) error {
 	return s.tx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `DROP TABLE IF EXISTS chunk_vectors`); err != nil {
@@ -99,22 +100,13 @@ func (s *Store) ClearVectors(ctx context.Context) error {
 	})
 }
 
-// VectorSearch implements store.Store. Scores are cosine similarities
+// VectorSearch implements store.Driver. Scores are cosine similarities
 // (1 - pgvector's cosine distance). The HNSW index answers it; a query for
 // more neighbours than hnsw.ef_search raises ef_search to k for that query,
 // and iterative scans (hnsw.iterative_scan) keep a filtered query going until
 // k rows pass the filter.
 func (s *Store) VectorSearch(ctx context.Context, q []float32, k int, f store.Filter) ([]store.Scored, error) {
-	dim, err := s.vectorDim(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if dim == 0 || k <= 0 {
-		return nil, nil
-	}
-	if len(q) != dim {
-		return nil, fmt.Errorf("query vector has %d dimensions, the index holds %d", len(q), dim)
-	}
+	dim := len(q)
 	args := []any{pgvector.NewVector(q)}
 	var conds []string
 	if f.NarrowsSources() {
@@ -162,7 +154,7 @@ func (s *Store) VectorSearch(ctx context.Context, q []float32, k int, f store.Fi
 		}
 		return rows.Err()
 	}
-	err = s.do(ctx, func(c *pgx.Conn) error {
+	err := s.do(ctx, func(c *pgx.Conn) error {
 		ef := min(k, maxEfSearch)
 		if ef <= s.set.EfSearch || dim > maxHalfHNSWDim {
 			return query(c)
@@ -183,14 +175,10 @@ func (s *Store) VectorSearch(ctx context.Context, q []float32, k int, f store.Fi
 	return out, nil
 }
 
-// VectorsByHash implements store.Store.
+// VectorsByHash implements store.Driver.
 func (s *Store) VectorsByHash(ctx context.Context, hashes []string) (map[string][]float32, error) {
 	out := map[string][]float32{}
-	dim, err := s.vectorDim(ctx)
-	if err != nil || dim == 0 || len(hashes) == 0 {
-		return out, err
-	}
-	err = s.each(ctx, func(r pgx.Rows) error {
+	err := s.each(ctx, func(r pgx.Rows) error {
 		var h string
 		var v pgvector.Vector
 		err := r.Scan(&h, &v)
@@ -200,14 +188,10 @@ func (s *Store) VectorsByHash(ctx context.Context, hashes []string) (map[string]
 	return out, err
 }
 
-// VectorsByID implements store.Store.
+// VectorsByID implements store.Driver.
 func (s *Store) VectorsByID(ctx context.Context, ids []int64) (map[int64][]float32, error) {
 	out := map[int64][]float32{}
-	dim, err := s.vectorDim(ctx)
-	if err != nil || dim == 0 || len(ids) == 0 {
-		return out, err
-	}
-	err = s.each(ctx, func(r pgx.Rows) error {
+	err := s.each(ctx, func(r pgx.Rows) error {
 		var id int64
 		var v pgvector.Vector
 		err := r.Scan(&id, &v)
@@ -217,30 +201,10 @@ func (s *Store) VectorsByID(ctx context.Context, ids []int64) (map[int64][]float
 	return out, err
 }
 
-// SetVectors implements store.Store.
+// SetVectors implements store.Driver.
 func (s *Store) SetVectors(ctx context.Context, vecs map[int64][]float32) error {
 	return s.tx(ctx, func(tx pgx.Tx) error {
-		dim, err := vectorDimTx(ctx, tx)
-		if err != nil {
-			return err
-		}
-		var ids []int64
-		for id, v := range vecs {
-			if store.IsZeroVector(v) {
-				continue
-			}
-			if dim == 0 {
-				return errors.New("the index has no vector table: pin an embedder first")
-			}
-			if len(v) != dim {
-				return fmt.Errorf("chunk %d: vector has %d dimensions, the index holds %d", id, len(v), dim)
-			}
-			ids = append(ids, id)
-		}
-		if len(ids) == 0 {
-			return nil
-		}
-		slices.Sort(ids)
+		ids := slices.Sorted(maps.Keys(vecs))
 		if _, err := tx.Exec(ctx, `DELETE FROM chunk_vectors WHERE id = ANY($1)`, ids); err != nil {
 			return err
 		}
@@ -267,7 +231,7 @@ func (s *Store) SetVectors(ctx context.Context, vecs map[int64][]float32) error 
 	})
 }
 
-// EachChunk implements store.Store.
+// EachChunk implements store.Driver.
 func (s *Store) EachChunk(ctx context.Context, fn func(c doc.Chunk, title string) error) error {
 	type item struct {
 		c     doc.Chunk

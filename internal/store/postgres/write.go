@@ -17,33 +17,18 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/store/segment"
 )
 
-// Replace implements store.Store: the old rows of every source in the batch
+// Replace implements store.Driver: the old rows of every source in the batch
 // are removed and the new ones copied in, all in one transaction.
 func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
-	if len(batch) == 0 {
-		return nil
-	}
 	total := 0
-	withVectors := false
 	for _, sd := range batch {
 		if err := checkSource(sd); err != nil {
 			return err
 		}
 		total += len(sd.Chunks)
-		withVectors = withVectors || sd.Vectors != nil
 	}
 	rows := segment.Analyse(s.an, batch)
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		dim := 0
-		if withVectors {
-			var err error
-			if dim, err = vectorDimTx(ctx, tx); err != nil {
-				return err
-			}
-			if err := checkVectors(batch, dim); err != nil {
-				return err
-			}
-		}
 		ids := make([]string, len(batch))
 		for i, sd := range batch {
 			ids[i] = sd.Source.ID
@@ -81,37 +66,12 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 // checkSource refuses what a source cannot be stored as: PostgreSQL text
 // holds no NUL bytes.
 func checkSource(sd store.SourceData) error {
-	if sd.Source.ID == "" || sd.Source.URI == "" {
-		return fmt.Errorf("replace: source without ID or URI")
-	}
-	if sd.Vectors != nil && len(sd.Vectors) != len(sd.Chunks) {
-		return fmt.Errorf("replace %q: %d vectors for %d chunks", sd.Source.URI, len(sd.Vectors), len(sd.Chunks))
-	}
 	hasNUL := strings.ContainsRune(sd.Content, 0) || strings.ContainsRune(sd.Source.Title, 0) || strings.ContainsRune(sd.Source.URI, 0)
 	for _, c := range sd.Chunks {
 		hasNUL = hasNUL || strings.ContainsRune(c.Text, 0) || slices.ContainsFunc(c.Heading, func(h string) bool { return strings.ContainsRune(h, 0) })
 	}
 	if hasNUL {
 		return fmt.Errorf("replace %q: the text contains NUL bytes, which PostgreSQL cannot store; remove them or keep this source in a SQLite index", sd.Source.URI)
-	}
-	return nil
-}
-
-// checkVectors tests every vector of the batch against the index's dimension
-// before anything is written.
-func checkVectors(batch []store.SourceData, dim int) error {
-	for _, sd := range batch {
-		if sd.Vectors == nil {
-			continue
-		}
-		if dim == 0 {
-			return fmt.Errorf("replace %q: the index has no vector table: pin an embedder first", sd.Source.URI)
-		}
-		for j, v := range sd.Vectors {
-			if !store.IsZeroVector(v) && len(v) != dim {
-				return fmt.Errorf("replace %q: vector of chunk %d has %d dimensions, the index holds %d", sd.Source.URI, j, len(v), dim)
-			}
-		}
 	}
 	return nil
 }
@@ -211,7 +171,7 @@ func tsvector(terms []bm25.TermCount) pgtype.TSVector {
 	return v
 }
 
-// Delete implements store.Store.
+// Delete implements store.Driver.
 func (s *Store) Delete(ctx context.Context, ids []string) (int, error) {
 	var n int
 	err := s.tx(ctx, func(tx pgx.Tx) error {

@@ -58,28 +58,20 @@ func (s *Store) pointFilter(ctx context.Context, f store.Filter) (qf *qdrant.Fil
 	return qf, false, nil
 }
 
-// queryTerms returns the distinct terms of terms in query order (a term
-// given twice counts once, as in bm25.Score).
-func queryTerms(terms []string) []string {
-	seen := map[string]bool{}
-	var uniq []string
-	for _, t := range terms {
-		if !seen[t] {
-			uniq = append(uniq, t)
-			seen[t] = true
-		}
+// exactFields are the payload fields exact keyword ranking reads: "fc"
+// in a schema 3 collection (compact), else the per-term values.
+func exactFields(compact bool) []string {
+	if compact {
+		return []string{"fc"}
 	}
-	return uniq
+	return []string{"terms", "tfs", "lens"}
 }
 
-// KeywordSearch ranks chunks by BM25F over terms: Qdrant's sparse search
-// with the IDF modifier finds the candidates; in exact mode (the default)
-// they are rescored with the current collection statistics.
+// KeywordSearch implements store.Driver: it ranks chunks by BM25F over
+// terms (distinct, in query order): Qdrant's sparse search with the IDF
+// modifier finds the candidates; in exact mode (the default) they are
+// rescored with the current collection statistics.
 func (s *Store) KeywordSearch(ctx context.Context, terms []string, k int, f store.Filter) ([]store.Scored, error) {
-	uniq := queryTerms(terms)
-	if k <= 0 || len(uniq) == 0 {
-		return nil, nil
-	}
 	qf, none, err := s.pointFilter(ctx, f)
 	if err != nil || none {
 		return nil, err
@@ -87,7 +79,7 @@ func (s *Store) KeywordSearch(ctx context.Context, terms []string, k int, f stor
 	// The query vector: one dimension per term (terms sharing a dimension
 	// add up).
 	byDim := map[uint32]float32{}
-	for _, t := range uniq {
+	for _, t := range terms {
 		byDim[termDim(t)]++
 	}
 	idx := make([]uint32, 0, len(byDim))
@@ -104,7 +96,7 @@ func (s *Store) KeywordSearch(ctx context.Context, terms []string, k int, f stor
 	}
 	if exact {
 		limit = uint64(k*s.set.Oversample + 10)
-		req.WithPayload = qdrant.NewWithPayloadInclude("terms", "tfs", "lens")
+		req.WithPayload = qdrant.NewWithPayloadInclude(exactFields(s.compact)...)
 	}
 	var (
 		pts          []*qdrant.ScoredPoint
@@ -116,7 +108,7 @@ func (s *Store) KeywordSearch(ctx context.Context, terms []string, k int, f stor
 	)
 	if exact {
 		wg.Add(2)
-		go func() { defer wg.Done(); df, dfErr = s.docFreq(ctx, uniq) }()
+		go func() { defer wg.Done(); df, dfErr = s.docFreq(ctx, terms) }()
 		go func() { defer wg.Done(); st, stErr = s.readStats(ctx) }()
 	}
 	pts, qerr = s.c.Query(ctx, req)
@@ -138,7 +130,7 @@ func (s *Store) KeywordSearch(ctx context.Context, terms []string, k int, f stor
 	if stErr != nil {
 		return nil, stErr
 	}
-	return rescore(pts, uniq, df, st, s.params, k), nil
+	return rescore(pts, terms, df, st, s.params, k), nil
 }
 
 // rescore scores candidates by exact BM25F with parameters p: bm25.Score's
@@ -155,30 +147,57 @@ func rescore(pts []*qdrant.ScoredPoint, uniq []string, df map[string]int, st cor
 			idf[i] = bm25.IDF(st.Docs, df[t])
 		}
 	}
+	// The query's terms sorted, for the sorted terms of "fc" payloads;
+	// at[i] is where uniq[i] is among them.
+	sorted := slices.Clone(uniq)
+	slices.Sort(sorted)
+	at := make([]int, len(uniq))
+	for i, t := range uniq {
+		at[i], _ = slices.BinarySearch(sorted, t)
+	}
+	counts := make([][bm25.NumFields]uint32, len(sorted))
+	var buf []byte
 	top := store.NewTopK(k)
 	for _, pt := range pts {
 		pl := pt.GetPayload()
-		terms := pstrs(pl, "terms")
-		tfs := pints(pl, "tfs")
-		if len(tfs) != int(bm25.NumFields)*len(terms) {
-			continue // not written by this schema: never matched
-		}
 		var dl [bm25.NumFields]uint32
-		for f, n := range fieldInts(pl, "lens") {
-			dl[f] = uint32(n)
+		var terms []string
+		var tfs []int64
+		fc, compact := pl["fc"]
+		if compact {
+			var err error
+			if dl, buf, err = fieldCounts(fc.GetStringValue(), sorted, counts, buf); err != nil {
+				continue // damaged: never matched
+			}
+		} else {
+			// A schema 2 collection: per-term values.
+			terms, tfs = pstrs(pl, "terms"), pints(pl, "tfs")
+			if len(tfs) != int(bm25.NumFields)*len(terms) {
+				continue // not written by this schema: never matched
+			}
+			for f, n := range fieldInts(pl, "lens") {
+				dl[f] = uint32(n)
+			}
 		}
 		var acc float32
 		for i, t := range uniq {
 			if idf[i] == 0 {
 				continue
 			}
-			j, ok := slices.BinarySearch(terms, t)
-			if !ok {
-				continue
-			}
 			var tf [bm25.NumFields]uint32
-			for f := range bm25.NumFields {
-				tf[f] = uint32(tfs[int(bm25.NumFields)*j+int(f)])
+			if compact {
+				tf = counts[at[i]]
+				if tf == ([bm25.NumFields]uint32{}) {
+					continue
+				}
+			} else {
+				j, ok := slices.BinarySearch(terms, t)
+				if !ok {
+					continue
+				}
+				for f := range bm25.NumFields {
+					tf[f] = uint32(tfs[int(bm25.NumFields)*j+int(f)])
+				}
 			}
 			x := pseudoTF(p, tf, dl, avg)
 			if x <= 0 {
@@ -225,8 +244,7 @@ func (s *Store) docFreq(ctx context.Context, terms []string) (map[string]int, er
 // DocFreq returns how many chunks contain each of terms, and the number of
 // chunks in the index.
 func (s *Store) DocFreq(ctx context.Context, terms []string) (map[string]int, int, error) {
-	uniq := queryTerms(terms)
-	df, err := s.docFreq(ctx, uniq)
+	df, err := s.docFreq(ctx, terms)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -539,10 +539,10 @@ func TestConformanceOnModel(t *testing.T) {
 	n := 0
 	storetest.Run(t, func(t *testing.T) store.Store {
 		n++
-		s, err := Open(context.Background(), fmt.Sprintf("qdrant://%s/model%d", addr, n), Options{Create: true})
+		s, err := openDriver(context.Background(), fmt.Sprintf("qdrant://%s/model%d", addr, n), Options{Create: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return s
+		return store.New(s)
 	})
 }

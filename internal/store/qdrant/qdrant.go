@@ -28,6 +28,7 @@
 package qdrant
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -51,10 +52,16 @@ import (
 )
 
 // SchemaVersion is the layout of the collections this driver writes.
-// Version 2 weighs terms by BM25F (per-field frequencies and lengths in the
-// chunk payload, bm25.Params pinned in the meta collection); version 1
-// indexes, plain BM25, are refused with a request to index again.
-const SchemaVersion = 2
+// Version 3 holds a chunk's per-field term frequencies and lengths in one
+// payload string ("fc", see fieldcounts.go); version 2, still read and
+// written as it is, holds them as per-term payload values, which take an
+// exact keyword search far longer to decode. Both weigh terms by BM25F
+// (bm25.Params pinned in the meta collection); version 1 indexes, plain
+// BM25, are refused with a request to index again.
+const SchemaVersion = 3
+
+// minSchema is the oldest layout this driver reads.
+const minSchema = 2
 
 // marker is the collection-metadata key (and value) that marks a collection
 // as part of a sagasu index.
@@ -96,6 +103,10 @@ type Options struct {
 	APIKey string
 	// Timeout bounds connecting and the first health check (default 10 s).
 	Timeout time.Duration
+
+	// schema, when set (by tests), is the schema new collections get, to
+	// make an index as an older sagasu wrote it.
+	schema int64
 }
 
 var prefixRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
@@ -173,6 +184,12 @@ type Store struct {
 	vmu    sync.Mutex
 	vecDim int
 
+	// compact says the chunks collection is of schema 3 or later: exact
+	// keyword scoring reads one payload string per chunk ("fc").
+	compact bool
+	// schema is the schema new collections get (Options.schema).
+	schema int64
+
 	// crashAt, set by tests, makes Replace stop as a crash would after the
 	// named step ("chunks": new chunks written; "sources": sources committed).
 	crashAt string
@@ -181,7 +198,7 @@ type Store struct {
 // errCrash is what Replace returns where a test asked it to stop.
 var errCrash = errors.New("simulated crash")
 
-var _ store.Store = (*Store)(nil)
+var _ store.Driver = (*Store)(nil)
 
 // ErrNoIndex means the server holds no index under the prefix and Create was not set.
 var ErrNoIndex = errors.New("no index")
@@ -199,8 +216,14 @@ const (
 )
 
 // Open connects to the server a qdrant:// DSN names and checks (or, with
-// Create, makes) the index's collections.
-func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
+// Create, makes) the index's collections. The Store checks every call
+// before the driver sees it (store.New).
+func Open(ctx context.Context, dsn string, opt Options) (store.Store, error) {
+	return store.Opened(openDriver(ctx, dsn, opt))
+}
+
+// openDriver opens the driver under Open's Store.
+func openDriver(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	set, err := ParseDSN(dsn)
 	if err != nil {
 		return nil, err
@@ -221,7 +244,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to Qdrant at %s: %w", net.JoinHostPort(set.Host, strconv.Itoa(set.Port)), err)
 	}
-	s := &Store{c: c, set: set, an: an}
+	s := &Store{c: c, set: set, an: an, schema: opt.schema}
 	hctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	h, err := c.HealthCheck(hctx)
@@ -336,8 +359,15 @@ func (s *Store) bootstrap(ctx context.Context, create bool) error {
 		}
 	case s.an.Signature():
 	default:
-		return fmt.Errorf("%s, prefix %q: its keyword index was built by analyzer version %q and this sagasu uses %q: delete the collections %s_* and index again",
-			s.where(), s.set.Prefix, pinned, s.an.Signature(), s.set.Prefix)
+		// An index of an older analyzer is read with that analyzer: its
+		// keyword vectors live in every point, so there is no rebuilding
+		// them in place (index again into a new prefix for the new one).
+		old, _, err := s.an.Pinned(pinned)
+		if err != nil {
+			return fmt.Errorf("%s, prefix %q: %w; or delete the collections %s_* and index again",
+				s.where(), s.set.Prefix, err, s.set.Prefix)
+		}
+		s.an = old
 	}
 	return s.pinParams(ctx)
 }
@@ -363,6 +393,10 @@ func (s *Store) pinParams(ctx context.Context) error {
 	return nil
 }
 
+// Analyzer returns the analyzer the keyword index is read and written with:
+// the one the index is pinned to. Queries must be analysed with it.
+func (s *Store) Analyzer() *analyze.Analyzer { return s.an }
+
 // metaAnalyzer pins the analyzer that built the keyword index.
 const metaAnalyzer = "analyzer.version"
 
@@ -377,13 +411,16 @@ func (s *Store) checkMarker(ctx context.Context, name string) error {
 		return fmt.Errorf("%s: collection %q exists but was not made by sagasu; choose another collection prefix in --db (qdrant://host:port/<prefix>): %w",
 			s.where(), name, store.ErrForeign)
 	}
-	if v := md[schemaKey].GetIntegerValue(); v < SchemaVersion {
+	if v := md[schemaKey].GetIntegerValue(); v < minSchema {
 		return fmt.Errorf("%s: collection %q has sagasu schema %d, whose keyword index predates field-weighted scoring (BM25F); delete the collections %s_* and run `sagasu index` again",
 			s.where(), name, v, s.set.Prefix)
 	}
 	if v := md[schemaKey].GetIntegerValue(); v > SchemaVersion {
 		return fmt.Errorf("%s: collection %q has sagasu schema %d, this sagasu knows up to %d: upgrade sagasu: %w",
 			s.where(), name, v, SchemaVersion, store.ErrTooNew)
+	}
+	if name == s.coll(roleChunks) {
+		s.compact = md[schemaKey].GetIntegerValue() >= 3
 	}
 	return nil
 }
@@ -402,7 +439,7 @@ func (s *Store) createCollection(ctx context.Context, role string, dim int) erro
 		CollectionName: name,
 		Metadata: map[string]*qdrant.Value{
 			markerKey: qdrant.NewValueString(markerValue),
-			schemaKey: qdrant.NewValueInt(SchemaVersion),
+			schemaKey: qdrant.NewValueInt(cmp.Or(s.schema, SchemaVersion)),
 			"role":    qdrant.NewValueString(role),
 		},
 	}
@@ -431,6 +468,9 @@ func (s *Store) createCollection(ctx context.Context, role string, dim int) erro
 			return s.checkMarker(ctx, name)
 		}
 		return s.wrap("create collection "+name, err)
+	}
+	if role == roleChunks {
+		s.compact = cmp.Or(s.schema, SchemaVersion) >= 3
 	}
 	wait := true
 	for _, f := range keywords {

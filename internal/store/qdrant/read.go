@@ -46,22 +46,6 @@ func (s *Store) Source(ctx context.Context, id string) (doc.Source, error) {
 	return sourceOf(p), nil
 }
 
-// SourceByURI returns one source record by its URI.
-func (s *Store) SourceByURI(ctx context.Context, uri string) (doc.Source, error) {
-	one := uint32(1)
-	pts, err := s.c.Scroll(ctx, &qdrant.ScrollPoints{
-		CollectionName: s.coll(roleSources), Limit: &one, WithPayload: qdrant.NewWithPayloadExclude("content"),
-		Filter: &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatch("uri", uri)}},
-	})
-	if err != nil {
-		return doc.Source{}, s.wrap("find source "+uri, err)
-	}
-	if len(pts) == 0 {
-		return doc.Source{}, fmt.Errorf("source %q: %w", uri, store.ErrNotFound)
-	}
-	return sourceOf(pts[0].GetPayload()), nil
-}
-
 // allSources returns every source record matching f (nil for all).
 func (s *Store) allSources(ctx context.Context, f *qdrant.Filter) ([]doc.Source, map[string]string, error) {
 	var out []doc.Source
@@ -129,9 +113,6 @@ func (s *Store) Chunks(ctx context.Context, sourceID string) ([]doc.Chunk, error
 // Hits loads chunks with their sources, in the order of ids; unknown IDs
 // and chunks of an uncommitted write are skipped.
 func (s *Store) Hits(ctx context.Context, ids []int64) ([]doc.Hit, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
 	byID := map[int64]map[string]*qdrant.Value{}
 	for start := 0; start < len(ids); start += 1000 {
 		part := ids[start:min(start+1000, len(ids))]
@@ -169,16 +150,6 @@ func (s *Store) Hits(ctx context.Context, ids []int64) ([]doc.Hit, error) {
 		out = append(out, doc.Hit{Chunk: chunkOf(id, p), Source: sourceOf(sp)})
 	}
 	return out, nil
-}
-
-// Hashes returns the content hash of every source, by URI.
-func (s *Store) Hashes(ctx context.Context) (map[string]string, error) {
-	out := map[string]string{}
-	err := s.scroll(ctx, s.coll(roleSources), nil, qdrant.NewWithPayloadInclude("uri", "hash"), nil, func(p *qdrant.RetrievedPoint) error {
-		out[pstr(p.GetPayload(), "uri")] = pstr(p.GetPayload(), "hash")
-		return nil
-	})
-	return out, err
 }
 
 // EachChunk calls fn for every committed chunk, in ID order, with its

@@ -10,7 +10,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/store"
 )
 
-// RenameSource implements store.Renamer. A source's point ID derives from
+// RenameSource implements store.Driver. A source's point ID derives from
 // its ID, so the record moves to a new point; its chunks and vectors keep
 // their point IDs (the chunk IDs) and only their sid and uri payload
 // fields change. Qdrant has no transactions, so the rename is journaled as
@@ -33,9 +33,6 @@ func (s *Store) RenameSource(ctx context.Context, id, uri string) (doc.Source, e
 	}
 	old := pts[0].GetPayload()
 	oldURI := pstr(old, "uri")
-	if oldURI == uri {
-		return sourceOf(old), nil
-	}
 	taken, err := s.count(ctx, s.coll(roleSources), &qdrant.Filter{
 		Should:  []*qdrant.Condition{qdrant.NewMatch("uri", uri), qdrant.NewHasID(sourcePID(newID))},
 		MustNot: []*qdrant.Condition{qdrant.NewHasID(sourcePID(id))},

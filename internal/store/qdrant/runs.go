@@ -3,9 +3,9 @@ package qdrant
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/qdrant/go-client/qdrant"
@@ -29,15 +29,15 @@ func eventPID(run string, seq int64) *qdrant.PointId {
 func runPayload(r store.Run) map[string]*qdrant.Value {
 	return map[string]*qdrant.Value{
 		"id": vstr(r.ID), "kind": vstr(r.Kind), "title": vstr(r.Title), "status": vstr(r.Status),
-		"created": vint(r.Created.UnixMicro()), "updated": vint(r.Updated.UnixMicro()), "meta": vstr(store.RawJSON(r.Meta)),
+		"created": vint(r.Created.UnixMicro()), "updated": vint(r.Updated.UnixMicro()), "meta": vstr(string(r.Meta)),
 	}
 }
 
 func runOf(p map[string]*qdrant.Value) store.Run {
 	return store.Run{
 		ID: pstr(p, "id"), Kind: pstr(p, "kind"), Title: pstr(p, "title"), Status: pstr(p, "status"),
-		Created: time.UnixMicro(pint(p, "created")).UTC(), Updated: time.UnixMicro(pint(p, "updated")).UTC(),
-		Meta: store.JSONOf(pstr(p, "meta")),
+		Created: time.UnixMicro(pint(p, "created")), Updated: time.UnixMicro(pint(p, "updated")),
+		Meta: json.RawMessage(pstr(p, "meta")),
 	}
 }
 
@@ -47,12 +47,8 @@ func (s *Store) putRun(ctx context.Context, r store.Run) error {
 	}})
 }
 
-// CreateRun stores a new run; ErrExists when the ID is taken.
-func (s *Store) CreateRun(ctx context.Context, r store.Run) error {
-	r, err := store.NewRun(r)
-	if err != nil {
-		return err
-	}
+// InsertRun implements store.RunLog.
+func (s *Store) InsertRun(ctx context.Context, r store.Run) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if _, err := s.Run(ctx, r.ID); err == nil {
@@ -61,31 +57,24 @@ func (s *Store) CreateRun(ctx context.Context, r store.Run) error {
 	return s.putRun(ctx, r)
 }
 
-// UpdateRun changes a run's header and its Updated time.
-func (s *Store) UpdateRun(ctx context.Context, id string, u store.RunUpdate) error {
-	if err := store.CheckRunUpdate(id, u); err != nil {
-		return err
-	}
+// UpdateRun implements store.RunLog.
+func (s *Store) UpdateRun(ctx context.Context, id string, u store.RunUpdate, at time.Time) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	r, err := s.Run(ctx, id)
 	if err != nil {
 		return fmt.Errorf("update run: %w", err)
 	}
-	if u.Status != "" {
-		r.Status = u.Status
-	}
-	if u.Title != "" {
-		r.Title = u.Title
-	}
+	r.Status = cmp.Or(u.Status, r.Status)
+	r.Title = cmp.Or(u.Title, r.Title)
 	if len(u.Meta) > 0 {
 		r.Meta = u.Meta
 	}
-	r.Updated = store.StoredTime(time.Time{})
+	r.Updated = at
 	return s.putRun(ctx, r)
 }
 
-// Run returns one run.
+// Run implements store.RunLog.
 func (s *Store) Run(ctx context.Context, id string) (store.Run, error) {
 	pts, err := s.c.Get(ctx, &qdrant.GetPoints{CollectionName: s.coll(roleRuns), Ids: []*qdrant.PointId{runPID(id)}, WithPayload: qdrant.NewWithPayload(true)})
 	if err != nil {
@@ -97,30 +86,18 @@ func (s *Store) Run(ctx context.Context, id string) (store.Run, error) {
 	return runOf(pts[0].GetPayload()), nil
 }
 
-// ListRuns returns runs, the most recently updated first (then by ID).
-func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
+// RunsOfKind implements store.RunLog.
+func (s *Store) RunsOfKind(ctx context.Context, kind string) ([]store.Run, error) {
 	var qf *qdrant.Filter
-	if f.Kind != "" {
-		qf = &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatch("kind", f.Kind)}}
+	if kind != "" {
+		qf = &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatch("kind", kind)}}
 	}
 	var out []store.Run
 	err := s.scroll(ctx, s.coll(roleRuns), qf, qdrant.NewWithPayload(true), nil, func(p *qdrant.RetrievedPoint) error {
 		out = append(out, runOf(p.GetPayload()))
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	slices.SortFunc(out, func(a, b store.Run) int {
-		if c := b.Updated.Compare(a.Updated); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
-	})
-	if f.Limit > 0 && len(out) > f.Limit {
-		out = out[:f.Limit]
-	}
-	return out, nil
+	return out, err
 }
 
 // lastSeq is the highest event number of a run (0 for none).
@@ -140,56 +117,44 @@ func (s *Store) lastSeq(ctx context.Context, runID string) (int64, error) {
 	return pint(pts[0].GetPayload(), "seq"), nil
 }
 
-// AppendEvents appends events to a run's log. Appends from this process are
+// AppendEvents implements store.RunLog. Appends from this process are
 // serialised; the sequence continues from the highest stored event, so
 // events survive a crash between writing them and updating the header.
-func (s *Store) AppendEvents(ctx context.Context, runID string, events []store.Event) ([]store.Event, error) {
-	if _, err := store.NewEvents(runID, 0, events); err != nil {
-		return nil, err
-	}
+func (s *Store) AppendEvents(ctx context.Context, runID string, events []store.Event, latest time.Time) (int64, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	r, err := s.Run(ctx, runID)
 	if err != nil {
-		return nil, fmt.Errorf("append to run: %w", err)
-	}
-	if len(events) == 0 {
-		return nil, nil
+		return 0, fmt.Errorf("append to run: %w", err)
 	}
 	last, err := s.lastSeq(ctx, runID)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	out, err := store.NewEvents(runID, last, events)
-	if err != nil {
-		return nil, err
-	}
-	pts := make([]*qdrant.PointStruct, len(out))
-	for i, e := range out {
+	pts := make([]*qdrant.PointStruct, len(events))
+	for i, e := range events {
+		seq := last + e.Seq
 		pts[i] = &qdrant.PointStruct{
-			Id: eventPID(runID, e.Seq), Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{}),
+			Id: eventPID(runID, seq), Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{}),
 			Payload: map[string]*qdrant.Value{
-				"run": vstr(runID), "seq": vint(e.Seq), "time": vint(e.Time.UnixMicro()), "type": vstr(e.Type), "data": vstr(store.RawJSON(e.Data)),
+				"run": vstr(runID), "seq": vint(seq), "time": vint(e.Time.UnixMicro()), "type": vstr(e.Type), "data": vstr(string(e.Data)),
 			},
 		}
 	}
 	if err := s.upsert(ctx, s.coll(roleEvents), pts); err != nil {
-		return nil, err
+		return 0, err
 	}
-	if latest := store.Latest(out); latest.After(r.Updated) {
+	if latest.After(r.Updated) {
 		r.Updated = latest
 		if err := s.putRun(ctx, r); err != nil {
-			return nil, err
+			return 0, err
 		}
 	}
-	return out, nil
+	return last, nil
 }
 
-// Events returns a run's events with Seq above afterSeq, in Seq order.
+// Events implements store.RunLog.
 func (s *Store) Events(ctx context.Context, runID string, afterSeq int64) ([]store.Event, error) {
-	if _, err := s.Run(ctx, runID); err != nil {
-		return nil, err
-	}
 	f := &qdrant.Filter{Must: []*qdrant.Condition{
 		qdrant.NewMatch("run", runID),
 		qdrant.NewRange("seq", &qdrant.Range{Gt: qdrant.PtrOf(float64(afterSeq))}),
@@ -198,10 +163,9 @@ func (s *Store) Events(ctx context.Context, runID string, afterSeq int64) ([]sto
 	err := s.scroll(ctx, s.coll(roleEvents), f, qdrant.NewWithPayload(true), nil, func(p *qdrant.RetrievedPoint) error {
 		pl := p.GetPayload()
 		out = append(out, store.Event{
-			RunID: runID, Seq: pint(pl, "seq"), Time: time.UnixMicro(pint(pl, "time")).UTC(), Type: pstr(pl, "type"), Data: store.JSONOf(pstr(pl, "data")),
+			Seq: pint(pl, "seq"), Time: time.UnixMicro(pint(pl, "time")), Type: pstr(pl, "type"), Data: json.RawMessage(pstr(pl, "data")),
 		})
 		return nil
 	})
-	slices.SortFunc(out, func(a, b store.Event) int { return cmp.Compare(a.Seq, b.Seq) })
 	return out, err
 }

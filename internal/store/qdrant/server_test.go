@@ -23,12 +23,23 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/store/bm25"
 	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
 	"github.com/sagasu-dev/sagasu/internal/store/storetest"
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // Env names the Qdrant server the tests use: its gRPC address as
 // http://host:port (or host:port); "model" runs them on the in-process
 // model of model_test.go instead, which checks only the driver's logic.
 const Env = "SAGASU_TEST_QDRANT"
+
+// What the tests log for scripts/testreport, which says "Qdrant server:
+// not tested" unless a test that passed logged reportServer.
+const (
+	reportServer = "Qdrant server: tested at"
+	reportModel  = "Qdrant server: not tested (this test ran on the in-process model)"
+)
+
+// onModel reports whether the tests run on the in-process model.
+func onModel() bool { v := os.Getenv(Env); return v == "" || v == "model" }
 
 // testServer returns the test server's host and gRPC port: the server
 // SAGASU_TEST_QDRANT names, or the in-process model when it is unset.
@@ -44,7 +55,10 @@ func testServer(t *testing.T) (string, int) {
 	if v == "model" {
 		// The in-process model (model_test.go): checks the driver's logic
 		// only, never the real server's behaviour.
+		t.Log(reportModel)
 		v = startModel(t)
+	} else {
+		t.Logf(reportServer+" %s", v)
 	}
 	if !strings.Contains(v, "://") {
 		v = "http://" + v
@@ -111,7 +125,7 @@ func netJoin(host string, port int) string {
 
 func openStore(t *testing.T, dsn string) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), dsn, Options{Create: true, APIKey: os.Getenv("QDRANT_API_KEY")})
+	s, err := openDriver(context.Background(), dsn, Options{Create: true, APIKey: os.Getenv("QDRANT_API_KEY")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +137,7 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {
 		s := openStore(t, freshDSN(t, ""))
 		t.Logf("Qdrant %s", s.Version())
-		return s
+		return store.New(s)
 	})
 }
 
@@ -136,13 +150,13 @@ func TestConformance(t *testing.T) {
 func TestConformanceQdrantRanking(t *testing.T) {
 	testServer(t)
 	storetest.RunWith(t, func(t *testing.T) store.Store {
-		return openStore(t, freshDSN(t, "keyword=qdrant"))
+		return store.New(openStore(t, freshDSN(t, "keyword=qdrant")))
 	}, storetest.Options{RankOnlyKeyword: true})
 }
 
 func TestNoIndexWithoutCreate(t *testing.T) {
 	dsn := freshDSN(t, "")
-	_, err := Open(context.Background(), dsn, Options{APIKey: os.Getenv("QDRANT_API_KEY")})
+	_, err := openDriver(context.Background(), dsn, Options{APIKey: os.Getenv("QDRANT_API_KEY")})
 	if !errors.Is(err, ErrNoIndex) || !strings.Contains(err.Error(), "sagasu index --db") {
 		t.Errorf("Open without Create on an empty prefix = %v; want ErrNoIndex saying to index first", err)
 	}
@@ -171,7 +185,7 @@ func TestRefusesForeignCollections(t *testing.T) {
 			}}}); err != nil {
 				t.Fatal(err)
 			}
-			_, err := Open(ctx, dsn, Options{Create: true, APIKey: os.Getenv("QDRANT_API_KEY")})
+			_, err := openDriver(ctx, dsn, Options{Create: true, APIKey: os.Getenv("QDRANT_API_KEY")})
 			if !errors.Is(err, store.ErrForeign) || !strings.Contains(err.Error(), name) {
 				t.Fatalf("Open over another tool's %s = %v; want ErrForeign naming it", name, err)
 			}
@@ -436,14 +450,14 @@ func TestMigrateThroughQdrant(t *testing.T) {
 	q := openStore(t, freshDSN(t, ""))
 	defer q.Close()
 	queries := []string{"alpha beta", "theta note", "cat", "a cat and a dog", "revenue", "設定", "more gamma here"}
-	if _, err := migrate.Copy(ctx, src, q, migrate.Options{}); err != nil {
+	if _, err := migrate.Copy(ctx, src, store.New(q), migrate.Options{}); err != nil {
 		t.Fatalf("SQLite to Qdrant: %v", err)
 	}
-	if n, err := migrate.Verify(ctx, src, q, queries, 10); err != nil || n != len(queries) {
+	if n, err := migrate.Verify(ctx, src, store.New(q), queries, 10); err != nil || n != len(queries) {
 		t.Errorf("SQLite vs Qdrant: %d of %d queries identical: %v", n, len(queries), err)
 	}
 	back := open("back.db")
-	if _, err := migrate.Copy(ctx, q, back, migrate.Options{}); err != nil {
+	if _, err := migrate.Copy(ctx, store.New(q), back, migrate.Options{}); err != nil {
 		t.Fatalf("Qdrant to SQLite: %v", err)
 	}
 	if n, err := migrate.Verify(ctx, src, back, queries, 10); err != nil || n != len(queries) {
@@ -461,22 +475,20 @@ func TestMigrateThroughQdrant(t *testing.T) {
 // SAGASU_TEST_QDRANT_KEYED=http://host:port and QDRANT_TEST_KEY=<its key>.
 func TestAPIKey(t *testing.T) {
 	addr, key := os.Getenv("SAGASU_TEST_QDRANT_KEYED"), os.Getenv("QDRANT_TEST_KEY")
-	if addr == "" || key == "" {
-		t.Skip("SAGASU_TEST_QDRANT_KEYED and QDRANT_TEST_KEY are not set: start a Qdrant with QDRANT__SERVICE__API_KEY=<key> and set them to its gRPC address and key to test API keys")
-	}
+	testenv.QdrantServer(t, addr != "" && key != "", "SAGASU_TEST_QDRANT_KEYED and QDRANT_TEST_KEY are not set: start a Qdrant with QDRANT__SERVICE__API_KEY=<key> and set them to its gRPC address and key to test API keys")
 	u, err := url.Parse(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dsn := "qdrant://" + u.Host + "/sagasu_keytest"
 	for _, bad := range []string{"", "wrong-" + key} {
-		_, err := Open(context.Background(), dsn, Options{Create: true, APIKey: bad})
+		_, err := openDriver(context.Background(), dsn, Options{Create: true, APIKey: bad})
 		if err == nil || !strings.Contains(err.Error(), "refused the API key") || !strings.Contains(err.Error(), "QDRANT_API_KEY") {
 			t.Errorf("Open with API key %q = %v; want a refusal that says to set QDRANT_API_KEY", bad, err)
 		}
 		t.Logf("the user reads: %v", err)
 	}
-	s, err := Open(context.Background(), dsn, Options{Create: true, APIKey: key})
+	s, err := openDriver(context.Background(), dsn, Options{Create: true, APIKey: key})
 	if err != nil {
 		t.Fatalf("Open with the right key: %v", err)
 	}
@@ -505,7 +517,7 @@ func TestRefusesSchema1(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Open(ctx, dsn, Options{Create: true, APIKey: os.Getenv("QDRANT_API_KEY")})
+	_, err := openDriver(ctx, dsn, Options{Create: true, APIKey: os.Getenv("QDRANT_API_KEY")})
 	if err == nil || !strings.Contains(err.Error(), "schema 1") || !strings.Contains(err.Error(), "sagasu index") {
 		t.Fatalf("Open on a schema 1 index = %v; want a refusal that says to index again", err)
 	}
@@ -555,7 +567,48 @@ func TestScoringParamsPinned(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	if _, err := Open(ctx, dsn, Options{APIKey: os.Getenv("QDRANT_API_KEY")}); err == nil || !strings.Contains(err.Error(), "upgrade sagasu") {
+	if _, err := openDriver(ctx, dsn, Options{APIKey: os.Getenv("QDRANT_API_KEY")}); err == nil || !strings.Contains(err.Error(), "upgrade sagasu") {
 		t.Errorf("Open with unreadable scoring parameters = %v; want a refusal that says to upgrade", err)
+	}
+}
+
+// TestSchema2KeepsWorking opens an index whose collections an older
+// sagasu made (schema 2: per-term payload values), writes to it and
+// searches it exactly, with the same scores as an index of schema 3
+// ("fc") holding the same sources; each keeps its layout across opens.
+func TestSchema2KeepsWorking(t *testing.T) {
+	ctx := context.Background()
+	run := func(schema int64) (*Store, []store.Scored) {
+		dsn := freshDSN(t, "")
+		s, err := openDriver(ctx, dsn, Options{Create: true, APIKey: os.Getenv("QDRANT_API_KEY"), schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.InitVectors(ctx, storetest.VectorDim); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Replace(ctx, storetest.EmbeddedCorpus(t)); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		s = openStore(t, dsn) // a later process, of this build
+		t.Cleanup(func() { s.Close() })
+		if want := schema >= 3; s.compact != want {
+			t.Fatalf("schema %d index opened with compact=%v", schema, s.compact)
+		}
+		// A write by this build keeps the collection's layout.
+		if err := s.Replace(ctx, []store.SourceData{storetest.Source("late.md", doc.TypeFile, "Late", "cats and routing, written later")}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.KeywordSearch(ctx, storetest.Terms("cats routing revenue"), 10, store.Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, got
+	}
+	_, old := run(2)
+	_, cur := run(3)
+	if len(old) == 0 || fmt.Sprint(old) != fmt.Sprint(cur) {
+		t.Fatalf("schema 2 index ranks %v, schema 3 %v", old, cur)
 	}
 }

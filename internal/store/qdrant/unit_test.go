@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -170,14 +171,15 @@ func TestRescoreIsBM25F(t *testing.T) {
 	}
 	other := bm25.DefaultParams()
 	other.K1, other.Weight, other.B = 0.9, [bm25.NumFields]float64{2, 3, 1}, [bm25.NumFields]float64{0.3, 1, 0.6}
-	for _, p := range []bm25.Params{bm25.DefaultParams(), other} {
+	for pi, p := range []bm25.Params{bm25.DefaultParams(), other, bm25.DefaultParams(), other} {
+		compact := pi >= 2 // schema 3 payloads ("fc"), else schema 2 ones
 		var pts []*qdrant.ScoredPoint
 		for _, w := range chunks {
-			pt := chunkPoint(w.sd, w.c, w.a, w.id, "g", p, stale)
+			pt := chunkPoint(w.sd, w.c, w.a, w.id, "g", p, stale, compact)
 			pts = append(pts, &qdrant.ScoredPoint{Id: pt.Id, Payload: pt.Payload})
 		}
 		for _, q := range []string{"cat", "a cat and a dog", "revenue growth subscriptions", "設定", "cats routing"} {
-			terms := queryTerms(an.QueryTerms(q))
+			terms := slices.Compact(slices.Sorted(slices.Values(an.QueryTerms(q))))
 			df := map[string]int{}
 			var lists []bm25.List
 			for _, term := range terms {
@@ -210,7 +212,7 @@ func TestOpenServerDown(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	_, err = Open(context.Background(), "qdrant://"+addr+"/x", Options{Timeout: 3 * time.Second})
+	_, err = openDriver(context.Background(), "qdrant://"+addr+"/x", Options{Timeout: 3 * time.Second})
 	if err == nil || !strings.Contains(err.Error(), "cannot reach Qdrant at "+addr) || !strings.Contains(err.Error(), "is the server running") {
 		t.Errorf("Open with no server = %v; want a message naming %s and what to check", err, addr)
 	}
@@ -225,7 +227,7 @@ func TestOpenWrongPort(t *testing.T) {
 	}))
 	defer srv.Close()
 	addr := strings.TrimPrefix(srv.URL, "http://")
-	_, err := Open(context.Background(), "qdrant://"+addr+"/x", Options{Timeout: 3 * time.Second})
+	_, err := openDriver(context.Background(), "qdrant://"+addr+"/x", Options{Timeout: 3 * time.Second})
 	if err == nil || !strings.Contains(err.Error(), "answers HTTP/1.1, not gRPC") || !strings.Contains(err.Error(), addr) {
 		t.Errorf("Open on an HTTP port = %v; want a message that names %s and the gRPC port", err, addr)
 	}

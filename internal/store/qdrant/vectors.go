@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc/codes"
@@ -11,6 +13,10 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/store"
 )
+
+// VectorDim implements store.Driver: the dimension of the vectors
+// collection, 0 when there is none.
+func (s *Store) VectorDim(ctx context.Context) (int, error) { return s.vectorDim(ctx) }
 
 // vectorDim returns the dimension of the vectors collection, 0 when there
 // is none. A known dimension is cached; an unknown one is asked again, since
@@ -43,9 +49,6 @@ func (s *Store) vectorDim(ctx context.Context) (int, error) {
 // InitVectors makes the vectors collection for dim-dimensional embeddings,
 // or checks that the existing one has that dimension.
 func (s *Store) InitVectors(ctx context.Context, dim int) error {
-	if dim <= 0 {
-		return fmt.Errorf("init vectors: dimension %d is not positive", dim)
-	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	have, err := s.vectorDim(ctx)
@@ -90,16 +93,6 @@ func (s *Store) ClearVectors(ctx context.Context) error {
 
 // VectorSearch ranks chunks by cosine similarity to q.
 func (s *Store) VectorSearch(ctx context.Context, q []float32, k int, f store.Filter) ([]store.Scored, error) {
-	dim, err := s.vectorDim(ctx)
-	if err != nil || dim == 0 || k <= 0 {
-		return nil, err
-	}
-	if len(q) != dim {
-		return nil, fmt.Errorf("vector search: the query has %d dimensions, the index %d", len(q), dim)
-	}
-	if store.IsZeroVector(q) {
-		return nil, nil
-	}
 	qf, none, err := s.pointFilter(ctx, f)
 	if err != nil || none {
 		return nil, err
@@ -125,10 +118,6 @@ func (s *Store) VectorSearch(ctx context.Context, q []float32, k int, f store.Fi
 // chunk's context text.
 func (s *Store) VectorsByHash(ctx context.Context, hashes []string) (map[string][]float32, error) {
 	out := map[string][]float32{}
-	dim, err := s.vectorDim(ctx)
-	if err != nil || dim == 0 || len(hashes) == 0 {
-		return out, err
-	}
 	for start := 0; start < len(hashes); start += 1000 {
 		part := hashes[start:min(start+1000, len(hashes))]
 		f := &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeywords("hash", part...)}}
@@ -146,10 +135,6 @@ func (s *Store) VectorsByHash(ctx context.Context, hashes []string) (map[string]
 // VectorsByID returns the stored embeddings of chunks.
 func (s *Store) VectorsByID(ctx context.Context, ids []int64) (map[int64][]float32, error) {
 	out := map[int64][]float32{}
-	dim, err := s.vectorDim(ctx)
-	if err != nil || dim == 0 || len(ids) == 0 {
-		return out, err
-	}
 	for start := 0; start < len(ids); start += 1000 {
 		part := ids[start:min(start+1000, len(ids))]
 		pids := make([]*qdrant.PointId, len(part))
@@ -168,32 +153,15 @@ func (s *Store) VectorsByID(ctx context.Context, ids []int64) (map[int64][]float
 }
 
 // SetVectors stores embeddings for existing chunks; IDs of chunks that are
-// not stored are ignored, zero vectors are not stored.
+// not stored are ignored.
 func (s *Store) SetVectors(ctx context.Context, vecs map[int64][]float32) error {
-	if len(vecs) == 0 {
-		return nil
-	}
-	dim, err := s.vectorDim(ctx)
-	if err != nil {
-		return err
-	}
-	if dim == 0 {
-		return fmt.Errorf("set vectors in %s: the index has no vectors yet (InitVectors first)", s.where())
-	}
-	ids := make([]int64, 0, len(vecs))
-	for id, v := range vecs {
-		if len(v) != dim && !store.IsZeroVector(v) {
-			return fmt.Errorf("set vectors: chunk %d has a %d-dimensional vector; the index holds %d dimensions", id, len(v), dim)
-		}
-		ids = append(ids, id)
-	}
+	ids := slices.Collect(maps.Keys(vecs))
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if err := s.recover(ctx); err != nil {
 		return err
 	}
 	var pts []*qdrant.PointStruct
-	var zero []*qdrant.PointId
 	for start := 0; start < len(ids); start += 1000 {
 		part := ids[start:min(start+1000, len(ids))]
 		pids := make([]*qdrant.PointId, len(part))
@@ -206,23 +174,12 @@ func (s *Store) SetVectors(ctx context.Context, vecs map[int64][]float32) error 
 		}
 		for _, p := range got {
 			id := idOf(p.GetId())
-			v := vecs[id]
-			if store.IsZeroVector(v) {
-				zero = append(zero, numID(id))
-				continue
-			}
 			pl := p.GetPayload()
 			pts = append(pts, &qdrant.PointStruct{
 				Id:      numID(id),
-				Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{denseName: qdrant.NewVectorDense(v)}),
+				Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{denseName: qdrant.NewVectorDense(vecs[id])}),
 				Payload: map[string]*qdrant.Value{"sid": pl["sid"], "type": pl["type"], "uri": pl["uri"], "gen": pl["gen"], "hash": pl["hash"]},
 			})
-		}
-	}
-	if len(zero) > 0 {
-		wait := true
-		if _, err := s.c.Delete(ctx, &qdrant.DeletePoints{CollectionName: s.coll(roleVectors), Wait: &wait, Points: qdrant.NewPointsSelectorIDs(zero)}); err != nil {
-			return s.wrap("drop zero vectors", err)
 		}
 	}
 	return s.upsert(ctx, s.coll(roleVectors), pts)

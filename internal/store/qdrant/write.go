@@ -20,7 +20,7 @@ import (
 // recoverable instead of atomic:
 //
 //  1. every check that can fail on the input is done before anything is
-//     written (a bad batch or a cancelled context writes nothing);
+//     written (by the Store, store.New; a cancelled context writes nothing);
 //  2. a journal point in <prefix>_meta names the batch's sources and its
 //     generation (a random token);
 //  3. the new chunks and vectors are written under new IDs with that
@@ -230,61 +230,10 @@ func (s *Store) sourcePayloads(ctx context.Context, ids []string, fields ...stri
 	return out, nil
 }
 
-// check refuses a batch that cannot be written whole, before anything is.
-func (s *Store) check(ctx context.Context, batch []store.SourceData) error {
-	withVectors := false
-	for _, sd := range batch {
-		if sd.Source.ID == "" {
-			return fmt.Errorf("write %q: the source has no ID", sd.Source.URI)
-		}
-		if sd.Vectors != nil {
-			if len(sd.Vectors) != len(sd.Chunks) {
-				return fmt.Errorf("write %q: %d vectors for %d chunks", sd.Source.URI, len(sd.Vectors), len(sd.Chunks))
-			}
-			withVectors = true
-		}
-	}
-	if !withVectors {
-		return nil
-	}
-	dim, err := s.vectorDim(ctx)
-	if err != nil {
-		return err
-	}
-	if dim == 0 {
-		return fmt.Errorf("write to %s: the batch has embeddings but the index has no vectors yet (InitVectors first)", s.where())
-	}
-	for _, sd := range batch {
-		for i, v := range sd.Vectors {
-			if len(v) != dim && !store.IsZeroVector(v) {
-				return fmt.Errorf("write %q: chunk %d has a %d-dimensional vector; the index holds %d dimensions", sd.Source.URI, i, len(v), dim)
-			}
-		}
-	}
-	return nil
-}
-
-// Replace writes sources with their chunks and vectors (see the comment at
-// the top of this file for what happens on a crash).
+// Replace implements store.Driver: it writes sources with their chunks
+// and vectors (see the comment at the top of this file for what happens on
+// a crash).
 func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
-	if len(batch) == 0 {
-		return ctx.Err()
-	}
-	// The last entry for a source wins, as in the SQL stores.
-	seen := map[string]int{}
-	var uniq []store.SourceData
-	for _, sd := range batch {
-		if i, ok := seen[sd.Source.ID]; ok {
-			uniq[i] = sd
-			continue
-		}
-		seen[sd.Source.ID] = len(uniq)
-		uniq = append(uniq, sd)
-	}
-	batch = uniq
-	if err := s.check(ctx, batch); err != nil {
-		return err
-	}
 	analysed := segment.Analyse(s.an, batch)
 	if err := ctx.Err(); err != nil {
 		return err
@@ -294,36 +243,14 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 	if err := s.recover(ctx); err != nil {
 		return err
 	}
-	st, err := s.readStats(ctx)
-	if err != nil {
-		return err
-	}
 	ids := make([]string, len(batch))
 	for i, sd := range batch {
 		ids[i] = sd.Source.ID
 	}
-	old, err := s.sourcePayloads(ctx, ids, "chunks", "tokens", "size")
+	st, tokens, err := s.statsAfter(ctx, batch, ids, analysed)
 	if err != nil {
 		return err
 	}
-	for _, p := range old {
-		st.add(p, -1)
-	}
-	tokens := make([][bm25.NumFields]int64, len(batch))
-	for i, sd := range batch {
-		for _, a := range analysed[i] {
-			for f, n := range a.Counts.Len {
-				tokens[i][f] += int64(n)
-			}
-		}
-		st.Sources++
-		st.Docs += len(sd.Chunks)
-		for f, n := range tokens[i] {
-			st.Tokens[f] += n
-		}
-		st.Bytes += int64(len(sd.Content))
-	}
-	avg := st.avgdl()
 	gen := newGen()
 	chunkIDs, err := s.assignIDs(ctx, batch, gen)
 	if err != nil {
@@ -335,62 +262,13 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 	if err := s.writeJournal(ctx, "replace", gen, ids); err != nil {
 		return err
 	}
-	// Points are built and written pageSize chunks at a time, and each
-	// chunk's term counts dropped once its point is built, so a large batch
-	// never holds all its points, nor its counts beside them.
-	var chunks, vecs []*qdrant.PointStruct
-	flush := func() error {
-		if err := s.upsert(ctx, s.coll(roleChunks), chunks); err != nil {
-			return err
-		}
-		if len(vecs) > 0 {
-			if err := s.upsert(ctx, s.coll(roleVectors), vecs); err != nil {
-				return err
-			}
-		}
-		chunks, vecs = chunks[:0], vecs[:0]
-		return nil
-	}
-	for i, sd := range batch {
-		for j, c := range sd.Chunks {
-			a := analysed[i][j]
-			analysed[i][j].Counts = bm25.Counts{}
-			chunks = append(chunks, chunkPoint(sd, c, a, chunkIDs[i][j], gen, s.params, avg))
-			if sd.Vectors != nil && !store.IsZeroVector(sd.Vectors[j]) {
-				vecs = append(vecs, &qdrant.PointStruct{
-					Id:      numID(chunkIDs[i][j]),
-					Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{denseName: qdrant.NewVectorDense(sd.Vectors[j])}),
-					Payload: map[string]*qdrant.Value{"sid": vstr(sd.Source.ID), "type": vstr(string(sd.Source.Type)), "uri": vstr(sd.Source.URI), "gen": vstr(gen), "hash": vstr(a.Hash)},
-				})
-			}
-			if len(chunks) == pageSize {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	if err := flush(); err != nil {
+	if err := s.writeChunks(ctx, batch, analysed, chunkIDs, gen, st.avgdl()); err != nil {
 		return err
 	}
 	if s.crashAt == "chunks" {
 		return errCrash
 	}
-	now := time.Now().Unix()
-	srcs := make([]*qdrant.PointStruct, len(batch))
-	for i, sd := range batch {
-		src := sd.Source
-		srcs[i] = &qdrant.PointStruct{
-			Id: sourcePID(src.ID), Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{}),
-			Payload: map[string]*qdrant.Value{
-				"id": vstr(src.ID), "uri": vstr(src.URI), "type": vstr(string(src.Type)), "format": vstr(string(src.Format)),
-				"title": vstr(src.Title), "hash": vstr(src.ContentHash), "size": vint(int64(len(sd.Content))),
-				"chunks": vint(int64(len(sd.Chunks))), "indexed": vint(now), "gen": vstr(gen), "tokens": vints(tokens[i][:]),
-				"content": vstr(sd.Content),
-			},
-		}
-	}
-	if err := s.upsert(ctx, s.coll(roleSources), srcs); err != nil {
+	if err := s.upsert(ctx, s.coll(roleSources), sourcePoints(batch, tokens, gen)); err != nil {
 		return err
 	}
 	if s.crashAt == "sources" {
@@ -409,36 +287,139 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 	return s.clearJournal(ctx)
 }
 
-// chunkPoint is a chunk as stored: its record as payload, its terms as a
-// sparse vector of BM25F term weights (a.Counts with parameters p, each
-// field normalised by avg), and in the payload what exact scoring needs:
-// its distinct terms ("terms", sorted), the frequency of each in each field
-// ("tfs", three numbers per term: title, heading, body) and its fields'
-// lengths ("lens").
-func chunkPoint(sd store.SourceData, c doc.Chunk, a segment.Analysed, id int64, gen string, p bm25.Params, avg [bm25.NumFields]float64) *qdrant.PointStruct {
-	idx, val := sparseWeights(a.Counts, p, avg)
-	terms := make([]string, len(a.Counts.Terms))
-	tfs := make([]int64, 0, int(bm25.NumFields)*len(a.Counts.Terms))
-	for i, t := range a.Counts.Terms {
-		terms[i] = t.Term
-		for _, n := range t.N {
-			tfs = append(tfs, int64(n))
+// statsAfter returns the collection statistics as they will be once batch
+// (the sources ids, analysed) replaces what is stored, and each source's
+// field lengths.
+func (s *Store) statsAfter(ctx context.Context, batch []store.SourceData, ids []string, analysed [][]segment.Analysed) (corpusStats, [][bm25.NumFields]int64, error) {
+	st, err := s.readStats(ctx)
+	if err != nil {
+		return st, nil, err
+	}
+	old, err := s.sourcePayloads(ctx, ids, "chunks", "tokens", "size")
+	if err != nil {
+		return st, nil, err
+	}
+	for _, p := range old {
+		st.add(p, -1)
+	}
+	tokens := make([][bm25.NumFields]int64, len(batch))
+	for i, sd := range batch {
+		for _, a := range analysed[i] {
+			for f, n := range a.Counts.Len {
+				tokens[i][f] += int64(n)
+			}
+		}
+		st.Sources++
+		st.Docs += len(sd.Chunks)
+		for f, n := range tokens[i] {
+			st.Tokens[f] += n
+		}
+		st.Bytes += int64(len(sd.Content))
+	}
+	return st, tokens, nil
+}
+
+// writeChunks writes the chunk and vector points of batch under the
+// generation gen, weighting terms by the average field lengths avg. Points
+// are built and written pageSize chunks at a time, and each chunk's term
+// counts dropped once its point is built, so a large batch never holds all
+// its points, nor its counts beside them.
+func (s *Store) writeChunks(ctx context.Context, batch []store.SourceData, analysed [][]segment.Analysed, chunkIDs [][]int64, gen string, avg [bm25.NumFields]float64) error {
+	var chunks, vecs []*qdrant.PointStruct
+	flush := func() error {
+		if err := s.upsert(ctx, s.coll(roleChunks), chunks); err != nil {
+			return err
+		}
+		if len(vecs) > 0 {
+			if err := s.upsert(ctx, s.coll(roleVectors), vecs); err != nil {
+				return err
+			}
+		}
+		chunks, vecs = chunks[:0], vecs[:0]
+		return nil
+	}
+	for i, sd := range batch {
+		for j, c := range sd.Chunks {
+			a := analysed[i][j]
+			analysed[i][j].Counts = bm25.Counts{}
+			chunks = append(chunks, chunkPoint(sd, c, a, chunkIDs[i][j], gen, s.params, avg, s.compact))
+			if sd.Vectors != nil && !store.IsZeroVector(sd.Vectors[j]) {
+				vecs = append(vecs, &qdrant.PointStruct{
+					Id:      numID(chunkIDs[i][j]),
+					Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{denseName: qdrant.NewVectorDense(sd.Vectors[j])}),
+					Payload: map[string]*qdrant.Value{"sid": vstr(sd.Source.ID), "type": vstr(string(sd.Source.Type)), "uri": vstr(sd.Source.URI), "gen": vstr(gen), "hash": vstr(a.Hash)},
+				})
+			}
+			if len(chunks) == pageSize {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
 		}
 	}
-	var lens [bm25.NumFields]int64
-	for f, n := range a.Counts.Len {
-		lens[f] = int64(n)
+	return flush()
+}
+
+// sourcePoints are the source records of batch: writing them commits it.
+func sourcePoints(batch []store.SourceData, tokens [][bm25.NumFields]int64, gen string) []*qdrant.PointStruct {
+	now := time.Now().Unix()
+	srcs := make([]*qdrant.PointStruct, len(batch))
+	for i, sd := range batch {
+		src := sd.Source
+		srcs[i] = &qdrant.PointStruct{
+			Id: sourcePID(src.ID), Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{}),
+			Payload: map[string]*qdrant.Value{
+				"id": vstr(src.ID), "uri": vstr(src.URI), "type": vstr(string(src.Type)), "format": vstr(string(src.Format)),
+				"title": vstr(src.Title), "hash": vstr(src.ContentHash), "size": vint(int64(len(sd.Content))),
+				"chunks": vint(int64(len(sd.Chunks))), "indexed": vint(now), "gen": vstr(gen), "tokens": vints(tokens[i][:]),
+				"content": vstr(sd.Content),
+			},
+		}
+	}
+	return srcs
+}
+
+// chunkPoint is a chunk as stored: its record as payload, its terms as a
+// sparse vector of BM25F term weights (a.Counts with parameters p, each
+// field normalised by avg), and in the payload its distinct terms
+// ("terms", sorted, indexed for document frequencies) and what exact
+// scoring needs: in schema 3 collections one string, "fc" (fieldCounts),
+// which a search decodes in a few microseconds; in schema 2 collections
+// (compact false) the frequency of each term in each field ("tfs", three
+// numbers per term: title, heading, body) and the fields' lengths
+// ("lens"), some four hundred payload values a chunk to decode.
+func chunkPoint(sd store.SourceData, c doc.Chunk, a segment.Analysed, id int64, gen string, p bm25.Params, avg [bm25.NumFields]float64, compact bool) *qdrant.PointStruct {
+	idx, val := sparseWeights(a.Counts, p, avg)
+	terms := make([]string, len(a.Counts.Terms))
+	for i, t := range a.Counts.Terms {
+		terms[i] = t.Term
+	}
+	pl := map[string]*qdrant.Value{
+		"sid": vstr(sd.Source.ID), "uri": vstr(sd.Source.URI), "type": vstr(string(sd.Source.Type)), "gen": vstr(gen),
+		"idx": vint(int64(c.Index)), "text": vstr(c.Text), "heading": vstrs(c.Heading),
+		"sl": vint(int64(c.StartLine)), "el": vint(int64(c.EndLine)), "sb": vint(int64(c.StartByte)), "eb": vint(int64(c.EndByte)),
+		"tok": vint(int64(c.Tokens)), "hash": vstr(a.Hash),
+		"terms": vstrs(terms),
+	}
+	if compact {
+		pl["fc"] = vstr(encodeFieldCounts(a.Counts))
+	} else {
+		tfs := make([]int64, 0, int(bm25.NumFields)*len(a.Counts.Terms))
+		for _, t := range a.Counts.Terms {
+			for _, n := range t.N {
+				tfs = append(tfs, int64(n))
+			}
+		}
+		var lens [bm25.NumFields]int64
+		for f, n := range a.Counts.Len {
+			lens[f] = int64(n)
+		}
+		pl["tfs"], pl["lens"] = vints(tfs), vints(lens[:])
 	}
 	return &qdrant.PointStruct{
 		Id:      numID(id),
 		Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{sparseName: qdrant.NewVectorSparse(idx, val)}),
-		Payload: map[string]*qdrant.Value{
-			"sid": vstr(sd.Source.ID), "uri": vstr(sd.Source.URI), "type": vstr(string(sd.Source.Type)), "gen": vstr(gen),
-			"idx": vint(int64(c.Index)), "text": vstr(c.Text), "heading": vstrs(c.Heading),
-			"sl": vint(int64(c.StartLine)), "el": vint(int64(c.EndLine)), "sb": vint(int64(c.StartByte)), "eb": vint(int64(c.EndByte)),
-			"tok": vint(int64(c.Tokens)), "hash": vstr(a.Hash),
-			"terms": vstrs(terms), "tfs": vints(tfs), "lens": vints(lens[:]),
-		},
+		Payload: pl,
 	}
 }
 
@@ -556,11 +537,9 @@ func (s *Store) allocIDs(ctx context.Context, n int) (int64, error) {
 	return 0, fmt.Errorf("write to %s: could not reserve chunk IDs (the counter kept changing under other writers)", s.where())
 }
 
-// Delete removes sources and everything derived from them.
+// Delete implements store.Driver: it removes sources and everything
+// derived from them.
 func (s *Store) Delete(ctx context.Context, ids []string) (int, error) {
-	if len(ids) == 0 {
-		return 0, nil
-	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if err := s.recover(ctx); err != nil {

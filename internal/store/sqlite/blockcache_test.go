@@ -16,7 +16,7 @@ import (
 func TestCachedBlocksNeverStale(t *testing.T) {
 	ctx := context.Background()
 	reader := openTemp(t)
-	writer, err := Open(ctx, reader.Path(), Options{})
+	writer, err := openDriver(ctx, reader.Path(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 // openTemp opens a new index in a temporary folder, closed when t ends.
 func openTemp(t *testing.T) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "s.db"), Options{Create: true})
+	s, err := openDriver(context.Background(), filepath.Join(t.TempDir(), "s.db"), Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func TestUpgradeFromSchema4(t *testing.T) {
 	odd.Chunks[1].Text = "not the span"
 	sds = append(sds, odd, storetest.Source("empty.md", "file", "Empty", ""))
 
-	fresh, err := Open(ctx, filepath.Join(dir, "fresh.db"), Options{Create: true})
+	fresh, err := openDriver(ctx, filepath.Join(dir, "fresh.db"), Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestUpgradeFromSchema4(t *testing.T) {
 	rows.Close()
 
 	path := filepath.Join(dir, "old.db")
-	old, err := Open(ctx, path, Options{Create: true, schema: 4})
+	old, err := openDriver(ctx, path, Options{Create: true, schema: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func TestUpgradeFromSchema4(t *testing.T) {
 	copyRows(t, fresh, old, "termless_chunks", "id, seg")
 	old.Close()
 
-	s, err := Open(ctx, path, Options{})
+	s, err := openDriver(ctx, path, Options{})
 	if err != nil {
 		t.Fatalf("open an index of schema 4: %v", err)
 	}
@@ -422,7 +422,7 @@ func TestConcurrentSpanReads(t *testing.T) {
 func TestFailedUpgradeLeavesOldIndex(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "old.db")
-	old, err := Open(ctx, path, Options{Create: true, schema: 4})
+	old, err := openDriver(ctx, path, Options{Create: true, schema: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -437,7 +437,7 @@ func TestFailedUpgradeLeavesOldIndex(t *testing.T) {
 	mustExec(t, old, `CREATE VIEW chunk_texts AS SELECT text FROM chunks`)
 	old.Close()
 
-	s, err := Open(ctx, path, Options{})
+	s, err := openDriver(ctx, path, Options{})
 	if err == nil {
 		s.Close()
 		t.Fatal("the upgrade succeeded despite the view; the test needs it to fail")
@@ -445,7 +445,7 @@ func TestFailedUpgradeLeavesOldIndex(t *testing.T) {
 	if !strings.Contains(err.Error(), "RENAME") {
 		t.Fatalf("the upgrade failed with %v; the test needs it to fail at the rename, its last step", err)
 	}
-	old, err = Open(ctx, path, Options{schema: 4})
+	old, err = openDriver(ctx, path, Options{schema: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -461,7 +461,7 @@ func TestFailedUpgradeLeavesOldIndex(t *testing.T) {
 	mustExec(t, old, `DROP VIEW chunk_texts`)
 	old.Close()
 
-	s, err = Open(ctx, path, Options{})
+	s, err = openDriver(ctx, path, Options{})
 	if err != nil {
 		t.Fatalf("upgrade once the view is gone: %v", err)
 	}

@@ -47,11 +47,89 @@ func (s *Store) KeywordSearch(ctx context.Context, terms []string, k int, f stor
 		}
 		return res, nil
 	}
-	corpus, ls, err := loadPostings(ctx, s.db, terms)
+	res, err := s.scoreStored(ctx, terms, k, allow)
 	if err != nil {
 		return nil, fmt.Errorf("keyword search: %w", err)
 	}
-	return bm25.Score(s.params, corpus, ls.Lists(terms), k, allow)
+	return res, nil
+}
+
+// scoreStored ranks chunks straight from the stored postings, for
+// processes without a keyword cache (one-shot commands): from one
+// snapshot, the terms' document frequencies (from the rows' counts, which
+// sit before the postings and are read without them), then each term's
+// rows in query order, scored as they are read, in place.
+func (s *Store) scoreStored(ctx context.Context, terms []string, k int, allow func(int64) bool) ([]store.Scored, error) {
+	seen := make(map[string]bool, len(terms))
+	uniq := make([]string, 0, len(terms)) // a term given twice counts once
+	for _, t := range terms {
+		if !seen[t] {
+			seen[t] = true
+			uniq = append(uniq, t)
+		}
+	}
+	var out []store.Scored
+	err := s.readSnapshot(ctx, func(conn *sql.Conn) error {
+		var corpus bm25.Corpus
+		if err := conn.QueryRowContext(ctx, corpusQuery).Scan(&corpus.Docs, &corpus.Tokens[bm25.Title], &corpus.Tokens[bm25.Heading], &corpus.Tokens[bm25.Body]); err != nil {
+			return err
+		}
+		args := make([]any, len(uniq))
+		for i, t := range uniq {
+			args[i] = t
+		}
+		df := make(map[string]int, len(uniq))
+		rows, err := conn.QueryContext(ctx, `SELECT term, SUM(n) FROM postings WHERE term IN (`+placeholders(len(uniq))+`) GROUP BY term`, args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var t string
+			var n int
+			if err := rows.Scan(&t, &n); err != nil {
+				rows.Close()
+				return err
+			}
+			df[t] = n
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		acc := bm25.NewAccumulator(s.params, corpus)
+		byTerm, err := conn.PrepareContext(ctx, `SELECT data FROM postings WHERE term = ?`)
+		if err != nil {
+			return err
+		}
+		defer byTerm.Close()
+		for _, t := range uniq {
+			if df[t] == 0 {
+				continue
+			}
+			rows, err := byTerm.QueryContext(ctx, t)
+			if err != nil {
+				return err
+			}
+			var data sql.RawBytes
+			for rows.Next() {
+				if err := rows.Scan(&data); err != nil {
+					rows.Close()
+					return err
+				}
+				if err := acc.Add(data, df[t]); err != nil {
+					rows.Close()
+					return fmt.Errorf("postings of %q: %w", t, err)
+				}
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+		}
+		out = acc.Top(k, allow)
+		return nil
+	})
+	return out, err
 }
 
 var _ store.Warmer = (*Store)(nil)
@@ -164,7 +242,27 @@ func (l kwLoader) Scan(ctx context.Context, start func(string, bm25.Corpus) erro
 		if err := start(version, corpus); err != nil {
 			return err
 		}
-		return eachPosting(ctx, conn, each, `SELECT term, data FROM postings ORDER BY term`)
+		// Read in place (bm25.Scanner: data is the callee's only during
+		// the call): no copy, and one string per term rather than per row.
+		rows, err := conn.QueryContext(ctx, `SELECT term, data FROM postings ORDER BY term`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		var term string
+		var rawTerm, data sql.RawBytes
+		for rows.Next() {
+			if err := rows.Scan(&rawTerm, &data); err != nil {
+				return err
+			}
+			if string(rawTerm) != term {
+				term = string(rawTerm)
+			}
+			if err := each(term, data); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
 	})
 }
 
@@ -253,4 +351,12 @@ func (s *Store) DocFreq(ctx context.Context, terms []string) (map[string]int, in
 		out[t] = n
 	}
 	return out, docs, rows.Err()
+}
+
+// KeywordCacheBytes reports the memory of the keyword cache (0 without one).
+func (s *Store) KeywordCacheBytes() int64 {
+	if s.kcache == nil {
+		return 0
+	}
+	return s.kcache.Bytes()
 }

@@ -13,11 +13,11 @@ import (
 
 func TestConformanceWithKeywordCache(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {
-		s, err := Open(context.Background(), filepath.Join(t.TempDir(), "sagasu.db"), Options{Create: true, CacheKeyword: true})
+		s, err := openDriver(context.Background(), filepath.Join(t.TempDir(), "sagasu.db"), Options{Create: true, CacheKeyword: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return s
+		return store.New(s)
 	})
 }
 
@@ -26,12 +26,12 @@ func TestConformanceWithKeywordCache(t *testing.T) {
 func TestKeywordCacheSeesOtherWriters(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "k.db")
-	cached, err := Open(ctx, path, Options{Create: true, CacheKeyword: true})
+	cached, err := openDriver(ctx, path, Options{Create: true, CacheKeyword: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cached.Close()
-	writer, err := Open(ctx, path, Options{})
+	writer, err := openDriver(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestKeywordCacheSeesOtherWriters(t *testing.T) {
 
 func TestWarmLoadsTheKeywordIndex(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "w.db"), Options{Create: true, CacheKeyword: true})
+	s, err := openDriver(ctx, filepath.Join(t.TempDir(), "w.db"), Options{Create: true, CacheKeyword: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestWarmLoadsTheKeywordIndex(t *testing.T) {
 	if err != nil || len(res) != 2 {
 		t.Errorf("search after Warm: %v, %v; want both sources", res, err)
 	}
-	plain, err := Open(ctx, s.Path(), Options{})
+	plain, err := openDriver(ctx, s.Path(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/userfile"
 )
 
-// Lock implements store.Store with an advisory lock on a file beside the
+// Lock implements store.Driver with an advisory lock on a file beside the
 // database; the kernel releases it if the process dies.
 func (s *Store) Lock(ctx context.Context) (func(), error) {
 	name := s.path + ".lock"

@@ -9,7 +9,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/store"
 )
 
-// Meta implements store.Store.
+// Meta implements store.Driver.
 func (s *Store) Meta(ctx context.Context, key string) (string, error) {
 	var v string
 	err := s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
@@ -19,7 +19,7 @@ func (s *Store) Meta(ctx context.Context, key string) (string, error) {
 	return v, err
 }
 
-// SetMeta implements store.Store.
+// SetMeta implements store.Driver.
 func (s *Store) SetMeta(ctx context.Context, key, value string) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value)
@@ -27,7 +27,7 @@ func (s *Store) SetMeta(ctx context.Context, key, value string) error {
 	})
 }
 
-// Stats implements store.Store.
+// Stats implements store.Driver.
 func (s *Store) Stats(ctx context.Context) (store.Stats, error) {
 	var st store.Stats
 	err := s.db.QueryRowContext(ctx, `SELECT

@@ -20,7 +20,7 @@ func TestConcurrentFirstOpen(t *testing.T) {
 		errs := make(chan error, openers)
 		for range openers {
 			wg.Go(func() {
-				s, err := Open(ctx, path, Options{Create: true})
+				s, err := openDriver(ctx, path, Options{Create: true})
 				if err != nil {
 					errs <- err
 					return
@@ -36,7 +36,7 @@ func TestConcurrentFirstOpen(t *testing.T) {
 				t.Errorf("trial %d: %v", trial, err)
 			}
 		}
-		s, err := Open(ctx, path, Options{})
+		s, err := openDriver(ctx, path, Options{})
 		if err != nil {
 			t.Fatalf("trial %d: reopen: %v", trial, err)
 		}

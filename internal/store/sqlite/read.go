@@ -24,25 +24,16 @@ func scanSource(r scanner) (doc.Source, error) {
 	return s, err
 }
 
-// Source implements store.Store.
+// Source implements store.Driver.
 func (s *Store) Source(ctx context.Context, id string) (doc.Source, error) {
-	return s.oneSource(ctx, `SELECT `+sourceCols+` FROM sources WHERE id = ?`, id)
-}
-
-// SourceByURI implements store.Store.
-func (s *Store) SourceByURI(ctx context.Context, uri string) (doc.Source, error) {
-	return s.oneSource(ctx, `SELECT `+sourceCols+` FROM sources WHERE uri = ?`, uri)
-}
-
-func (s *Store) oneSource(ctx context.Context, q, arg string) (doc.Source, error) {
-	src, err := scanSource(s.db.QueryRowContext(ctx, q, arg))
+	src, err := scanSource(s.db.QueryRowContext(ctx, `SELECT `+sourceCols+` FROM sources WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return doc.Source{}, fmt.Errorf("source %q: %w", arg, store.ErrNotFound)
+		return doc.Source{}, fmt.Errorf("source %q: %w", id, store.ErrNotFound)
 	}
 	return src, err
 }
 
-// Sources implements store.Store.
+// Sources implements store.Driver.
 func (s *Store) Sources(ctx context.Context, opt store.ListOptions) ([]doc.Source, error) {
 	q := `SELECT ` + sourceCols + ` FROM sources`
 	var args []any
@@ -78,7 +69,7 @@ func (s *Store) Sources(ctx context.Context, opt store.ListOptions) ([]doc.Sourc
 	return out, rows.Err()
 }
 
-// Chunks implements store.Store.
+// Chunks implements store.Driver.
 func (s *Store) Chunks(ctx context.Context, sourceID string) ([]doc.Chunk, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+chunkColumns+`, `+spanColumn+` FROM chunks c WHERE c.source_id = ? ORDER BY c.idx`, sourceID)
 	if err != nil {
@@ -117,11 +108,8 @@ func pick(cs []doc.Chunk, idx []int) []*doc.Chunk {
 	return out
 }
 
-// Hits implements store.Store.
+// Hits implements store.Driver.
 func (s *Store) Hits(ctx context.Context, ids []int64) ([]doc.Hit, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
 	args := make([]any, len(ids))
 	for i, id := range ids {
 		args[i] = id
@@ -176,22 +164,4 @@ func (s *Store) Hits(ctx context.Context, ids []int64) ([]doc.Hit, error) {
 		}
 	}
 	return out, nil
-}
-
-// Hashes implements store.Store.
-func (s *Store) Hashes(ctx context.Context) (map[string]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT uri, hash FROM sources`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var uri, hash string
-		if err := rows.Scan(&uri, &hash); err != nil {
-			return nil, err
-		}
-		out[uri] = hash
-	}
-	return out, rows.Err()
 }

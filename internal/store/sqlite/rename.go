@@ -9,7 +9,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/store"
 )
 
-// RenameSource implements store.Renamer. Chunk IDs do not change, so the
+// RenameSource implements store.Driver. Chunk IDs do not change, so the
 // postings and chunk_vectors rows, which are keyed by them, are untouched.
 func (s *Store) RenameSource(ctx context.Context, id, uri string) (doc.Source, error) {
 	newID := doc.SourceID(uri)
@@ -21,9 +21,6 @@ func (s *Store) RenameSource(ctx context.Context, id, uri string) (doc.Source, e
 		}
 		if err != nil {
 			return err
-		}
-		if old == uri {
-			return nil
 		}
 		var taken int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM sources WHERE (uri = ? OR id = ?) AND id <> ?`, uri, newID, id).Scan(&taken); err != nil {

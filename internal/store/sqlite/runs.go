@@ -11,12 +11,8 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/store/internal/sqlrows"
 )
 
-// CreateRun implements store.Runs.
-func (s *Store) CreateRun(ctx context.Context, r store.Run) error {
-	r, err := store.NewRun(r)
-	if err != nil {
-		return err
-	}
+// InsertRun implements store.RunLog.
+func (s *Store) InsertRun(ctx context.Context, r store.Run) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM runs WHERE id = ?`, r.ID).Scan(&n); err != nil {
@@ -26,7 +22,7 @@ func (s *Store) CreateRun(ctx context.Context, r store.Run) error {
 			return fmt.Errorf("create run %q: %w", r.ID, store.ErrExists)
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs(`+sqlrows.RunColumns+`) VALUES(?,?,?,?,?,?,?)`,
-			r.ID, r.Kind, r.Title, r.Status, r.Created.UnixMicro(), r.Updated.UnixMicro(), store.RawJSON(r.Meta))
+			r.ID, r.Kind, r.Title, r.Status, r.Created.UnixMicro(), r.Updated.UnixMicro(), string(r.Meta))
 		if err != nil {
 			return fmt.Errorf("create run %q: %w", r.ID, err)
 		}
@@ -34,19 +30,15 @@ func (s *Store) CreateRun(ctx context.Context, r store.Run) error {
 	})
 }
 
-// UpdateRun implements store.Runs.
-func (s *Store) UpdateRun(ctx context.Context, id string, u store.RunUpdate) error {
-	if err := store.CheckRunUpdate(id, u); err != nil {
-		return err
-	}
+// UpdateRun implements store.RunLog.
+func (s *Store) UpdateRun(ctx context.Context, id string, u store.RunUpdate, at time.Time) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE runs SET
-			status = CASE WHEN ? = '' THEN status ELSE ? END,
-			title = CASE WHEN ? = '' THEN title ELSE ? END,
-			meta = CASE WHEN ? = '' THEN meta ELSE ? END,
-			updated = ? WHERE id = ?`,
-			u.Status, u.Status, u.Title, u.Title, store.RawJSON(u.Meta), store.RawJSON(u.Meta),
-			store.StoredTime(time.Time{}).UnixMicro(), id)
+			status = CASE WHEN ?1 = '' THEN status ELSE ?1 END,
+			title = CASE WHEN ?2 = '' THEN title ELSE ?2 END,
+			meta = CASE WHEN ?3 = '' THEN meta ELSE ?3 END,
+			updated = ?4 WHERE id = ?5`,
+			u.Status, u.Title, string(u.Meta), at.UnixMicro(), id)
 		if err != nil {
 			return fmt.Errorf("update run %q: %w", id, err)
 		}
@@ -61,7 +53,7 @@ func (s *Store) UpdateRun(ctx context.Context, id string, u store.RunUpdate) err
 	})
 }
 
-// Run implements store.Runs.
+// Run implements store.RunLog.
 func (s *Store) Run(ctx context.Context, id string) (store.Run, error) {
 	r, err := sqlrows.ScanRun(s.db.QueryRowContext(ctx, `SELECT `+sqlrows.RunColumns+` FROM runs WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -73,20 +65,9 @@ func (s *Store) Run(ctx context.Context, id string) (store.Run, error) {
 	return r, nil
 }
 
-// ListRuns implements store.Runs.
-func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
-	q := `SELECT ` + sqlrows.RunColumns + ` FROM runs`
-	var args []any
-	if f.Kind != "" {
-		q += ` WHERE kind = ?`
-		args = append(args, f.Kind)
-	}
-	q += ` ORDER BY updated DESC, id`
-	if f.Limit > 0 {
-		q += ` LIMIT ?`
-		args = append(args, f.Limit)
-	}
-	rows, err := s.db.QueryContext(ctx, q, args...)
+// RunsOfKind implements store.RunLog.
+func (s *Store) RunsOfKind(ctx context.Context, kind string) ([]store.Run, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+sqlrows.RunColumns+` FROM runs WHERE ?1 = '' OR kind = ?1`, kind)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
@@ -102,33 +83,23 @@ func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, e
 	return out, rows.Err()
 }
 
-// AppendEvents implements store.Runs. Raising the run's last_seq first
+// AppendEvents implements store.RunLog. Raising the run's last_seq first
 // takes the write lock, so concurrent appenders get consecutive ranges.
-func (s *Store) AppendEvents(ctx context.Context, runID string, events []store.Event) ([]store.Event, error) {
-	out, err := store.NewEvents(runID, 0, events)
-	if err != nil {
-		return nil, err
-	}
-	if len(events) == 0 {
-		_, err := s.Run(ctx, runID)
-		return nil, err
-	}
-	err = s.tx(ctx, func(tx *sql.Tx) error {
-		var last int64
+func (s *Store) AppendEvents(ctx context.Context, runID string, events []store.Event, latest time.Time) (int64, error) {
+	var last int64
+	err := s.tx(ctx, func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `UPDATE runs SET last_seq = last_seq + ?, updated = MAX(updated, ?) WHERE id = ? RETURNING last_seq`,
-			len(out), store.Latest(out).UnixMicro(), runID).Scan(&last)
+			len(events), latest.UnixMicro(), runID).Scan(&last)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("append to run %q: %w", runID, store.ErrNotFound)
 		}
 		if err != nil {
 			return fmt.Errorf("append to run %q: %w", runID, err)
 		}
-		for i := range out {
-			out[i].Seq += last - int64(len(out))
-		}
+		last -= int64(len(events))
 		ins := newInserter(ctx, tx, `INSERT INTO run_events(run_id, seq, time, type, data)`, 5)
-		for _, e := range out {
-			if err := ins.add(e.RunID, e.Seq, e.Time.UnixMicro(), e.Type, store.RawJSON(e.Data)); err != nil {
+		for _, e := range events {
+			if err := ins.add(runID, last+e.Seq, e.Time.UnixMicro(), e.Type, string(e.Data)); err != nil {
 				return fmt.Errorf("append to run %q: %w", runID, err)
 			}
 		}
@@ -137,18 +108,12 @@ func (s *Store) AppendEvents(ctx context.Context, runID string, events []store.E
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return last, err
 }
 
-// Events implements store.Runs.
+// Events implements store.RunLog.
 func (s *Store) Events(ctx context.Context, runID string, afterSeq int64) ([]store.Event, error) {
-	if _, err := s.Run(ctx, runID); err != nil {
-		return nil, err
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+sqlrows.EventColumns+` FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq`, runID, afterSeq)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+sqlrows.EventColumns+` FROM run_events WHERE run_id = ? AND seq > ?`, runID, afterSeq)
 	if err != nil {
 		return nil, fmt.Errorf("events of run %q: %w", runID, err)
 	}

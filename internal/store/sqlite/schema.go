@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/store/bm25"
@@ -120,6 +121,10 @@ var migrations = []string{
 		terms INTEGER NOT NULL,
 		chash TEXT NOT NULL,
 		UNIQUE(source_id, idx));`,
+	// 6: the IDs of deleted vectors, in order, so that a long-lived
+	// process updates its in-memory vector index instead of reloading it
+	// (see vecCache). Kept to its last goneKept entries.
+	`CREATE TABLE vector_gone(seq INTEGER PRIMARY KEY AUTOINCREMENT, id INTEGER NOT NULL);`,
 }
 
 // SchemaVersion is the schema version this build writes.
@@ -201,8 +206,8 @@ func (s *Store) migrate(ctx context.Context, target int) error {
 	if err != nil {
 		return fmt.Errorf("open index %q: %w", s.path, err)
 	}
-	if pinned != s.an.Signature() {
-		return fmt.Errorf("open index %q: its keyword index was built by analyzer version %q and this sagasu uses %q: delete the file and index again", s.path, pinned, s.an.Signature())
+	if err := s.pinAnalyzer(ctx, pinned); err != nil {
+		return err
 	}
 	scoring, err := s.Meta(ctx, bm25.MetaKey)
 	if err != nil {
@@ -216,6 +221,57 @@ func (s *Store) migrate(ctx context.Context, target int) error {
 		return fmt.Errorf("open index %q: %w: a newer sagasu wrote it: upgrade sagasu, or delete the index and run `sagasu index` again", s.path, err)
 	}
 	return nil
+}
+
+// pinAnalyzer settles the analyzer of an index pinned to pinned. An index
+// of an older analyzer version is upgraded in place: its keyword index is
+// rebuilt from the stored chunks with this build's analyzer in one
+// transaction (a kill midway leaves it as it was). When the file cannot be
+// written the store reads it with the analyzer it was built with, which
+// stays correct.
+func (s *Store) pinAnalyzer(ctx context.Context, pinned string) error {
+	old, upgrade, err := s.an.Pinned(pinned)
+	if err != nil {
+		return fmt.Errorf("open index %q: %w; or delete the file and index again", s.path, err)
+	}
+	if !upgrade {
+		return nil
+	}
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		var cur string
+		if err := tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, metaAnalyzer).Scan(&cur); err != nil {
+			return err
+		}
+		if cur == s.an.Signature() {
+			return nil // another process upgraded it meanwhile
+		}
+		for _, q := range []string{`DELETE FROM postings`, `DELETE FROM segments`, `DELETE FROM termless_chunks`} {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return err
+			}
+		}
+		if err := s.rebuildKeyword(ctx, tx); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE meta SET value = ? WHERE key = ?`, s.an.Signature(), metaAnalyzer); err != nil {
+			return err
+		}
+		return bumpKeywordVersion(ctx, tx)
+	})
+	switch {
+	case err == nil:
+		return nil
+	case isReadOnly(err):
+		s.an = old
+		return nil
+	}
+	return fmt.Errorf("open index %q: upgrade its keyword index from analyzer %q to %q: %w", s.path, pinned, s.an.Signature(), err)
+}
+
+// isReadOnly reports SQLite's "attempt to write a readonly database".
+func isReadOnly(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "SQLITE_READONLY") || strings.Contains(msg, "readonly database")
 }
 
 // encodeVector stores a vector as little-endian float32s, the layout

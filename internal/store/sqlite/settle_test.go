@@ -17,7 +17,7 @@ import (
 func TestSettleTruncatesTheWAL(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
-	s, err := Open(ctx, path, Options{Create: true})
+	s, err := openDriver(ctx, path, Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}

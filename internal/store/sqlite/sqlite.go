@@ -47,6 +47,8 @@ type Options struct {
 	// memory (bm25.Cache, up to bm25.DefaultCacheBytes), for processes
 	// that answer many queries.
 	CacheKeyword bool
+	// KeywordCacheBytes bounds that cache (0: bm25.DefaultCacheBytes).
+	KeywordCacheBytes int64
 	// ApproxVectors, with CacheVectors, is the number of vectors from which
 	// an approximate HNSW graph (built in the background, once per change
 	// of the vectors) answers vector queries instead of the exact scan; 0
@@ -56,9 +58,12 @@ type Options struct {
 	// schema, when set (by tests), stops migrations at that version to make
 	// an index as an older sagasu wrote it.
 	schema int
+	// queryOnly, when set (by tests), opens the file as a reader that may
+	// not write, as a read-only file or mount does.
+	queryOnly bool
 }
 
-// Store is a SQLite-backed store.Store.
+// Store is the SQLite store.Driver.
 type Store struct {
 	db   *sql.DB
 	path string
@@ -70,6 +75,8 @@ type Store struct {
 	approxVectors int
 	kcache        *bm25.Cache // nil unless Options.CacheKeyword
 	vcache        vecCache
+	// goneKept is how many entries the vector deletion log keeps.
+	goneKept int64
 
 	// codec compresses and decompresses the content blocks.
 	codec *codec
@@ -79,14 +86,20 @@ type Store struct {
 	writeMu sync.Mutex
 }
 
-var _ store.Store = (*Store)(nil)
+var _ store.Driver = (*Store)(nil)
 
 // ErrNoIndex means the index file does not exist and Create was not set.
 var ErrNoIndex = errors.New("no index")
 
 // Open opens (or, with Create, creates) the index at path and brings its
-// schema up to date.
-func Open(ctx context.Context, path string, opt Options) (*Store, error) {
+// schema up to date. The Store checks every call before the driver sees it
+// (store.New).
+func Open(ctx context.Context, path string, opt Options) (store.Store, error) {
+	return store.Opened(openDriver(ctx, path, opt))
+}
+
+// openDriver opens the driver under Open's Store.
+func openDriver(ctx context.Context, path string, opt Options) (*Store, error) {
 	if err := checkFile(path, opt.Create); err != nil {
 		return nil, err
 	}
@@ -104,6 +117,9 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	dsn := "file:" + path + "?_pragma=busy_timeout(" + strconv.Itoa(busyTimeoutMS) + ")&_pragma=journal_mode(WAL)" +
 		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=cache_size(-16384)" +
 		"&_pragma=temp_store(MEMORY)&_pragma=wal_autocheckpoint(4096)&_pragma=journal_size_limit(" + strconv.Itoa(walLimit) + ")&_txlock=immediate"
+	if opt.queryOnly {
+		dsn += "&_pragma=query_only(1)"
+	}
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open index %q: %w", path, err)
@@ -122,9 +138,9 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open index %q: %w", path, err)
 	}
-	s := &Store{db: db, path: path, an: an, cacheVectors: opt.CacheVectors, approxVectors: opt.ApproxVectors, codec: cd}
+	s := &Store{db: db, path: path, an: an, cacheVectors: opt.CacheVectors, approxVectors: opt.ApproxVectors, codec: cd, goneKept: goneKept}
 	if opt.CacheKeyword {
-		s.kcache = bm25.NewCache(0)
+		s.kcache = bm25.NewCache(opt.KeywordCacheBytes)
 	}
 	if err := s.migrateRetrying(ctx, cmp.Or(opt.schema, SchemaVersion)); err != nil {
 		s.Close()
@@ -188,6 +204,11 @@ func checkFile(path string, create bool) error {
 	}
 	return nil
 }
+
+// Analyzer returns the analyzer the keyword index is read and written with:
+// the one given to Open, or the older one the index is pinned to when it
+// could not be upgraded (see pinAnalyzer). Queries must be analysed with it.
+func (s *Store) Analyzer() *analyze.Analyzer { return s.an }
 
 // Path returns the file the store was opened on.
 func (s *Store) Path() string { return s.path }

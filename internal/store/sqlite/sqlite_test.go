@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sagasu-dev/sagasu/internal/analyze"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/store/bm25"
@@ -23,33 +24,33 @@ import (
 
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {
-		s, err := Open(context.Background(), filepath.Join(t.TempDir(), "idx", "sagasu.db"), Options{Create: true})
+		s, err := openDriver(context.Background(), filepath.Join(t.TempDir(), "idx", "sagasu.db"), Options{Create: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return s
+		return store.New(s)
 	})
 }
 
 func TestConformanceWithVectorCache(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {
-		s, err := Open(context.Background(), filepath.Join(t.TempDir(), "sagasu.db"), Options{Create: true, CacheVectors: true})
+		s, err := openDriver(context.Background(), filepath.Join(t.TempDir(), "sagasu.db"), Options{Create: true, CacheVectors: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return s
+		return store.New(s)
 	})
 }
 
 func TestVectorCacheSeesOtherWriters(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "v.db")
-	reader, err := Open(ctx, path, Options{Create: true, CacheVectors: true})
+	reader, err := openDriver(ctx, path, Options{Create: true, CacheVectors: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer reader.Close()
-	writer, err := Open(ctx, path, Options{})
+	writer, err := openDriver(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,9 +91,9 @@ func TestOpenRefusesWhatIsNotAnIndex(t *testing.T) {
 
 	text := filepath.Join(dir, "notes.txt")
 	os.WriteFile(text, []byte("just some notes, not a database at all"), 0o644)
-	_, err := Open(ctx, text, Options{Create: true})
+	_, err := openDriver(ctx, text, Options{Create: true})
 	if !errors.Is(err, store.ErrForeign) || !strings.Contains(err.Error(), "not a SQLite database") {
-		t.Errorf("Open(text file) = %v, want ErrForeign naming the problem", err)
+		t.Errorf("openDriver(text file) = %v, want ErrForeign naming the problem", err)
 	}
 	if b, _ := os.ReadFile(text); string(b) != "just some notes, not a database at all" {
 		t.Errorf("Open modified a foreign file")
@@ -107,9 +108,9 @@ func TestOpenRefusesWhatIsNotAnIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	_, err = Open(ctx, other, Options{Create: true})
+	_, err = openDriver(ctx, other, Options{Create: true})
 	if !errors.Is(err, store.ErrForeign) || !strings.Contains(err.Error(), "another program") {
-		t.Errorf("Open(another program's SQLite db) = %v, want ErrForeign", err)
+		t.Errorf("openDriver(another program's SQLite db) = %v, want ErrForeign", err)
 	}
 	db, _ = sql.Open("sqlite", other)
 	var name string
@@ -121,25 +122,25 @@ func TestOpenRefusesWhatIsNotAnIndex(t *testing.T) {
 	corrupt := filepath.Join(dir, "corrupt.db")
 	junk := append([]byte("SQLite format 3\x00"), []byte(strings.Repeat("\xff\x13garbage", 600))...)
 	os.WriteFile(corrupt, junk, 0o644)
-	if _, err := Open(ctx, corrupt, Options{Create: true}); err == nil {
-		t.Errorf("Open(corrupt file) succeeded")
+	if _, err := openDriver(ctx, corrupt, Options{Create: true}); err == nil {
+		t.Errorf("openDriver(corrupt file) succeeded")
 	}
 
-	if _, err := Open(ctx, filepath.Join(dir, "missing.db"), Options{}); !errors.Is(err, ErrNoIndex) || !strings.Contains(err.Error(), "sagasu index") {
-		t.Errorf("Open(missing, no create) = %v, want ErrNoIndex telling to run sagasu index", err)
+	if _, err := openDriver(ctx, filepath.Join(dir, "missing.db"), Options{}); !errors.Is(err, ErrNoIndex) || !strings.Contains(err.Error(), "sagasu index") {
+		t.Errorf("openDriver(missing, no create) = %v, want ErrNoIndex telling to run sagasu index", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "missing.db")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Open without Create created a file")
 	}
-	if _, err := Open(ctx, dir, Options{Create: true}); err == nil || !strings.Contains(err.Error(), "folder") {
-		t.Errorf("Open(folder) = %v, want an error saying it is a folder", err)
+	if _, err := openDriver(ctx, dir, Options{Create: true}); err == nil || !strings.Contains(err.Error(), "folder") {
+		t.Errorf("openDriver(folder) = %v, want an error saying it is a folder", err)
 	}
 }
 
 func TestOpenRefusesNewerSchemaAndOtherAnalyzer(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
-	s, err := Open(ctx, path, Options{Create: true})
+	s, err := openDriver(ctx, path, Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,28 +148,28 @@ func TestOpenRefusesNewerSchemaAndOtherAnalyzer(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	if _, err := Open(ctx, path, Options{}); err == nil || !strings.Contains(err.Error(), "analyzer version") {
-		t.Errorf("Open(index of another analyzer) = %v", err)
+	if _, err := openDriver(ctx, path, Options{}); err == nil || !strings.Contains(err.Error(), "built by analyzer") {
+		t.Errorf("openDriver(index of another analyzer) = %v", err)
 	}
 
 	path2 := filepath.Join(t.TempDir(), "s.db")
-	s, _ = Open(ctx, path2, Options{Create: true})
+	s, _ = openDriver(ctx, path2, Options{Create: true})
 	s.db.Exec(`PRAGMA user_version = 999`)
 	s.Close()
-	if _, err := Open(ctx, path2, Options{}); !errors.Is(err, store.ErrTooNew) {
-		t.Errorf("Open(newer schema) = %v, want ErrTooNew", err)
+	if _, err := openDriver(ctx, path2, Options{}); !errors.Is(err, store.ErrTooNew) {
+		t.Errorf("openDriver(newer schema) = %v, want ErrTooNew", err)
 	}
 }
 
 func TestUpgradeFromSchema1(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
-	old, err := Open(ctx, path, Options{Create: true, schema: 1})
+	old, err := openDriver(ctx, path, Options{Create: true, schema: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	old.Close()
-	s, err := Open(ctx, path, Options{})
+	s, err := openDriver(ctx, path, Options{})
 	if err != nil {
 		t.Fatalf("open an index of schema 1: %v", err)
 	}
@@ -191,7 +192,7 @@ func TestUpgradeFromSchema1(t *testing.T) {
 func TestUpgradeRebuildsKeywordIndex(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
-	old, err := Open(ctx, path, Options{Create: true, schema: 3})
+	old, err := openDriver(ctx, path, Options{Create: true, schema: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,14 +215,14 @@ func TestUpgradeRebuildsKeywordIndex(t *testing.T) {
 	mustExec(t, old, `INSERT INTO segments(seg, docs, tokens) VALUES(1,?,?)`, li.Docs, li.Tokens)
 	old.Close()
 	storetest.UpgradeRebuilt(t, func(t *testing.T) store.Store {
-		s, err := Open(ctx, path, Options{})
+		s, err := openDriver(ctx, path, Options{})
 		if err != nil {
 			t.Fatalf("open an index of schema 3: %v", err)
 		}
 		if p, err := s.Meta(ctx, bm25.MetaKey); err != nil || p != bm25.DefaultParams().String() {
 			t.Errorf("scoring pinned by the upgrade = %q, %v; want %q", p, err, bm25.DefaultParams().String())
 		}
-		return s
+		return store.New(s)
 	})
 }
 
@@ -235,7 +236,7 @@ func mustExec(t *testing.T, s *Store, q string, args ...any) {
 func TestReopenKeepsData(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
-	s, err := Open(ctx, path, Options{Create: true})
+	s, err := openDriver(ctx, path, Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +244,7 @@ func TestReopenKeepsData(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	s, err = Open(ctx, path, Options{})
+	s, err = openDriver(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +260,7 @@ func TestReopenKeepsData(t *testing.T) {
 // checks every term is found exactly where it was written.
 func TestLargeBatchesAndMerges(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "big.db"), Options{Create: true})
+	s, err := openDriver(ctx, filepath.Join(t.TempDir(), "big.db"), Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +363,7 @@ func TestAppendSurvivesKill(t *testing.T) {
 func TestKeywordScoringUsesPinnedParameters(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
-	s, err := Open(ctx, path, Options{Create: true})
+	s, err := openDriver(ctx, path, Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +394,7 @@ func TestKeywordScoringUsesPinnedParameters(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	s, err = Open(ctx, path, Options{})
+	s, err = openDriver(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,7 +405,61 @@ func TestKeywordScoringUsesPinnedParameters(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	if _, err := Open(ctx, path, Options{}); err == nil || !strings.Contains(err.Error(), "keyword scoring") || !strings.Contains(err.Error(), "upgrade sagasu") {
+	if _, err := openDriver(ctx, path, Options{}); err == nil || !strings.Contains(err.Error(), "keyword scoring") || !strings.Contains(err.Error(), "upgrade sagasu") {
 		t.Errorf("Open with unreadable scoring parameters = %v, want an error naming them and what to do", err)
 	}
+}
+
+// TestUpgradeAnalyzer: an index of analyzer version 1 is upgraded in place.
+func TestUpgradeAnalyzer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.db")
+	storetest.AnalyzerUpgrade(t, func(t *testing.T, an *analyze.Analyzer, create bool) store.Store {
+		s, err := Open(context.Background(), path, Options{Create: create, Analyzer: an})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+// TestOldAnalyzerStaysReadable: an index of analyzer version 1 that cannot
+// be written (a read-only file or mount) is read with the analyzer it was
+// built with, and finds what it found before.
+func TestOldAnalyzerStaysReadable(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	v1 := analyze.New(analyze.Options{Version: 1})
+	s, err := Open(ctx, path, Options{Create: true, Analyzer: v1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Replace(ctx, []store.SourceData{storetest.Source("ja/a.md", "file", "設定", "設定ファイルを作成します")}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s, err = Open(ctx, path, Options{queryOnly: true})
+	if err != nil {
+		t.Fatalf("open a version 1 index read-only: %v", err)
+	}
+	defer s.Close()
+	if got := analyzerOf(s).Signature(); got != "analyze/1" {
+		t.Fatalf("a read-only version 1 index is read with %q, want analyze/1", got)
+	}
+	if p, err := s.Meta(ctx, metaAnalyzer); err != nil || p != "analyze/1" {
+		t.Errorf("pinned analyzer = %q, %v; want it untouched", p, err)
+	}
+	res, err := s.KeywordSearch(ctx, analyzerOf(s).QueryTerms("設定ファイル"), 5, store.Filter{})
+	if err != nil || len(res) != 1 {
+		t.Errorf("search of the read-only version 1 index = %v, %v", res, err)
+	}
+}
+
+// analyzerOf is the analyzer s says its keyword index is read with, through
+// the Store every caller gets (nil if it does not say).
+func analyzerOf(s store.Store) *analyze.Analyzer {
+	if a, ok := s.(interface{ Analyzer() *analyze.Analyzer }); ok {
+		return a.Analyzer()
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
@@ -17,7 +18,10 @@ import (
 // metaVectorDim records the dimension of the chunk_vectors table.
 const metaVectorDim = "vectors.dim"
 
-// vectorDim returns the dimension of the vector table, 0 when there is none.
+// VectorDim implements store.Driver: the dimension of the vector table, 0
+// when there is none.
+func (s *Store) VectorDim(ctx context.Context) (int, error) { return s.vectorDim(ctx) }
+
 func (s *Store) vectorDim(ctx context.Context) (int, error) {
 	v, err := s.Meta(ctx, metaVectorDim)
 	if err != nil || v == "" {
@@ -26,12 +30,9 @@ func (s *Store) vectorDim(ctx context.Context) (int, error) {
 	return strconv.Atoi(v)
 }
 
-// InitVectors implements store.Store: it creates the sqlite-vec table that
+// InitVectors implements store.Driver: it creates the sqlite-vec table that
 // holds one embedding per chunk, with cosine distance.
 func (s *Store) InitVectors(ctx context.Context, dim int) error {
-	if dim <= 0 {
-		return fmt.Errorf("vector dimension %d must be positive", dim)
-	}
 	have, err := s.vectorDim(ctx)
 	if err != nil {
 		return err
@@ -47,23 +48,31 @@ func (s *Store) InitVectors(ctx context.Context, dim int) error {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("create vector table: %w", err)
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, metaVectorDim, strconv.Itoa(dim))
-		return err
+		if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, metaVectorDim, strconv.Itoa(dim)); err != nil {
+			return err
+		}
+		return renewVectorEpoch(ctx, tx)
 	})
 }
 
-// ClearVectors implements store.Store.
+// ClearVectors implements store.Driver.
 func (s *Store) ClearVectors(ctx context.Context) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS chunk_vectors`); err != nil {
 			return err
 		}
-		if err := bumpVectorVersion(ctx, tx); err != nil {
+		if err := renewVectorEpoch(ctx, tx); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `DELETE FROM meta WHERE key = ?`, metaVectorDim)
 		return err
 	})
+	if err == nil {
+		// The saved graph is of vectors that are gone (a later process
+		// would not use it either: the epoch changed).
+		os.Remove(s.graphFile())
+	}
+	return err
 }
 
 // putVector stores one chunk's embedding (the caller bumps the vector
@@ -94,8 +103,34 @@ func (s *Store) deleteVectors(ctx context.Context, tx *sql.Tx, sourceID string) 
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master WHERE name = 'chunk_vectors'`).Scan(&n); err != nil || n == 0 {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM chunk_vectors WHERE rowid IN (SELECT id FROM chunks WHERE source_id = ?)`, sourceID); err != nil {
+	// Long-lived processes learn from the log which vectors went.
+	if err := logGone(ctx, tx, sourceID, s.goneKept); err != nil {
 		return err
+	}
+	// One rowid at a time: vec0 finds a rowid it is given directly, but
+	// "rowid IN (...)" scans every vector (a second per source at a
+	// million vectors).
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM chunks WHERE source_id = ?`, sourceID)
+	if err != nil {
+		return err
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM chunk_vectors WHERE rowid = ?`, id); err != nil {
+			return err
+		}
 	}
 	return bumpVectorVersion(ctx, tx)
 }
@@ -103,18 +138,9 @@ func (s *Store) deleteVectors(ctx context.Context, tx *sql.Tx, sourceID string) 
 // maxKNN is the most neighbours sqlite-vec returns from one query.
 const maxKNN = 4096
 
-// VectorSearch implements store.Store. Scores are cosine similarities.
+// VectorSearch implements store.Driver. Scores are cosine similarities.
 func (s *Store) VectorSearch(ctx context.Context, q []float32, k int, f store.Filter) ([]store.Scored, error) {
-	dim, err := s.vectorDim(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if dim == 0 || k <= 0 {
-		return nil, nil
-	}
-	if len(q) != dim {
-		return nil, fmt.Errorf("query vector has %d dimensions, the index holds %d", len(q), dim)
-	}
+	dim := len(q)
 	allow, err := s.allowFunc(ctx, f)
 	if err != nil {
 		return nil, err
@@ -164,13 +190,9 @@ func (s *Store) VectorSearch(ctx context.Context, q []float32, k int, f store.Fi
 	}
 }
 
-// VectorsByHash implements store.Store.
+// VectorsByHash implements store.Driver.
 func (s *Store) VectorsByHash(ctx context.Context, hashes []string) (map[string][]float32, error) {
 	out := map[string][]float32{}
-	dim, err := s.vectorDim(ctx)
-	if err != nil || dim == 0 || len(hashes) == 0 {
-		return out, err
-	}
 	for i := 0; i < len(hashes); i += 500 {
 		part := hashes[i:min(i+500, len(hashes))]
 		args := make([]any, len(part))
@@ -199,34 +221,35 @@ func (s *Store) VectorsByHash(ctx context.Context, hashes []string) (map[string]
 	return out, nil
 }
 
-// VectorsByID implements store.Store.
+// VectorsByID implements store.Driver.
 func (s *Store) VectorsByID(ctx context.Context, ids []int64) (map[int64][]float32, error) {
 	out := map[int64][]float32{}
 	dim, err := s.vectorDim(ctx)
 	if err != nil || dim == 0 || len(ids) == 0 {
 		return out, err
 	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT rowid, embedding FROM chunk_vectors WHERE rowid IN (`+placeholders(len(ids))+`)`, args...)
+	// One rowid at a time, as deleteVectors does: "rowid IN (...)" makes
+	// vec0 scan every vector.
+	st, err := s.db.PrepareContext(ctx, `SELECT embedding FROM chunk_vectors WHERE rowid = ?`)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
+	defer st.Close()
+	for _, id := range ids {
 		var b []byte
-		if err := rows.Scan(&id, &b); err != nil {
+		err := st.QueryRowContext(ctx, id).Scan(&b)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
 			return nil, err
 		}
 		out[id] = decodeVector(b)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
-// EachChunk implements store.Store.
+// EachChunk implements store.Driver.
 func (s *Store) EachChunk(ctx context.Context, fn func(c doc.Chunk, title string) error) error {
 	var after int64
 	for {
@@ -277,14 +300,20 @@ func (s *Store) EachChunk(ctx context.Context, fn func(c doc.Chunk, title string
 	}
 }
 
-// SetVectors implements store.Store.
+// SetVectors implements store.Driver. It may replace vectors in place, which
+// long-lived processes cannot follow row by row: they load the vectors
+// again (the epoch changes).
 func (s *Store) SetVectors(ctx context.Context, vecs map[int64][]float32) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		for id, v := range vecs {
+			// vec0 has no INSERT OR REPLACE: a vector the chunk has goes first.
+			if _, err := tx.ExecContext(ctx, `DELETE FROM chunk_vectors WHERE rowid = ?`, id); err != nil {
+				return fmt.Errorf("chunk %d: %w", id, err)
+			}
 			if err := s.putVector(ctx, tx, id, v); err != nil {
 				return fmt.Errorf("chunk %d: %w", id, err)
 			}
 		}
-		return bumpVectorVersion(ctx, tx)
+		return renewVectorEpoch(ctx, tx)
 	})
 }

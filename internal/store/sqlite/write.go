@@ -16,19 +16,8 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/store/segment"
 )
 
-// Replace implements store.Store.
+// Replace implements store.Driver.
 func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
-	if len(batch) == 0 {
-		return nil
-	}
-	for _, sd := range batch {
-		if sd.Source.ID == "" || sd.Source.URI == "" {
-			return fmt.Errorf("replace: source without ID or URI")
-		}
-		if sd.Vectors != nil && len(sd.Vectors) != len(sd.Chunks) {
-			return fmt.Errorf("replace %q: %d vectors for %d chunks", sd.Source.URI, len(sd.Vectors), len(sd.Chunks))
-		}
-	}
 	// Analysed before the write lock is taken, with the postings already
 	// built, so that one large source costs its encoded postings, not the
 	// terms of all its chunks.
@@ -162,7 +151,7 @@ func (s *Store) trimWAL(ctx context.Context, limit int64) {
 	}
 }
 
-// Delete implements store.Store.
+// Delete implements store.Driver.
 func (s *Store) Delete(ctx context.Context, ids []string) (int, error) {
 	var n int
 	err := s.tx(ctx, func(tx *sql.Tx) error {

@@ -36,6 +36,7 @@ func RunWith(t *testing.T, open Opener, opt Options) {
 		{"ReplaceIsIdempotent", testReplaceIdempotent},
 		{"ReplaceChangesContent", testReplaceChanges},
 		{"ReplaceIsAtomic", testReplaceAtomic},
+		{"ReplaceContract", testReplaceContract},
 		{"Delete", testDelete},
 		{"DeleteChunksWithoutTerms", testDeleteNoTerms},
 		{"KeywordMatchesReferenceBM25", testKeywordReference},
@@ -111,6 +112,20 @@ func kwSearch(t *testing.T, s store.Store, q string, k int, f store.Filter) []st
 	return res
 }
 
+// sourceURIs lists the URIs of every stored source, in order.
+func sourceURIs(t *testing.T, s store.Store) []string {
+	t.Helper()
+	list, err := s.Sources(context.Background(), store.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, src := range list {
+		out = append(out, src.URI)
+	}
+	return out
+}
+
 // uris maps scored chunks to their source URIs, in order.
 func uris(t *testing.T, s store.Store, res []store.Scored) []string {
 	t.Helper()
@@ -173,14 +188,7 @@ func testRoundTrip(t *testing.T, s store.Store) {
 			t.Errorf("Hits kept order and skipped unknown IDs? got %+v", hits)
 		}
 	}
-	list, err := s.Sources(ctx, store.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, src := range list {
-		got = append(got, src.URI)
-	}
+	got := sourceURIs(t, s)
 	want := []string{"docs/cats.md", "docs/dogs.md", "ja/guide/config.md", "notes/finance.txt", "text:abc"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Sources() URIs = %v, want %v (ordered by URI)", got, want)
@@ -319,6 +327,66 @@ func testReplaceAtomic(t *testing.T, s store.Store) {
 	}
 	if after := snapshot(t, s); after != before {
 		t.Errorf("a cancelled Replace changed the index")
+	}
+}
+
+// testReplaceContract holds every store to the same rules for a batch:
+// an empty one writes nothing and succeeds (even with a cancelled
+// context: there is nothing to cancel); a source without a URI, or whose
+// ID is not its URI's, is refused and nothing of the batch is written; a
+// source given twice is stored once, as its last entry; a source without
+// an ID gets its URI's.
+func testReplaceContract(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	mustReplace(t, s, corpus()[:2]...)
+	before := snapshot(t, s)
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	for name, c := range map[string]context.Context{"": ctx, " with a cancelled context": cancelled} {
+		for _, batch := range [][]store.SourceData{nil, {}} {
+			if err := s.Replace(c, batch); err != nil {
+				t.Errorf("Replace of an empty batch%s = %v, want nil", name, err)
+			}
+		}
+	}
+	if after := snapshot(t, s); after != before {
+		t.Errorf("an empty Replace changed the index:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+
+	good := Source("docs/good.md", doc.TypeFile, "Good", "fresh words here")
+	noURI := Source("docs/nouri.md", doc.TypeFile, "No URI", "orphan words")
+	noURI.Source.URI, noURI.Source.ID = "", "" // no ID to disagree with: the URI check alone refuses it
+	wrongID := Source("docs/wrong.md", doc.TypeFile, "Wrong", "misfiled words")
+	wrongID.Source.ID = doc.SourceID("docs/other.md")
+	for what, bad := range map[string]store.SourceData{"without a URI": noURI, "whose ID is not its URI's": wrongID} {
+		err := s.Replace(ctx, []store.SourceData{good, bad})
+		if err == nil {
+			t.Errorf("Replace accepted a source %s", what)
+		}
+		if after := snapshot(t, s); after != before {
+			t.Errorf("a refused batch (a source %s) changed the index:\nbefore:\n%s\nafter:\n%s", what, before, after)
+		}
+		if _, err := s.SourceByURI(ctx, "docs/good.md"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("the good half of a batch with a source %s was written: %v", what, err)
+		}
+	}
+
+	first := Source("docs/twice.md", doc.TypeFile, "Twice", "draft wording\n\nsecond paragraph")
+	last := Source("docs/twice.md", doc.TypeFile, "Twice", "final wording")
+	last.Source.ID = "" // filled in from the URI
+	mustReplace(t, s, first, good, last)
+	if got, want := sourceURIs(t, s), []string{"docs/cats.md", "docs/dogs.md", "docs/good.md", "docs/twice.md"}; !slices.Equal(got, want) {
+		t.Errorf("after a batch naming docs/twice.md twice: sources %v, want %v", got, want)
+	}
+	twice, err := s.SourceByURI(ctx, "docs/twice.md")
+	if err != nil || twice.ID != doc.SourceID("docs/twice.md") || twice.Chunks != 1 || twice.ContentHash != last.Source.ContentHash {
+		t.Errorf("a source given twice: %+v, %v; want its last entry (1 chunk, hash %s)", twice, err, last.Source.ContentHash)
+	}
+	if res := kwSearch(t, s, "draft", 10, store.Filter{}); len(res) != 0 {
+		t.Errorf("the first entry of a source given twice is searchable: %v", uris(t, s, res))
+	}
+	if res := kwSearch(t, s, "final", 10, store.Filter{}); len(res) != 1 {
+		t.Errorf("the last entry of a source given twice: %d hits for its word, want 1", len(res))
 	}
 }
 

@@ -43,7 +43,7 @@ func BenchmarkExact100k(b *testing.B) {
 // BenchmarkInt8100k times the int8 scan with exact re-ranking.
 func BenchmarkInt8100k(b *testing.B) {
 	f, qs := benchSet()
-	x := NewInt8(f)
+	x := NewCompact(f)
 	benchSearch(b, x, qs)
 	b.ReportMetric(recall(f, x, qs, 10), "recall@10")
 }

@@ -75,6 +75,33 @@ func (f *Flat) Add(id int64, v []float32) bool {
 	return true
 }
 
+// set replaces row r with v, scaled to unit length, under id; like Add it
+// reports false and changes nothing for a zero vector or a wrong length.
+func (f *Flat) set(r int, id int64, v []float32) bool {
+	if len(v) != f.dim {
+		return false
+	}
+	inv, ok := invNorm(v)
+	if !ok {
+		return false
+	}
+	f.ids[r] = id
+	row := f.row(r)
+	for i, x := range v {
+		row[i] = x * inv
+	}
+	return true
+}
+
+// view returns a Flat of the first n rows that shares their memory: rows
+// appended to f later are not in it, so a graph build may read it while f
+// grows.
+func (f *Flat) view(n int) *Flat {
+	v := *f
+	v.ids, v.data = f.ids[:n:n], f.data[:n*f.dim:n*f.dim]
+	return &v
+}
+
 // invNorm returns 1/|v| computed in float64, false for a zero vector.
 func invNorm(v []float32) (float32, bool) {
 	n := 0.0
@@ -144,24 +171,21 @@ func (f *Flat) parts() int {
 // Search implements Searcher: an exact scan of every row.
 func (f *Flat) Search(q []float32, k int, allow func(int64) bool) []store.Scored {
 	u, ok := f.unit(q)
-	if !ok || k <= 0 || len(f.ids) == 0 {
+	if !ok {
 		return nil
 	}
-	n := len(f.ids)
-	parts := f.parts()
-	if parts <= 1 {
-		top := newSelector(k)
-		f.scan(top, u, 0, n, allow)
-		return top.best()
+	return f.search(u, k, allow, nil)
+}
+
+// search scans for the unit query u, leaving out the rows skip marks.
+func (f *Flat) search(u []float32, k int, allow func(int64) bool, skip []bool) []store.Scored {
+	if k <= 0 || len(f.ids) == 0 {
+		return nil
 	}
-	tops := make([]*selector, parts)
-	var wg sync.WaitGroup
-	for p := range parts {
-		lo, hi := n*p/parts, n*(p+1)/parts
-		tops[p] = newSelector(k)
-		wg.Go(func() { f.scan(tops[p], u, lo, hi, allow) })
+	tops := scanParts(len(f.ids), f.parts(), k, func(top *selector, lo, hi int) { f.scan(top, u, lo, hi, allow, skip) })
+	if len(tops) == 1 {
+		return tops[0].best()
 	}
-	wg.Wait()
 	top := newSelector(k)
 	for _, t := range tops {
 		for _, s := range t.best() {
@@ -172,7 +196,7 @@ func (f *Flat) Search(q []float32, k int, allow func(int64) bool) []store.Scored
 }
 
 // scan offers rows lo..hi-1 to top.
-func (f *Flat) scan(top *selector, u []float32, lo, hi int, allow func(int64) bool) {
+func (f *Flat) scan(top *selector, u []float32, lo, hi int, allow func(int64) bool, skip []bool) {
 	step := blockRows(f.dim)
 	buf := make([]float32, step)
 	for b := lo; b < hi; b += step {
@@ -181,6 +205,9 @@ func (f *Flat) scan(top *selector, u []float32, lo, hi int, allow func(int64) bo
 		f.k.scoreBlock(sc, f.data[b*f.dim:e*f.dim], u)
 		for i, s := range sc {
 			if top.full && float64(s) < top.worst {
+				continue
+			}
+			if skip != nil && skip[b+i] {
 				continue
 			}
 			id := f.ids[b+i]
@@ -264,4 +291,24 @@ func (s *selector) best() []store.Scored {
 	}
 	s.h, s.full = nil, false
 	return out
+}
+
+// scanParts splits rows [0, n) into parts ranges scanned at once, each
+// into its own selector of the best want, and returns the selectors (one,
+// scanned on the caller's goroutine, when parts <= 1).
+func scanParts(n, parts, want int, scan func(top *selector, lo, hi int)) []*selector {
+	if parts <= 1 {
+		top := newSelector(want)
+		scan(top, 0, n)
+		return []*selector{top}
+	}
+	tops := make([]*selector, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := n*p/parts, n*(p+1)/parts
+		tops[p] = newSelector(want)
+		wg.Go(func() { scan(tops[p], lo, hi) })
+	}
+	wg.Wait()
+	return tops
 }

@@ -16,14 +16,25 @@ import (
 // navigable small world graph (Malkov and Yashunin, 2016). A search walks
 // the graph from a fixed entry point instead of scanning every row, so it
 // may miss a true neighbour (recall below 1); the scores it returns are the
-// exact scan's. Build it with BuildHNSW; it is then read-only and safe for
-// concurrent searches.
+// exact scan's.
+//
+// BuildHNSW links every row at once on several cores. After that the graph
+// can change a node at a time (the Live index does so): a new row is
+// linked in like any other (insert), a deleted one becomes a tombstone that
+// searches still walk through but never return (markDead), and a repair
+// relinks the neighbours of the tombstones and frees their nodes for new
+// rows. Searches may run concurrently with each other; a change needs them
+// to pause (Live holds a lock), and plans of a change can be made while
+// they run.
 type HNSW struct {
-	f        *Flat
-	m, m0    int // links per node on upper layers, on layer 0
-	efSearch int
-	entry    int32
-	top      int // the entry point's layer
+	f              *Flat
+	m, m0          int // links per node on upper layers, on layer 0
+	efSearch       int
+	efConstruction int
+	ml             float64    // level multiplier, 1/ln(m)
+	rng            *rand.Rand // levels of nodes inserted one at a time
+	entry          int32      // the entry point; -1 while no node is linked
+	top            int        // the entry point's layer
 
 	levels []uint8
 	links0 []int32 // layer 0: node*m0 .. node*m0+count0[node]
@@ -31,13 +42,23 @@ type HNSW struct {
 	// upper holds each node's links on layers 1..levels[node], m+1 values
 	// per layer: the count, then the links.
 	upper [][]int32
+	state []uint8 // per node: unlinked, live or dead
+	live  int     // nodes in state live
+	dead  int     // nodes in state dead
 
 	visits sync.Pool // *visitSet
 
-	// Build state: per-node locks, and a lock on the entry point.
+	// Parallel build state: per-node locks, and a lock on the entry point.
 	locks   []sync.Mutex
 	entryMu sync.RWMutex
 }
+
+// Node states.
+const (
+	unlinked uint8 = iota // not in the graph: never inserted, or freed
+	live                  // linked, found by searches
+	dead                  // linked, walked through, never returned nor linked to
+)
 
 // HNSWOptions configure BuildHNSW. Zero values take the defaults.
 type HNSWOptions struct {
@@ -73,36 +94,58 @@ func (o HNSWOptions) withDefaults() HNSWOptions {
 	return o
 }
 
-// BuildHNSW links every row of f into a graph. f must not change
-// afterwards. It stops early with ctx's error when ctx is cancelled.
+// newHNSW returns a graph over f with no node linked.
+func newHNSW(f *Flat, opt HNSWOptions) *HNSW {
+	opt = opt.withDefaults()
+	h := &HNSW{
+		f: f, m: opt.M, m0: 2 * opt.M, efSearch: opt.EfSearch, efConstruction: opt.EfConstruction,
+		ml:    1 / math.Log(float64(opt.M)),
+		rng:   rand.New(rand.NewPCG(opt.Seed, opt.Seed^0x5851f42d4c957f2d)),
+		entry: -1,
+	}
+	h.visits.New = func() any { return &visitSet{} }
+	return h
+}
+
+// randomLevel draws a node's top layer.
+func (h *HNSW) randomLevel() int {
+	return min(int(-math.Log(1-h.rng.Float64())*h.ml), 32)
+}
+
+// grow makes room for nodes up to n, unlinked.
+func (h *HNSW) grow(n int) {
+	if d := n - len(h.levels); d > 0 {
+		h.levels = append(h.levels, make([]uint8, d)...)
+		h.count0 = append(h.count0, make([]uint8, d)...)
+		h.state = append(h.state, make([]uint8, d)...)
+		h.upper = append(h.upper, make([][]int32, d)...)
+		h.links0 = append(h.links0, make([]int32, d*h.m0)...)
+	}
+}
+
+// BuildHNSW links every row of f into a graph. f must not change while it
+// runs. It stops early with ctx's error when ctx is cancelled.
 func BuildHNSW(ctx context.Context, f *Flat, opt HNSWOptions) (*HNSW, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("build HNSW graph: %w", err)
 	}
 	opt = opt.withDefaults()
+	h := newHNSW(f, opt)
 	n := f.Len()
-	h := &HNSW{
-		f: f, m: opt.M, m0: 2 * opt.M, efSearch: opt.EfSearch,
-		levels: make([]uint8, n),
-		links0: make([]int32, n*2*opt.M),
-		count0: make([]uint8, n),
-		upper:  make([][]int32, n),
-		locks:  make([]sync.Mutex, n),
-	}
-	h.visits.New = func() any { return &visitSet{marks: make([]uint32, n)} }
+	h.grow(n)
 	if n == 0 {
-		h.locks = nil
 		return h, nil
 	}
-	rng := rand.New(rand.NewPCG(opt.Seed, opt.Seed^0x5851f42d4c957f2d))
-	ml := 1 / math.Log(float64(opt.M))
+	h.locks = make([]sync.Mutex, n)
 	for i := range n {
-		l := min(int(-math.Log(1-rng.Float64())*ml), 32)
+		l := h.randomLevel()
 		h.levels[i] = uint8(l)
 		if l > 0 {
 			h.upper[i] = make([]int32, l*(opt.M+1))
 		}
+		h.state[i] = live
 	}
+	h.live = n
 	h.entry, h.top = 0, int(h.levels[0])
 	var next atomic.Int64
 	next.Store(1)
@@ -110,7 +153,7 @@ func BuildHNSW(ctx context.Context, f *Flat, opt HNSWOptions) (*HNSW, error) {
 	errc := make(chan error, opt.Workers)
 	for range min(opt.Workers, n) {
 		wg.Go(func() {
-			b := newBuilder(h, opt.EfConstruction)
+			b := newBuilder(h)
 			for {
 				i := next.Add(1) - 1
 				if i >= int64(n) {
@@ -122,7 +165,7 @@ func BuildHNSW(ctx context.Context, f *Flat, opt HNSWOptions) (*HNSW, error) {
 						return
 					}
 				}
-				b.insert(int32(i))
+				b.insertLocked(int32(i))
 			}
 		})
 	}
@@ -137,18 +180,21 @@ func BuildHNSW(ctx context.Context, f *Flat, opt HNSWOptions) (*HNSW, error) {
 
 // Bytes returns the memory the graph takes (the rows not counted).
 func (h *HNSW) Bytes() int64 {
-	b := int64(len(h.links0))*4 + int64(len(h.count0)) + int64(len(h.levels)) + int64(len(h.upper))*24
+	b := int64(cap(h.links0))*4 + int64(cap(h.count0)+cap(h.levels)+cap(h.state)) + int64(cap(h.upper))*24
 	for _, u := range h.upper {
 		b += int64(cap(u)) * 4
 	}
 	return b
 }
 
-// Len returns the number of rows linked.
+// Len returns the number of nodes the graph has room for (linked or not).
 func (h *HNSW) Len() int { return len(h.levels) }
 
-// neighbours returns node's links on layer l. During a build the caller
-// holds node's lock.
+// Live returns the number of nodes searches can return.
+func (h *HNSW) Live() int { return h.live }
+
+// neighbours returns node's links on layer l. During a parallel build the
+// caller holds node's lock.
 func (h *HNSW) neighbours(node int32, l int) []int32 {
 	if l == 0 {
 		o := int(node) * h.m0
@@ -159,7 +205,7 @@ func (h *HNSW) neighbours(node int32, l int) []int32 {
 }
 
 // setNeighbours replaces node's links on layer l (the caller holds its
-// lock during a build).
+// lock during a parallel build).
 func (h *HNSW) setNeighbours(node int32, l int, ns []int32) {
 	if l == 0 {
 		o := int(node) * h.m0
@@ -170,6 +216,14 @@ func (h *HNSW) setNeighbours(node int32, l int, ns []int32) {
 	blk := h.upper[node][(l-1)*(h.m+1):]
 	blk[0] = int32(len(ns))
 	copy(blk[1:1+h.m], ns)
+}
+
+// limit is how many links a node keeps on layer l.
+func (h *HNSW) limit(l int) int {
+	if l == 0 {
+		return h.m0
+	}
+	return h.m
 }
 
 // cand is a row and its similarity to the query being served.
@@ -185,7 +239,12 @@ type visitSet struct {
 	gen   uint32
 }
 
-func (v *visitSet) next() {
+// next starts a search over n nodes.
+func (v *visitSet) next(n int) {
+	if len(v.marks) < n {
+		v.marks = make([]uint32, n+n/4)
+		v.gen = 0
+	}
 	v.gen++
 	if v.gen == 0 {
 		clear(v.marks)
@@ -205,14 +264,14 @@ func (v *visitSet) visit(node int32) bool {
 // walker runs searches on layers; it holds buffers reused between them.
 type walker struct {
 	h       *HNSW
-	locking bool // during a build: read links under their node's lock
+	locking bool // during a parallel build: read links under their node's lock
 	buf     []int32
 	cands   candHeap // to expand, best first
 	res     candHeap // kept, worst first
 }
 
 // greedy moves from ep to the neighbour most similar to q on layer l
-// until none is more similar.
+// until none is more similar. Dead nodes are waypoints like any other.
 func (w *walker) greedy(q []float32, ep cand, l int) cand {
 	h := w.h
 	for changed := true; changed; {
@@ -227,7 +286,7 @@ func (w *walker) greedy(q []float32, ep cand, l int) cand {
 }
 
 // links returns node's links on layer l, copied under its lock during a
-// build (the slice is valid until the next call).
+// parallel build (the slice is valid until the next call).
 func (w *walker) links(node int32, l int) []int32 {
 	if !w.locking {
 		return w.h.neighbours(node, l)
@@ -239,17 +298,20 @@ func (w *walker) links(node int32, l int) []int32 {
 	return w.buf
 }
 
-// layer searches layer l from ep and returns up to ef candidates, best
-// first.
+// layer searches layer l from ep and returns up to ef live candidates,
+// best first. Dead nodes are walked through but not kept.
 func (w *walker) layer(q []float32, ep cand, ef, l int, vs *visitSet) []cand {
 	h := w.h
-	vs.next()
+	vs.next(h.Len())
 	vs.visit(ep.node)
 	w.cands = append(w.cands[:0], cand{-ep.sim, ep.node}) // min-heap on -sim: best first
-	w.res = append(w.res[:0], ep)                         // min-heap on sim: worst first
+	w.res = w.res[:0]                                     // min-heap on sim: worst first
+	if h.state[ep.node] == live {
+		w.res = append(w.res, ep)
+	}
 	for len(w.cands) > 0 {
 		c := w.cands.pop()
-		if -c.sim < w.res[0].sim && len(w.res) >= ef {
+		if len(w.res) >= ef && -c.sim < w.res[0].sim {
 			break
 		}
 		for _, nb := range w.links(c.node, l) {
@@ -259,6 +321,9 @@ func (w *walker) layer(q []float32, ep cand, ef, l int, vs *visitSet) []cand {
 			s := h.f.k.dot(h.f.row(int(nb)), q)
 			if len(w.res) < ef || s > w.res[0].sim {
 				w.cands.push(cand{-s, nb})
+				if h.state[nb] != live {
+					continue
+				}
 				w.res.push(cand{s, nb})
 				if len(w.res) > ef {
 					w.res.pop()
@@ -313,21 +378,23 @@ func (c *candHeap) pop() cand {
 	return x
 }
 
-// builder inserts nodes; each build goroutine has its own.
+// builder links nodes; each build goroutine, and the one goroutine that
+// changes a Live index, has its own.
 type builder struct {
 	walker
-	ef     int
 	vs     *visitSet
 	pool   []cand
 	picks  []int32 // the node being inserted's links
 	relink []int32 // a neighbour's links re-selected
 }
 
-func newBuilder(h *HNSW, ef int) *builder {
-	return &builder{walker: walker{h: h, locking: true}, ef: ef, vs: &visitSet{marks: make([]uint32, h.Len())}}
+func newBuilder(h *HNSW) *builder {
+	return &builder{walker: walker{h: h, locking: h.locks != nil}, vs: &visitSet{}}
 }
 
-func (b *builder) insert(node int32) {
+// insertLocked links node during a parallel build, locking each node it
+// reads or changes.
+func (b *builder) insertLocked(node int32) {
 	h := b.h
 	q := h.f.row(int(node))
 	level := int(h.levels[node])
@@ -346,20 +413,21 @@ func (b *builder) insert(node int32) {
 		ep = b.greedy(q, ep, l)
 	}
 	for l := min(level, top); l >= 0; l-- {
-		found := b.layer(q, ep, b.ef, l, b.vs)
+		found := b.layer(q, ep, h.efConstruction, l, b.vs)
 		b.picks = b.select1(b.picks[:0], found, h.m)
 		picks := b.picks
 		h.locks[node].Lock()
 		h.setNeighbours(node, l, picks)
 		h.locks[node].Unlock()
-		limit := h.m
-		if l == 0 {
-			limit = h.m0
-		}
 		for _, nb := range picks {
-			b.link(nb, node, l, limit)
+			mu := &h.locks[nb]
+			mu.Lock()
+			h.setNeighbours(nb, l, b.linked(nb, node, l))
+			mu.Unlock()
 		}
-		ep = found[0]
+		if len(found) > 0 {
+			ep = found[0]
+		}
 	}
 	if level > top {
 		h.entry, h.top = node, level
@@ -391,27 +459,37 @@ func (b *builder) select1(dst []int32, cands []cand, m int) []int32 {
 	return dst
 }
 
-// link adds a link from nb to node on layer l, re-selecting nb's links by
-// the heuristic when it has limit already.
-func (b *builder) link(nb, node int32, l, limit int) {
+// linked returns nb's links on layer l with node added, re-selected by the
+// heuristic when that makes more than the layer keeps; links to dead nodes
+// are dropped on the way. The result is b's buffer, valid until the next
+// call.
+func (b *builder) linked(nb, node int32, l int) []int32 {
 	h := b.h
-	mu := &h.locks[nb]
-	mu.Lock()
-	defer mu.Unlock()
-	// cur aliases the graph's storage: copy it before changing it.
-	b.buf = append(append(b.buf[:0], h.neighbours(nb, l)...), node)
-	if len(b.buf) <= limit {
-		h.setNeighbours(nb, l, b.buf)
-		return
+	b.buf = b.buf[:0]
+	for _, c := range h.neighbours(nb, l) {
+		if h.state[c] != dead {
+			b.buf = append(b.buf, c)
+		}
 	}
-	base := h.f.row(int(nb))
+	b.buf = append(b.buf, node)
+	return b.reselect(nb, b.buf, l)
+}
+
+// reselect returns cands (links of base on layer l) as they are when they
+// fit the layer, else the heuristic's choice of them, in b.relink.
+func (b *builder) reselect(base int32, cands []int32, l int) []int32 {
+	h := b.h
+	if len(cands) <= h.limit(l) {
+		return cands
+	}
+	row := h.f.row(int(base))
 	b.pool = b.pool[:0]
-	for _, c := range b.buf {
-		b.pool = append(b.pool, cand{h.f.k.dot(base, h.f.row(int(c))), c})
+	for _, c := range cands {
+		b.pool = append(b.pool, cand{h.f.k.dot(row, h.f.row(int(c))), c})
 	}
 	sortCands(b.pool)
-	b.relink = b.select1(b.relink[:0], b.pool, limit)
-	h.setNeighbours(nb, l, b.relink)
+	b.relink = b.select1(b.relink[:0], b.pool, h.limit(l))
+	return b.relink
 }
 
 // sortCands sorts best first (insertion sort: the lists are short).
@@ -423,15 +501,184 @@ func sortCands(c []cand) {
 	}
 }
 
+// A change is planned while searches run (it only reads the graph) and
+// applied while they pause: the plan holds every list it rewrites.
+type change struct {
+	lists []list // new links: the node's own, then its neighbours'
+	// node is the inserted node (-1 for a repair); level its top layer;
+	// entry says it becomes the entry point.
+	node  int32
+	level int
+	entry bool
+}
+
+// list is one node's new links on one layer.
+type list struct {
+	node  int32
+	layer int
+	links []int32
+}
+
+// planInsert plans linking node, an unlinked node whose row is set, at a
+// random level. Only the goroutine that applies changes may call it, and
+// no change may be applied between the plan and its apply.
+func (b *builder) planInsert(node int32) change {
+	h := b.h
+	level := h.randomLevel()
+	ch := change{node: node, level: level}
+	if h.entry < 0 || h.state[h.entry] == unlinked {
+		ch.entry = true // the first node: nothing to link to
+		return ch
+	}
+	q := h.f.row(int(node))
+	ep := cand{h.f.k.dot(h.f.row(int(h.entry)), q), h.entry}
+	for l := h.top; l > level; l-- {
+		ep = b.greedy(q, ep, l)
+	}
+	for l := min(level, h.top); l >= 0; l-- {
+		found := b.layer(q, ep, h.efConstruction, l, b.vs)
+		picks := b.select1(nil, found, h.m)
+		ch.lists = append(ch.lists, list{node, l, picks})
+		for _, nb := range picks {
+			ch.lists = append(ch.lists, list{nb, l, append([]int32(nil), b.linked(nb, node, l)...)})
+		}
+		if len(found) > 0 {
+			ep = found[0]
+		}
+	}
+	ch.entry = level > h.top
+	return ch
+}
+
+// apply makes a planned change; searches must not run meanwhile.
+func (h *HNSW) apply(ch change) {
+	if ch.node >= 0 {
+		n := ch.node
+		h.levels[n] = uint8(ch.level)
+		h.upper[n] = nil
+		if ch.level > 0 {
+			h.upper[n] = make([]int32, ch.level*(h.m+1))
+		}
+		h.count0[n] = 0
+		h.state[n] = live
+		h.live++
+		if ch.entry {
+			h.entry, h.top = n, ch.level
+		}
+	}
+	for _, ls := range ch.lists {
+		h.setNeighbours(ls.node, ls.layer, ls.links)
+	}
+}
+
+// markDead makes a live node a tombstone: searches still walk through it
+// but never return it, and no new link points to it.
+func (h *HNSW) markDead(node int32) {
+	if h.state[node] == live {
+		h.state[node] = dead
+		h.live--
+		h.dead++
+	}
+}
+
+// planRepair plans relinking the live nodes lo..hi-1 that link to dead
+// nodes: each such list is re-selected by the heuristic from its live
+// links and the live links of its dead neighbours, so the graph stays
+// connected once the dead nodes are gone.
+func (b *builder) planRepair(lo, hi int32) change {
+	h := b.h
+	ch := change{node: -1}
+	seen := map[int32]bool{}
+	for n := lo; n < hi; n++ {
+		if h.state[n] != live {
+			continue
+		}
+		for l := 0; l <= int(h.levels[n]); l++ {
+			ns := h.neighbours(n, l)
+			hasDead := false
+			for _, c := range ns {
+				if h.state[c] == dead {
+					hasDead = true
+					break
+				}
+			}
+			if !hasDead {
+				continue
+			}
+			clear(seen)
+			var cands []int32
+			add := func(c int32) {
+				if c != n && h.state[c] == live && !seen[c] {
+					seen[c] = true
+					cands = append(cands, c)
+				}
+			}
+			for _, c := range ns {
+				if h.state[c] != dead {
+					add(c)
+					continue
+				}
+				for _, cc := range h.neighbours(c, l) {
+					add(cc)
+				}
+			}
+			ch.lists = append(ch.lists, list{n, l, append([]int32(nil), b.reselect(n, cands, l)...)})
+		}
+	}
+	return ch
+}
+
+// free unlinks the nodes given, which must be dead and no longer linked
+// from any live node (planRepair over every node since they died), and
+// moves the entry point off them. It returns the nodes freed.
+func (h *HNSW) free(nodes []int32) []int32 {
+	var out []int32
+	for _, n := range nodes {
+		if h.state[n] != dead {
+			continue
+		}
+		h.state[n] = unlinked
+		h.dead--
+		h.count0[n] = 0
+		h.upper[n] = nil
+		h.levels[n] = 0
+		out = append(out, n)
+	}
+	if h.entry >= 0 && h.state[h.entry] == unlinked {
+		h.entry, h.top = -1, 0
+		for n := range h.levels {
+			if h.state[n] != unlinked && (h.entry < 0 || int(h.levels[n]) > h.top) {
+				h.entry, h.top = int32(n), int(h.levels[n])
+			}
+		}
+	}
+	return out
+}
+
 // Search implements Searcher. With a filter it keeps the allowed hits
 // among the candidates; when fewer than k pass (a selective filter), it
 // scans the rows exactly instead, so it still returns k allowed hits when
 // they exist.
 func (h *HNSW) Search(q []float32, k int, allow func(int64) bool) []store.Scored {
-	f := h.f
-	u, ok := f.unit(q)
-	if !ok || k <= 0 || h.Len() == 0 {
+	u, ok := h.f.unit(q)
+	if !ok {
 		return nil
+	}
+	top, complete := h.search(u, k, allow)
+	if !complete {
+		return h.f.Search(q, k, allow)
+	}
+	return top
+}
+
+// search returns the best k live nodes the graph finds for the unit query
+// u that allow accepts, with exact scores. complete is false when a filter
+// left fewer than k of the candidates while the graph has more nodes: the
+// caller should then scan.
+func (h *HNSW) search(u []float32, k int, allow func(int64) bool) (top []store.Scored, complete bool) {
+	f := h.f
+	if k <= 0 || h.live == 0 || h.entry < 0 {
+		return nil, true
 	}
 	w := walker{h: h}
 	ep := cand{f.k.dot(f.row(int(h.entry)), u), h.entry}
@@ -445,18 +692,18 @@ func (h *HNSW) Search(q []float32, k int, allow func(int64) bool) []store.Scored
 	vs := h.visits.Get().(*visitSet)
 	found := w.layer(u, ep, ef, 0, vs)
 	h.visits.Put(vs)
-	top := newSelector(k)
+	sel := newSelector(k)
 	for _, c := range found {
 		id := f.ids[c.node]
 		if allow != nil && !allow(id) {
 			continue
 		}
-		top.offer(store.Scored{ChunkID: id, Score: f.score(int(c.node), u)})
+		sel.offer(store.Scored{ChunkID: id, Score: f.score(int(c.node), u)})
 	}
-	if allow != nil && len(top.h) < k && len(found) < h.Len() {
-		return f.Search(q, k, allow)
+	if allow != nil && len(sel.h) < k && len(found) < h.live {
+		return nil, false
 	}
-	return top.best()
+	return sel.best(), true
 }
 
 // SetEfSearch sets the candidate list length of later searches; call it

@@ -67,7 +67,7 @@ func paths(t *testing.T, rows [][]float32) map[string]Searcher {
 		}
 		out[name] = f
 	}
-	x := NewInt8(out["simd"].(*Flat))
+	x := NewCompact(out["simd"].(*Flat))
 	x.Rerank = len(rows) // re-ranks everything: must be exact
 	out["int8-rerank-all"] = x
 	return out
@@ -165,7 +165,7 @@ func TestFiltersOnEveryPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	searchers := map[string]Searcher{"exact": f, "int8": NewInt8(f), "hnsw": h}
+	searchers := map[string]Searcher{"exact": f, "int8": NewCompact(f), "hnsw": h}
 	filters := map[string]func(int64) bool{
 		"odd":   func(id int64) bool { return id%2 == 1 },
 		"three": func(id int64) bool { return id == 5 || id == 1500 || id == 2999 },
@@ -210,7 +210,7 @@ func TestApproximateRecall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := NewInt8(f)
+	x := NewCompact(f)
 	x.Rerank = 20
 	for _, tc := range []struct {
 		name  string
@@ -265,7 +265,7 @@ func TestConcurrentSearches(t *testing.T) {
 	}
 	qs := ClusteredQueries(16, n, dim, 13)
 	allow := func(id int64) bool { return id%3 != 0 }
-	for name, s := range map[string]Searcher{"exact": f, "int8": NewInt8(f), "hnsw": h} {
+	for name, s := range map[string]Searcher{"exact": f, "int8": NewCompact(f), "hnsw": h} {
 		want := make([][]store.Scored, len(qs))
 		for i, q := range qs {
 			want[i] = s.Search(q, 10, allow)

@@ -1,6 +1,7 @@
 // app.js: the page of `sagasu serve`. Every piece of document text and
 // model output is set with textContent (or md.js, which does the same).
 import { el, render, renderClaims } from './md.js';
+import { t, has, num, date, apply, set as setLang, current as lang } from './i18n.js';
 
 const $ = (s) => document.querySelector(s);
 
@@ -38,7 +39,7 @@ for (const b of document.querySelectorAll('nav [data-tab]')) {
 async function loadInfo() {
   try {
     const info = await api('/api/info');
-    $('#mode').textContent = `mode: ${info.mode} · ${info.index.sources} sources, ${info.index.chunks} chunks`;
+    $('#mode').textContent = t('mode.badge', { mode: info.mode === 'offline' ? t('chat.offline') : info.mode, sources: num(info.index.sources), chunks: num(info.index.chunks) });
     $('#run-mcp').replaceChildren(...(info.mcpServers || []).map((name) => {
       const label = el('label', 'inline');
       const box = el('input');
@@ -48,7 +49,7 @@ async function loadInfo() {
       label.append(box, document.createTextNode(` ${name}`));
       return label;
     }));
-    if (!info.index.sources) notice('The index is empty: add a folder or a URL on the Index tab (or run sagasu index DIR) before asking.');
+    if (!info.index.sources) notice(t('notice.empty'));
   } catch (e) { notice(e.message); }
 }
 
@@ -82,7 +83,7 @@ function newTurn(question) {
   turn.node.append(el('p', 'question', question));
   turn.answer = el('div', 'answer');
   turn.node.append(turn.answer);
-  const steps = el('button', 'steps-toggle', 'steps');
+  const steps = el('button', 'steps-toggle', t('chat.steps'));
   steps.type = 'button';
   steps.addEventListener('click', () => showTrace(turn));
   turn.node.append(steps);
@@ -97,13 +98,13 @@ function newTurn(question) {
 function stepNode(ev) {
   const d = el('details', `step ${ev.type}`);
   const s = el('summary');
-  s.append(el('span', 'kind', ev.type));
+  s.append(el('span', 'kind', has(`step.${ev.type}`) ? t(`step.${ev.type}`) : ev.type));
   let head = ev.text || '';
   if (ev.type === 'action') head = `${ev.tool} ${ev.arguments ? JSON.stringify(ev.arguments) : ''}`;
-  if (ev.type === 'observation') head = `${ev.tool}${ev.ok === false ? ' (failed)' : ''}: ${ev.observation || ''}`;
-  if (ev.type === 'usage') head = `${ev.tokens?.in || 0} tokens in, ${ev.tokens?.out || 0} out`;
+  if (ev.type === 'observation') head = `${ev.tool}${ev.ok === false ? t('step.failed') : ''}: ${ev.observation || ''}`;
+  if (ev.type === 'usage') head = t('step.tokens', { in: num(ev.tokens?.in || 0), out: num(ev.tokens?.out || 0) });
   s.append(document.createTextNode(' ' + head.slice(0, 160)));
-  if (ev.latency_ms) s.append(el('span', 'ms', ` ${ev.latency_ms} ms`));
+  if (ev.latency_ms) s.append(el('span', 'ms', t('step.ms', { ms: num(ev.latency_ms) })));
   d.append(s);
   d.append(el('pre', 'step-body', ev.observation || ev.text || (ev.arguments ? JSON.stringify(ev.arguments, null, 2) : '')));
   return d;
@@ -129,13 +130,13 @@ function renderAnswer(turn, spans) {
   const onCite = (n) => openCitation(r, n);
   const box = turn.answer;
   box.replaceChildren();
-  const meta = el('p', 'meta', `${r.mode === 'llm' ? r.model || 'model' : 'offline'} · ${r.turns} turn(s) · ${r.tookMs} ms`);
+  const meta = el('p', 'meta', t('chat.meta', { how: r.mode === 'llm' ? r.model || t('chat.model') : t('chat.offlineMode'), turns: num(r.turns), ms: num(r.tookMs) }));
   box.append(spans && spans.length ? renderClaims(r.answer, spans, onCite) : render(r.answer, onCite));
-  if (r.stopped) box.append(el('p', 'warn', `Stopped early: ${r.stopped}; this is the best cited answer so far.`));
-  for (const u of r.reflection?.unsupported || []) box.append(el('p', 'dropped', `Dropped (not backed by its sources): ${u}`));
+  if (r.stopped) box.append(el('p', 'warn', t('chat.stopped', { reason: r.stopped })));
+  for (const u of r.reflection?.unsupported || []) box.append(el('p', 'dropped', t('chat.dropped', { text: u })));
   if (r.citations?.length) {
     const ol = el('ol', 'citations');
-    ol.setAttribute('aria-label', 'Citations');
+    ol.setAttribute('aria-label', t('chat.citations'));
     for (const c of r.citations) {
       const li = el('li');
       const b = el('button', 'cite-link', `[${c.n}] ${c.source.uri}:${c.lines[0]}-${c.lines[1]}${c.heading ? '  ' + c.heading : ''}`);
@@ -153,10 +154,10 @@ async function openCitation(result, n) {
   const c = result.citations?.find((x) => x.n === n);
   const panel = $('#cite-panel');
   panel.hidden = false;
-  panel.replaceChildren(el('h2', '', `Citation [${n}]`));
-  if (!c) { panel.append(el('p', '', 'This marker cites nothing the run kept.')); return; }
+  panel.replaceChildren(el('h2', '', t('cite.title', { n })));
+  if (!c) { panel.append(el('p', '', t('cite.none'))); return; }
   panel.append(el('p', 'uri', `${c.source.title || c.source.uri}`));
-  panel.append(el('p', 'meta', `${c.source.uri} · lines ${c.lines[0]}–${c.lines[1]}${c.heading ? ' · ' + c.heading : ''}`));
+  panel.append(el('p', 'meta', `${t('cite.lines', { uri: c.source.uri, from: c.lines[0], to: c.lines[1] })}${c.heading ? ' · ' + c.heading : ''}`));
   const q = el('blockquote', 'quote', c.quote.length > 2000 ? c.quote.slice(0, 2000) + '…' : c.quote);
   panel.append(q);
   const passage = el('pre', 'passage');
@@ -168,28 +169,28 @@ async function openCitation(result, n) {
     b.addEventListener('click', () => openSource(panel, c.source.id, section));
     links.append(b);
   };
-  if (c.heading) open('open section', c.heading);
-  open('open source', '');
+  if (c.heading) open(t('cite.openSection'), c.heading);
+  open(t('cite.openSource'), '');
   panel.append(links);
   try {
     const p = await api(`/api/chunks/${c.chunkId}`);
-    passage.textContent = p.passage.text + (p.truncated ? '\n… (cut: open source for the rest)' : '');
+    passage.textContent = p.passage.text + (p.truncated ? '\n' + t('cite.cut') : '');
   } catch (e) { passage.textContent = e.message; }
 }
 
 async function openSource(panel, ref, section) {
   let box = panel.querySelector('.source-body');
   if (!box) { box = el('div', 'source-body'); panel.append(box); }
-  box.replaceChildren(el('p', 'meta', 'loading…'));
+  box.replaceChildren(el('p', 'meta', t('source.loading')));
   try {
     const q = new URLSearchParams({ ref });
     if (section) q.set('section', section);
     const s = await api(`/api/source?${q}`);
     box.replaceChildren(
-      el('h3', '', `${s.source.uri}${s.section ? ' › ' + s.section : ''} (lines ${s.lines[0]}–${s.lines[1]})`),
+      el('h3', '', t('source.head', { uri: s.source.uri, section: s.section ? ' › ' + s.section : '', from: s.lines[0], to: s.lines[1] })),
       el('pre', 'source-text', s.content),
     );
-    if (s.truncated) box.append(el('p', 'warn', `Shown: the first ${s.content.length} of ${s.totalBytes} bytes.`));
+    if (s.truncated) box.append(el('p', 'warn', t('source.shown', { shown: num(s.content.length), total: num(s.totalBytes) })));
   } catch (e) { box.replaceChildren(el('p', 'warn', e.message)); }
 }
 
@@ -266,11 +267,18 @@ loaders.chat = loadThreads;
 
 // ---- search ----
 let lastResults = [];
-function highlight(parent, text, terms) {
-  const words = terms.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).filter(Boolean);
-  if (!words.length) { parent.append(text); return; }
+// highlight marks the query's words in the text nodes under parent.
+function highlight(parent, terms) {
+  const words = terms.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).filter(Boolean);
+  if (!words.length) return;
   const re = new RegExp(`(${words.join('|')})`, 'gi');
-  text.split(re).forEach((part, i) => parent.append(i % 2 ? el('mark', '', part) : document.createTextNode(part)));
+  const walk = document.createTreeWalker(parent, NodeFilter.SHOW_TEXT);
+  const nodes = [];
+  while (walk.nextNode()) nodes.push(walk.currentNode);
+  for (const n of nodes) {
+    const parts = n.data.split(re);
+    if (parts.length > 1) n.replaceWith(...parts.map((part, i) => (i % 2 ? el('mark', '', part) : document.createTextNode(part))));
+  }
 }
 
 $('#search-form').addEventListener('submit', async (e) => {
@@ -281,16 +289,18 @@ $('#search-form').addEventListener('submit', async (e) => {
   try {
     const r = await api('/api/search', { method: 'POST', body });
     lastResults = r.results;
-    $('#search-info').textContent = `${r.results.length} result(s), ${r.mode}, ${r.tookMs} ms`;
+    $('#search-info').textContent = t('search.info', { n: num(r.results.length), mode: r.mode, ms: num(r.tookMs) });
     $('#results').replaceChildren(...r.results.map((h) => {
       const li = el('li', 'result');
-      li.append(el('p', 'uri', `${h.source.uri}:${h.lines[0]}-${h.lines[1]}${h.heading ? '  ' + h.heading : ''}  (${h.score.toFixed(3)})`));
-      const p = el('p', 'snippet');
-      highlight(p, h.snippet, r.terms);
+      li.append(el('p', 'uri', `${h.source.uri}:${h.lines[0]}-${h.lines[1]}${h.heading ? '  ' + h.heading : ''}  (${num(h.score, 3)})`));
+      // The snippet is markdown: md.js renders it (text nodes only), then the query's words are marked.
+      const p = el('div', 'snippet md-snippet');
+      p.append(render(h.snippet.replace(/^---\n([\s\S]*?)\n---(\n|$)/, '```yaml\n$1\n```\n'))); // front matter reads as YAML, not prose
+      highlight(p, r.terms);
       li.append(p);
       const row = el('p', 'row');
-      for (const [label, section] of [['open section', h.heading], ['open source', '']]) {
-        if (label === 'open section' && !section) continue;
+      for (const [label, section] of [[t('cite.openSection'), h.heading], [t('cite.openSource'), '']]) {
+        if (label === t('cite.openSection') && !section) continue;
         const b = el('button', '', label);
         b.type = 'button';
         b.addEventListener('click', () => { const panel = $('#source-panel'); panel.hidden = false; openSource(panel, h.source.id, section); });
@@ -309,22 +319,23 @@ $('#eval-form').addEventListener('submit', async (e) => {
   try {
     const r = await api('/api/evaluate', { method: 'POST', body: { goal: $('#eval-goal').value, query: $('#q').value, chunkIds: lastResults.map((h) => h.chunkId) } });
     out.replaceChildren(
-      el('p', '', `confidence ${r.confidence.toFixed(2)} · coverage ${r.coverage.toFixed(2)} · relevance ${r.relevance.toFixed(2)}`),
-      el('p', '', `found: ${(r.foundAspects || []).join('; ') || '—'}`),
-      el('p', '', `missing: ${(r.missingAspects || []).join('; ') || '—'}`),
-      el('p', '', `next: ${r.recommendations.action} — ${r.recommendations.reason}`),
+      el('p', '', t('eval.scores', { confidence: num(r.confidence, 2), coverage: num(r.coverage, 2), relevance: num(r.relevance, 2) })),
+      el('p', '', t('eval.found', { list: (r.foundAspects || []).join('; ') || '—' })),
+      el('p', '', t('eval.missing', { list: (r.missingAspects || []).join('; ') || '—' })),
+      el('p', '', t('eval.next', { action: r.recommendations.action, reason: r.recommendations.reason })),
     );
   } catch (err) { out.replaceChildren(el('p', 'warn', err.message)); }
 });
 
 // ---- agent runs ----
+const statusLabel = (s) => (has(`status.${s}`) ? t(`status.${s}`) : s);
 const runs = { source: null, id: null };
 async function loadRuns() {
   try {
     const list = await api('/api/runs');
     $('#run-list').replaceChildren(...list.map((r) => {
       const li = el('li');
-      const b = el('button', r.id === runs.id ? 'current' : '', `${r.running ? 'running' : r.status} · ${r.title}`);
+      const b = el('button', r.id === runs.id ? 'current' : '', `${statusLabel(r.running ? 'running' : r.status)} · ${r.title}`);
       b.type = 'button';
       b.title = r.id;
       b.addEventListener('click', () => openRun(r.id));
@@ -342,36 +353,36 @@ async function showRun(id) {
   const head = el('div', 'run-head');
   head.append(el('h2', '', r.run.title));
   const status = r.run.running ? 'running' : (r.outcome?.status || r.run.status);
-  head.append(el('p', 'meta run-status', `${r.run.id} · ${status}${r.outcome?.reason ? ' — ' + r.outcome.reason : ''}`));
+  head.append(el('p', 'meta run-status', `${r.run.id} · ${statusLabel(status)}${r.outcome?.reason ? ' — ' + r.outcome.reason : ''}`));
   if (r.error) head.append(el('p', 'warn', r.error));
   if (r.settings) head.append(el('p', 'meta run-settings', settingsText(r.settings)));
   const row = el('p', 'row');
   if (r.run.running) {
-    const b = el('button', '', 'Stop');
+    const b = el('button', '', t('runs.stop'));
     b.type = 'button';
     b.addEventListener('click', () => api(`/api/runs/${encodeURIComponent(id)}/stop`, { method: 'POST', body: {} }).catch((e) => notice(e.message)));
     row.append(b);
   } else if (status !== 'success') {
-    const b = el('button', '', 'Resume');
+    const b = el('button', '', t('runs.resume'));
     b.type = 'button';
     b.addEventListener('click', () => api(`/api/runs/${encodeURIComponent(id)}/resume`, { method: 'POST', body: {} }).then(() => openRun(id)).catch((e) => notice(e.message)));
     row.append(b);
   }
   head.append(row);
   const plan = el('ol', 'plan');
-  plan.setAttribute('aria-label', 'Plan');
+  plan.setAttribute('aria-label', t('runs.plan'));
   for (const s of r.state?.plan || []) {
     const li = el('li', `plan-step ${s.status}`);
-    li.append(el('span', 'badge', s.status), document.createTextNode(' ' + s.text));
+    li.append(el('span', 'badge', statusLabel(s.status)), document.createTextNode(' ' + s.text));
     if (s.result) li.append(el('p', 'meta', s.result.slice(0, 300)));
     plan.append(li);
   }
   const answer = el('div', 'md run-answer');
   if (r.state?.answer) answer.append(render(r.state.answer));
   const timeline = el('ol', 'timeline');
-  timeline.setAttribute('aria-label', 'Timeline');
+  timeline.setAttribute('aria-label', t('runs.timeline'));
   for (const ev of r.events || []) { const li = el('li'); li.append(stepNode(ev)); timeline.append(li); }
-  v.replaceChildren(head, el('h3', '', `Plan${r.state?.replans ? ` (replanned ${r.state.replans}×)` : ''}`), plan, answer, el('h3', '', 'Timeline'), timeline);
+  v.replaceChildren(head, el('h3', '', r.state?.replans ? t('runs.replanned', { n: num(r.state.replans) }) : t('runs.plan')), plan, answer, el('h3', '', t('runs.timeline')), timeline);
 }
 
 function openRun(id) {
@@ -402,13 +413,15 @@ function openRun(id) {
 // settingsText says what a run runs with: its MCP servers, models, limits.
 function settingsText(s) {
   const parts = [];
-  if (s.mcp?.length) parts.push(`MCP: ${s.mcp.join(', ')}`);
+  if (s.mcp?.length) parts.push(t('runs.settingsMCP', { servers: s.mcp.join(', ') }));
   for (const role of ['planner', 'executor']) {
     const m = s[role];
-    if (m) parts.push(`${role}: ${m.driver}/${m.model} (temperature ${m.temperature}, ${m.maxTokens} tokens${m.thinkingBudget != null ? `, thinking ${m.thinkingBudget}` : ''})`);
+    if (!m) continue;
+    const thinking = m.thinkingBudget != null ? t('runs.settingsThinking', { n: num(m.thinkingBudget) }) : '';
+    parts.push(t('runs.settingsModel', { role: t(`runs.role.${role}`), driver: m.driver, model: m.model, temperature: m.temperature, tokens: num(m.maxTokens), thinking }));
   }
-  if (s.offline || (!s.planner && !s.executor)) parts.push('offline');
-  if (s.limits) parts.push(`limits: ${s.limits.maxToolCalls} tool calls, ${s.limits.maxDuration}`);
+  if (s.offline || (!s.planner && !s.executor)) parts.push(t('chat.offline'));
+  if (s.limits) parts.push(t('runs.settingsLimits', { calls: num(s.limits.maxToolCalls), duration: s.limits.maxDuration }));
   return parts.join(' · ');
 }
 
@@ -416,13 +429,13 @@ function settingsText(s) {
 function runSettings() {
   const out = {};
   const text = (id, key) => { const v = $(id).value.trim(); if (v) out[key] = v; };
-  const num = (id, key) => { const v = $(id).value.trim(); if (v !== '') out[key] = Number(v); };
+  const number = (id, key) => { const v = $(id).value.trim(); if (v !== '') out[key] = Number(v); };
   text('#run-planner', 'plannerModel');
   text('#run-executor', 'executorModel');
-  num('#run-temperature', 'temperature');
-  num('#run-max-tokens', 'maxTokens');
-  num('#run-thinking', 'thinkingBudget');
-  num('#run-tool-calls', 'maxToolCalls');
+  number('#run-temperature', 'temperature');
+  number('#run-max-tokens', 'maxTokens');
+  number('#run-thinking', 'thinkingBudget');
+  number('#run-tool-calls', 'maxToolCalls');
   text('#run-duration', 'maxDuration');
   return out;
 }
@@ -445,11 +458,11 @@ async function loadCache() {
     const c = await api(`/api/cache?${new URLSearchParams({ kind })}`);
     $('#cache-list').replaceChildren(...c.records.map((r) => {
       const li = el('li');
-      li.append(el('span', 'badge', r.kind), document.createTextNode(` ${r.timestamp} · ${r.goal}${r.query ? ' · ' + r.query : ''}${r.score != null ? ' · ' + r.score.toFixed(2) : ''}`));
+      li.append(el('span', 'badge', has(`cache.${r.kind}`) ? t(`cache.${r.kind}`) : r.kind), document.createTextNode(` ${date(r.timestamp)} · ${r.goal}${r.query ? ' · ' + r.query : ''}${r.score != null ? ' · ' + num(r.score, 2) : ''}`));
       if (r.summary) li.append(el('p', 'meta', r.summary));
       return li;
     }));
-    if (!c.records.length) $('#cache-list').append(el('li', 'meta', 'No records yet: search with the loop, evaluate results or run the agent.'));
+    if (!c.records.length) $('#cache-list').append(el('li', 'meta', t('cache.empty')));
     $('#cache-summary').replaceChildren(render(c.summaryMarkdown || ''));
   } catch (e) { notice(e.message); }
 }
@@ -461,10 +474,10 @@ loaders.cache = loadCache;
 async function loadSources() {
   try {
     const l = await api('/api/sources');
-    $('#index-stats').textContent = `${l.index.sources} sources, ${l.index.chunks} chunks, ${l.index.vectors} vectors`;
+    $('#index-stats').textContent = t('index.stats', { sources: num(l.index.sources), chunks: num(l.index.chunks), vectors: num(l.index.vectors) });
     $('#source-table tbody').replaceChildren(...l.sources.map((s) => {
       const tr = el('tr');
-      for (const v of [s.uri, s.type, s.chunks, s.bytes, s.indexedAt]) tr.append(el('td', '', String(v)));
+      for (const v of [s.uri, s.type, num(s.chunks), num(s.bytes), date(s.indexedAt)]) tr.append(el('td', '', String(v)));
       return tr;
     }));
   } catch (e) { notice(e.message); }
@@ -479,13 +492,26 @@ $('#index-form').addEventListener('submit', async (e) => {
     es.addEventListener('progress', (m) => { out.textContent = JSON.parse(m.data).text; });
     es.addEventListener('done', (m) => {
       const d = JSON.parse(m.data);
-      out.textContent = `done: ${d.added} added, ${d.updated} updated, ${d.unchanged} unchanged, ${d.chunks} chunks${d.skipped.length ? `, ${d.skipped.length} skipped` : ''}`;
+      out.textContent = t('index.done', { added: num(d.added), updated: num(d.updated), unchanged: num(d.unchanged), chunks: num(d.chunks) }) + (d.skipped.length ? t('index.skipped', { n: num(d.skipped.length) }) : '');
       es.close(); loadSources(); loadInfo();
     });
     es.addEventListener('failed', (m) => { out.textContent = JSON.parse(m.data).error; es.close(); });
   } catch (err) { notice(err.message); }
 });
 loaders.index = loadSources;
+
+// ---- language ----
+// The switch rewrites the page's words at once, then reloads what the open
+// tab and thread show, so their labels follow too.
+const langSelect = $('#lang');
+langSelect.value = lang();
+langSelect.addEventListener('change', () => {
+  setLang(langSelect.value);
+  loadInfo();
+  loaders[document.querySelector('nav [aria-pressed="true"]')?.dataset.tab]?.();
+  if (chat.thread) openThread(chat.thread);
+});
+apply();
 
 loadInfo();
 loadThreads();

@@ -1,8 +1,10 @@
 // md.js: a small, safe Markdown renderer. It never parses HTML: every
 // piece of document text or model output becomes a text node, and only
 // these constructs become elements: fenced code blocks, inline code,
-// **strong**, *emphasis*, lists, pipe tables, links to http(s) addresses, and [n]
-// citation markers (buttons, when onCite is given).
+// **strong**, *emphasis*, lists, pipe tables, > quotes, links to http(s)
+// addresses (other links show their text only), and [n] citation markers
+// (buttons, when onCite is given).
+import { t } from './i18n.js';
 
 const el = (tag, cls, text) => {
   const e = document.createElement(tag);
@@ -12,7 +14,7 @@ const el = (tag, cls, text) => {
 };
 export { el };
 
-const INLINE = /(`[^`\n]+`)|(\*\*[^*\n]+\*\*)|(\*[^*\n]+\*)|(\[[^\]\n]+\]\((https?:\/\/[^\s)]+)\))|(\[(\d{1,3})\])/g;
+const INLINE = /(`[^`\n]+`)|(\*\*[^*\n]+\*\*)|(\*[^*\n]+\*)|(\[[^\]\n]+\]\((https?:\/\/[^\s)]+)\))|(\[(\d{1,3})\])|(\[([^\]\n]+)\]\([^\s)]*\))/g;
 
 // inline appends text to parent with inline Markdown applied.
 export function inline(parent, text, onCite) {
@@ -35,10 +37,15 @@ export function inline(parent, text, onCite) {
         const b = el('button', 'cite', `[${n}]`);
         b.type = 'button';
         b.dataset.n = String(n);
-        b.title = `Open citation ${n}`;
+        b.title = t('cite.open', { n });
         b.addEventListener('click', () => onCite(n));
         parent.append(b);
       } else parent.append(document.createTextNode(m[6]));
+    } else if (m[8]) {
+      // A link to anything but http(s) (a relative page, javascript:):
+      // its text only (inline markup applied), never an address the page
+      // would follow.
+      inline(parent, m[9], onCite);
     }
   }
   if (last < text.length) parent.append(document.createTextNode(text.slice(last)));
@@ -83,6 +90,16 @@ export function render(text, onCite) {
       frag.append(table);
       continue;
     }
+    if (/^\s*>/.test(line)) {
+      flush(); list = null;
+      const quoted = [];
+      for (; i < lines.length && /^\s*>/.test(lines[i]); i++) quoted.push(lines[i].replace(/^\s*>\s?/, ''));
+      i--;
+      const bq = el('blockquote');
+      bq.append(render(quoted.join('\n'), onCite));
+      frag.append(bq);
+      continue;
+    }
     const item = line.match(/^\s*(?:[-*+]|(\d+)[.)])\s+(.*)$/);
     if (item) {
       flush();
@@ -117,20 +134,34 @@ export function renderClaims(answer, spans, onCite) {
   const dec = new TextDecoder();
   const frag = el('div', 'claims');
   let at = 0;
+  // A line that starts with "> " (a quoted passage) goes into a blockquote
+  // until the line ends; box is where text goes now.
+  let box = frag, lineStart = true;
+  const quoteAt = (text) => {
+    if (!lineStart || !/^>\s?/.test(text)) return text;
+    box = el('blockquote', 'quote');
+    frag.append(box);
+    return text.replace(/^>\s?/, '');
+  };
   const plain = (from, to) => {
-    if (to > from) inline(frag, dec.decode(bytes.slice(from, to)), onCite);
+    if (to <= from) return;
+    for (const piece of dec.decode(bytes.slice(from, to)).split(/(\n)/)) {
+      if (piece === '\n') { box = frag; frag.append(piece); lineStart = true; continue; }
+      if (piece) { inline(box, quoteAt(piece), onCite); lineStart = false; }
+    }
   };
   for (const s of [...spans].sort((a, b) => a.start - b.start)) {
     if (s.start < at || s.end > bytes.length || s.end <= s.start) continue;
     plain(at, s.start);
-    const text = dec.decode(bytes.slice(s.start, s.end));
+    const text = quoteAt(dec.decode(bytes.slice(s.start, s.end)));
+    lineStart = false;
     const state = !s.checked ? 'unchecked' : s.supported ? 'supported' : 'unsupported';
     const span = el(s.code ? 'pre' : 'span', `claim ${state}`);
-    span.title = { supported: 'Supported by its cited passages', unsupported: 'Not backed by its cited passages', unchecked: 'Not checked (too short to state anything)' }[state];
+    span.title = t(`claim.${state}`);
     span.dataset.claim = state;
     if (s.code) span.append(el('code', '', text.replace(/^```\w*\n?|```\s*$/g, '')));
     else inline(span, text, onCite);
-    frag.append(span);
+    box.append(span);
     at = s.end;
   }
   plain(at, bytes.length);

@@ -11,10 +11,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/sagasu-dev/sagasu/internal/clip"
 	"github.com/sagasu-dev/sagasu/internal/llm"
 )
 
@@ -186,13 +186,13 @@ func errorBody(body []byte) (code, msg string, retryDelay time.Duration) {
 			return "", v.Message, 0
 		}
 	}
-	return "", Clip(strings.Join(strings.Fields(string(body)), " "), 300), 0
+	return "", clip.Line(string(body), 300), 0
 }
 
 // Malformed is the error for an answer the driver could not read.
 func Malformed(driver, endpoint string, cause error) error {
 	// The cause may quote the whole body: keep the message short.
-	return fmt.Errorf("%s API at %s: %w: %s", driver, endpoint, llm.ErrMalformed, Clip(cause.Error(), 300))
+	return fmt.Errorf("%s API at %s: %w: %s", driver, endpoint, llm.ErrMalformed, clip.Runes(cause.Error(), 300))
 }
 
 // Incomplete is the error for a stream that ended early: cause is what
@@ -202,12 +202,4 @@ func Incomplete(driver, endpoint string, deltas int, cause error) error {
 		return fmt.Errorf("%s stream from %s: %w (after %d deltas)", driver, endpoint, llm.ErrIncomplete, deltas)
 	}
 	return fmt.Errorf("%s stream from %s: %w (after %d deltas): %w", driver, endpoint, llm.ErrIncomplete, deltas, cause)
-}
-
-// Clip shortens s to at most n bytes, on a character boundary.
-func Clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "") + "..."
 }

@@ -30,8 +30,3 @@ func TestErrorBody(t *testing.T) {
 		})
 	}
 }
-
-func TestClip(t *testing.T) {
-	assert.Equal(t, "short", Clip("short", 10))
-	assert.Equal(t, "日...", Clip("日本語", 4), "never cuts a character in half")
-}

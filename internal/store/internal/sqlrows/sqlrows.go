@@ -56,7 +56,7 @@ func ScanRun(r Scanner) (store.Run, error) {
 	var created, updated int64
 	var meta string
 	err := r.Scan(&run.ID, &run.Kind, &run.Title, &run.Status, &created, &updated, &meta)
-	run.Created, run.Updated, run.Meta = time.UnixMicro(created).UTC(), time.UnixMicro(updated).UTC(), store.JSONOf(meta)
+	run.Created, run.Updated, run.Meta = time.UnixMicro(created).UTC(), time.UnixMicro(updated).UTC(), json.RawMessage(meta)
 	return run, err
 }
 
@@ -70,6 +70,6 @@ func ScanEvent(r Scanner, runID string) (store.Event, error) {
 	var t int64
 	var data string
 	err := r.Scan(&e.Seq, &t, &e.Type, &data)
-	e.Time, e.Data = time.UnixMicro(t).UTC(), store.JSONOf(data)
+	e.Time, e.Data = time.UnixMicro(t).UTC(), json.RawMessage(data)
 	return e, err
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // Env is the variable that names the test server.
@@ -22,13 +24,7 @@ const Env = "SAGASU_TEST_POSTGRES"
 func ServerDSN(t testing.TB) string {
 	t.Helper()
 	dsn := os.Getenv(Env)
-	if dsn == "" {
-		msg := Env + " is not set: run `export " + Env + "=$(scripts/postgres.sh | tail -n1)` to test against PostgreSQL"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	testenv.Need(t, dsn != "", Env+" is not set: run `export "+Env+"=$(scripts/postgres.sh | tail -n1)` to test against PostgreSQL")
 	return dsn
 }
 

