@@ -62,7 +62,9 @@ type agentFlagsPA struct {
 	endSpan func(error)
 }
 
-func (f *agentFlagsPA) open(cmd *cobra.Command, g *globals, goal string) (*planact.Agent, func(), *app.App, error) {
+// open prepares the run: a new one toward goal, or run id to resume with
+// its recorded settings (the flags set on this command line over them).
+func (f *agentFlagsPA) open(cmd *cobra.Command, g *globals, goal, id string) (*app.PlanActRun, func(), *app.App, error) {
 	a, err := g.load(cmd)
 	if err != nil {
 		return nil, nil, nil, err
@@ -71,7 +73,7 @@ func (f *agentFlagsPA) open(cmd *cobra.Command, g *globals, goal string) (*plana
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	opt := app.PlanActOptions{MCP: f.mcp, Offline: f.offline, Table: f.table, Goal: goal}
+	opt := app.PlanActOptions{Offline: f.offline, Table: f.table, Goal: goal}
 	if f.trace || (!a.Config.JSON && isTerminal(g.stderr)) {
 		opt.OnEvent = traceTo(g.stderr)
 	}
@@ -80,22 +82,38 @@ func (f *agentFlagsPA) open(cmd *cobra.Command, g *globals, goal string) (*plana
 	cmd.SetContext(ctx)
 	f.endSpan = end
 	opt.OnEvent = a.Tracer.OnEvent(ctx, opt.OnEvent)
-	agent, closeMCP, err := rt.PlanAct(a, opt)
+	var run *app.PlanActRun
+	if id == "" {
+		opt.MCP = f.mcp
+		run, err = rt.NewPlanActRun(ctx, opt)
+	} else {
+		if cmd.Flags().Changed("mcp") {
+			opt.MCP = f.mcp
+		}
+		if opt.Tuning, err = tuningFlags(cmd.Flags()); err == nil {
+			run, err = rt.OpenPlanActRun(ctx, id, opt)
+		}
+	}
 	if err != nil {
+		end(err)
 		rt.Close()
+		if errors.Is(err, planact.ErrNeedsModel) || errors.Is(err, planact.ErrEmptyGoal) {
+			err = usageError{err}
+		}
 		return nil, nil, nil, err
 	}
-	return agent, func() { closeMCP(); rt.Close() }, a, nil
+	return run, func() { run.Close(); rt.Close() }, a, nil
 }
 
 func (f *agentFlagsPA) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	fs.StringArrayVar(&f.mcp, "mcp", nil, "MCP server the agent may use, by its name in mcp_servers: (repeatable)")
+	fs.StringArrayVar(&f.mcp, "mcp", nil, "MCP server the agent may use, by its name in mcp_servers: (repeatable; on resume: instead of the recorded ones)")
 	fs.BoolVar(&f.offline, "offline", false, "run without the configured language model (research goals over the index)")
 	fs.StringVar(&f.table, "routing", "", "a JSON routing table that replaces the agent's built-in edges")
 	fs.BoolVar(&f.trace, "trace", false, "print the agent's steps to stderr (the default on a terminal)")
 	fs.Bool("allow-private", false, "let the browser reach loopback, private and link-local addresses (a site on 127.0.0.1)")
 	addLLMFlags(fs)
+	addAgentFlags(fs, true)
 }
 
 func newAgentRunCmd(g *globals) *cobra.Command {
@@ -105,18 +123,20 @@ func newAgentRunCmd(g *globals) *cobra.Command {
 		Short: "Run the agent toward a goal",
 		Example: `  sagasu agent run --goal "find how to deploy to GitHub Pages and which base to set"
   sagasu agent run --mcp playwright --llm openai --llm-url http://127.0.0.1:8080/v1 \
-      --allow-private --goal "open http://127.0.0.1:8000 and find the opening hours on Saturdays"`,
+      --allow-private --goal "open http://127.0.0.1:8000 and find the opening hours on Saturdays"
+  sagasu agent run --llm gemini --planner-llm-model gemini-2.5-pro --executor-llm-model gemini-2.5-flash \
+      --max-tool-calls 50 --goal "..."`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if strings.TrimSpace(f.goal) == "" {
 				return usagef("--goal is empty: say what the agent should achieve")
 			}
-			agent, done, a, err := f.open(cmd, g, f.goal)
+			run, done, a, err := f.open(cmd, g, f.goal, "")
 			if err != nil {
 				return err
 			}
 			defer done()
-			res, err := agent.Run(cmd.Context(), planact.RunInput{Goal: f.goal})
+			res, err := run.Start(cmd.Context())
 			f.endSpan(err)
 			if errors.Is(err, planact.ErrNeedsModel) {
 				return usageError{err}
@@ -136,15 +156,22 @@ func newAgentResumeCmd(g *globals) *cobra.Command {
 	var f agentFlagsPA
 	cmd := &cobra.Command{
 		Use:   "resume RUN",
-		Short: "Continue a stopped run from its last completed step",
-		Args:  cobra.ExactArgs(1),
+		Short: "Continue a stopped run from its last completed step, with the settings it was started with",
+		Long: `Resume continues a run from its last completed step. It runs with the settings
+the run recorded when it started: its MCP servers (by name, as the
+configuration defines them now), its models and how they are called, its
+limits. Flags given here replace them: --mcp, model names
+(--planner-llm-model, --executor-llm-model), --temperature, --max-tokens,
+--thinking-budget, --max-tool-calls, --max-duration. A tool call that
+completed is not made again.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			agent, done, a, err := f.open(cmd, g, "")
+			run, done, a, err := f.open(cmd, g, "", args[0])
 			if err != nil {
 				return err
 			}
 			defer done()
-			res, err := agent.Resume(cmd.Context(), args[0])
+			res, err := run.Resume(cmd.Context())
 			f.endSpan(err)
 			if err != nil {
 				return err
@@ -246,10 +273,20 @@ func newAgentShowCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			var settings *app.RunSettings
+			if len(run.Meta) > 0 {
+				settings = new(app.RunSettings)
+				if err := json.Unmarshal(run.Meta, settings); err != nil {
+					return fmt.Errorf("run %s: its recorded settings cannot be read: %w", run.ID, err)
+				}
+			}
 			if a.Config.JSON {
-				return writeJSON(g.stdout, map[string]any{"run": run.ID, "goal": run.Title, "status": run.Status, "events": events})
+				return writeJSON(g.stdout, map[string]any{"run": run.ID, "goal": run.Title, "status": run.Status, "settings": settings, "events": events})
 			}
 			fmt.Fprintf(g.stdout, "run %s (%s): %s\n", run.ID, run.Status, run.Title)
+			if settings != nil {
+				printSettings(g.stdout, settings)
+			}
 			show := traceTo(g.stdout)
 			for _, ev := range events {
 				if ev.Type == graph.TypeOutcome {
@@ -264,4 +301,26 @@ func newAgentShowCmd(g *globals) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// printSettings prints the settings a run recorded.
+func printSettings(w io.Writer, s *app.RunSettings) {
+	if len(s.MCP) > 0 {
+		fmt.Fprintf(w, "%-11s %s\n", "mcp", strings.Join(s.MCP, ", "))
+	}
+	for _, r := range []struct {
+		name string
+		m    *app.ModelSettings
+	}{{"planner", s.Planner}, {"executor", s.Executor}} {
+		if r.m == nil {
+			continue
+		}
+		fmt.Fprintf(w, "%-11s %s %s, temperature %g, max tokens %d", r.name, r.m.Driver, r.m.Model, r.m.Temperature, r.m.MaxTokens)
+		if r.m.ThinkingBudget != nil {
+			fmt.Fprintf(w, ", thinking budget %d", *r.m.ThinkingBudget)
+		}
+		fmt.Fprintln(w)
+	}
+	l := s.Limits
+	fmt.Fprintf(w, "%-11s %d tool calls, %s per start or resume\n", "limits", l.MaxToolCalls, l.MaxDuration)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -17,20 +18,25 @@ import (
 type askFlags struct {
 	offline  bool
 	trace    bool
+	stream   bool
 	maxTurns int
 	k        int
 	lang     string
 	casual   bool
+	// live is the terminal view options set up (nil before).
+	live *liveView
 }
 
 func (f *askFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.offline, "offline", false, "answer without a language model even when one is configured (extractive, cited)")
 	fs.BoolVar(&f.trace, "trace", false, "print the agent's steps to stderr (the default on a terminal)")
+	fs.BoolVar(&f.stream, "stream", false, "print the model's text to stderr as it writes it, before the checked answer (the default on a terminal)")
 	fs.IntVar(&f.maxTurns, "max-turns", react.DefaultMaxTurns, "most model calls in the ReAct loop before it must answer")
 	fs.IntVar(&f.k, "k", 8, "passages per search")
 	fs.StringVar(&f.lang, "lang", "", "answer language: en or ja (default: the question's)")
 	fs.BoolVar(&f.casual, "casual", false, "do not require the polite です・ます style in Japanese answers")
 	addLLMFlags(fs)
+	addAgentFlags(fs, false)
 }
 
 func (f *askFlags) options(g *globals, a *app.App) (app.AskOptions, error) {
@@ -48,10 +54,55 @@ func (f *askFlags) options(g *globals, a *app.App) (app.AskOptions, error) {
 	default:
 		return opt, usagef("--lang %q: use en or ja", f.lang)
 	}
-	if f.trace || (!a.Config.JSON && isTerminal(g.stderr)) {
-		opt.OnEvent = traceTo(g.stderr)
+	live := &liveView{w: g.stderr}
+	f.live = live
+	onTerminal := !a.Config.JSON && isTerminal(g.stderr)
+	if f.trace || onTerminal {
+		opt.OnEvent = live.event
+	}
+	if f.stream || onTerminal {
+		opt.OnDelta = live.delta
 	}
 	return opt, nil
+}
+
+// liveView prints an agent's steps and, as the model writes it, its text,
+// to one writer (stderr): a step after streamed text starts on a new line.
+type liveView struct {
+	w       io.Writer
+	mu      sync.Mutex
+	midLine bool
+	trace   func(graph.Event)
+}
+
+func (l *liveView) event(ev graph.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.trace == nil {
+		l.trace = traceTo(l.w)
+	}
+	if l.midLine {
+		fmt.Fprintln(l.w)
+		l.midLine = false
+	}
+	l.trace(ev)
+}
+
+func (l *liveView) delta(text string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprint(l.w, text)
+	l.midLine = !strings.HasSuffix(text, "\n")
+}
+
+// end finishes a streamed line.
+func (l *liveView) end() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.midLine {
+		fmt.Fprintln(l.w)
+		l.midLine = false
+	}
 }
 
 func newAskCmd(g *globals) *cobra.Command {
@@ -96,6 +147,7 @@ reflection, mode, turns and token usage.`,
 			opt.OnEvent = a.Tracer.OnEvent(ctx, opt.OnEvent)
 			res, err := rt.Asker(opt).Ask(ctx, args[0], nil)
 			end(err)
+			f.live.end()
 			if err != nil {
 				return err
 			}

@@ -11,9 +11,6 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/app"
 )
 
-// chatHistory is how many earlier turns a question is asked after.
-const chatHistory = 6
-
 func newChatCmd(g *globals) *cobra.Command {
 	var (
 		f      askFlags
@@ -100,11 +97,8 @@ a new thread, /quit (or end of input) leaves.`,
 					}
 					fmt.Fprintf(g.stderr, "(thread %s)\n", thread)
 				}
-				history, err := threads.History(ctx, thread, chatHistory)
-				if err != nil {
-					return err
-				}
-				res, err := rt.Asker(opt).Ask(ctx, q, history)
+				res, err := threads.Turn(ctx, thread, rt.Asker(opt), q, react.TurnOptions{Mode: mode})
+				f.live.end()
 				if err != nil {
 					if ctx.Err() != nil {
 						return err
@@ -112,9 +106,6 @@ a new thread, /quit (or end of input) leaves.`,
 					// One failed turn does not end the conversation.
 					fmt.Fprintf(g.stderr, "sagasu: %v\n", err)
 					continue
-				}
-				if err := threads.Record(ctx, thread, res); err != nil {
-					return err
 				}
 				if a.Config.JSON {
 					if err := writeJSON(g.stdout, res); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/agent/react"
 	"github.com/sagasu-dev/sagasu/internal/agent/react/reacteval"
 	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
 func newEvalAskCmd(g *globals) *cobra.Command {
@@ -48,7 +49,15 @@ A set is JSON: {"name": ..., "questions": [{"id", "question", "pages":
 				return err
 			}
 			defer mi.close()
-			agent := react.New(a.Engine(mi.store, mi.embedder), react.Options{Mode: search.Mode(mode)})
+			ts, err := tools.New(tools.Options{Engine: a.Engine(mi.store, mi.embedder), Logger: a.Log})
+			if err != nil {
+				return err
+			}
+			fns, err := ts.Functions()
+			if err != nil {
+				return err
+			}
+			agent := react.New(fns, react.Options{Mode: search.Mode(mode)})
 			rep, err := reacteval.Evaluate(ctx, agent, set)
 			if err != nil {
 				return err

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -9,9 +8,10 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
-	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/app"
 	"github.com/sagasu-dev/sagasu/internal/index"
 	"github.com/sagasu-dev/sagasu/internal/source"
+	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
 func newIndexCmd(g *globals) *cobra.Command {
@@ -61,31 +61,13 @@ re-keyed on their next index run (duplicates of one file are merged).`,
 				return err
 			}
 			ctx := cmd.Context()
-			st, err := a.OpenStore(ctx, true)
+			rt, err := a.Open(ctx, app.OpenOptions{Create: true, Pin: true, NoCache: true})
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			unlock, err := st.Lock(ctx)
-			if err != nil {
-				return err
-			}
-			defer unlock()
-			emb, err := a.Embedder(ctx, st, true)
-			if err != nil {
-				return err
-			}
-			root, err := a.SourceRoot(ctx, st, true)
-			if err != nil {
-				return err
-			}
-
-			opt := a.IndexOptions()
-			opt.Source.Root = root
-			opt.Prune, opt.Force = prune, force
-			opt.Source.Stdin = g.stdin
-			opt.Embedder = emb
+			defer rt.Close()
 			var bar *progressbar.ProgressBar
+			var progress func(tools.IndexProgress)
 			if !a.Config.JSON && isTerminal(g.stderr) {
 				bar = progressbar.NewOptions64(-1,
 					progressbar.OptionSetWriter(g.stderr),
@@ -96,24 +78,14 @@ re-keyed on their next index run (duplicates of one file are merged).`,
 					progressbar.OptionClearOnFinish(),
 					progressbar.OptionThrottle(100_000_000),
 				)
-				opt.Progress = func(p index.Progress) { _ = bar.Set(p.Read) }
+				progress = func(p tools.IndexProgress) { _ = bar.Set(p.Read) }
 			}
-			ix := index.New(st, opt)
-			var rep index.Report
-			if text != "" {
-				d := source.FromText(text, title)
-				rep, err = ix.Documents(ctx, []doc.Document{d})
-				if err == nil && len(args) > 0 {
-					var more index.Report
-					more, err = ix.Run(ctx, args)
-					rep.Add(more)
-				}
-			} else {
-				rep, err = ix.Run(ctx, args)
-			}
+			res, err := rt.Tools.Index(ctx, tools.IndexInput{Text: text, Title: title, Files: args, Force: force,
+				Prune: prune, Stdin: g.stdin, AnyPath: true}, progress)
 			if bar != nil {
 				_ = bar.Finish()
 			}
+			rep := res.Report
 			unreadable := 0
 			for _, s := range rep.Skipped {
 				if s.Reason == source.SkipUnreadable {
@@ -128,9 +100,6 @@ re-keyed on their next index run (duplicates of one file are merged).`,
 				printReport(g.stdout, rep)
 			}
 			if err != nil {
-				if errors.Is(err, ctx.Err()) || ctx.Err() != nil {
-					return fmt.Errorf("interrupted: %d sources were written before the stop and are kept; run the same command again to finish", rep.Added+rep.Updated)
-				}
 				return err
 			}
 			if unreadable > 0 {

@@ -19,12 +19,12 @@ import (
 
 func newMCPCmd(g *globals) *cobra.Command {
 	var (
-		httpAddr, token, encoding string
-		roots, origins            []string
-		maxTokens, maxCalls       int
-		margin                    float64
-		noToken, allowDotfiles    bool
-		af                        agentFlags
+		httpAddr, token, encoding    string
+		roots, origins               []string
+		maxTokens, maxCalls, maxRuns int
+		margin                       float64
+		noToken, allowDotfiles       bool
+		af                           agentFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "mcp",
@@ -35,8 +35,13 @@ standard input and output, as clients that start it expect; logs go to stderr.
 
 Tools: sagasu_index, sagasu_delete, sagasu_query, sagasu_search (goal-aware; modes summary,
 detailed, full), sagasu_get, sagasu_list, sagasu_evaluate, sagasu_refine_query,
-sagasu_plan_execute_stage, sagasu_read_cache, and sagasu_ask (a cited answer
-from the ReAct + Reflection agent: with the configured --llm, else offline). Resources: sagasu://source/{id}
+sagasu_plan_execute_stage, sagasu_read_cache, sagasu_ask (a cited answer
+from the ReAct + Reflection agent: with the configured --llm, else offline),
+and sagasu_agent_start, sagasu_agent_status, sagasu_agent_resume and
+sagasu_agent_stop (Plan-and-Act runs in the background, with the configured
+MCP servers they name and their settings; a start returns the run's ID at
+once, status reads its plan and outcome; runs still going when the server
+ends stop there and can be resumed). Resources: sagasu://source/{id}
 and sagasu://chunk/{id}. Every result is measured with a tokenizer and fitted
 to its budget: summary 5,000 tokens, detailed 15,000, anything at most
 --max-output-tokens. sagasu mcp config CLIENT prints (or --write merges) the
@@ -113,8 +118,13 @@ browser origins other than loopback ones are refused unless allowed with
 				end(err)
 				return res, err
 			}
+			// Agent runs go on between tool calls; when the server ends they
+			// stop (resumable) and log their outcome before the index closes.
+			runCtx, stopRuns := context.WithCancel(ctx)
+			runs := rt.BackgroundRuns(runCtx, maxRuns, nil)
+			defer func() { stopRuns(); runs.Wait(context.WithoutCancel(ctx)) }()
 			srv, err := mcpserver.New(mcpserver.Options{Tools: rt.Tools, Counter: counter, Limits: limits, Logger: a.Log, Version: appVersion(), Ask: ask,
-				MaxConcurrentCalls: maxCalls, AllowDotfiles: allowDotfiles, Middleware: a.Tracer.MCPMiddleware()})
+				Agents: mcpRuns{runs}, MaxConcurrentCalls: maxCalls, AllowDotfiles: allowDotfiles, Middleware: a.Tracer.MCPMiddleware()})
 			if err != nil {
 				return usageError{err}
 			}
@@ -146,6 +156,7 @@ browser origins other than loopback ones are refused unless allowed with
 	f.StringArrayVar(&origins, "allow-origin", nil, "browser origin allowed to call the HTTP server besides loopback ones (repeatable)")
 	f.StringArrayVar(&roots, "root", nil, "folder sagasu_index may read (repeatable; default the working directory)")
 	f.IntVar(&maxTokens, "max-output-tokens", budget.DefaultCap, "most tokens any tool result may take")
+	f.IntVar(&maxRuns, "max-agent-runs", 4, "Plan-and-Act runs (sagasu_agent_start, sagasu_agent_resume) run at once")
 	f.IntVar(&maxCalls, "max-concurrent-calls", 0, "tool calls run at once; the rest wait their turn (default: one per processor)")
 	f.StringVar(&encoding, "tokenizer", budget.Cl100k, "tokenizer that measures results: cl100k_base or o200k_base")
 	f.Float64Var(&margin, "token-margin", budget.DefaultMargin, "safety margin added to every count for other vendors' tokenizers (0.2 = 20%)")
@@ -156,6 +167,7 @@ browser origins other than loopback ones are refused unless allowed with
 	f.Bool("allow-private", false, "sagasu_index: let URLs reach loopback, private and link-local addresses")
 	addEmbedderFlags(f)
 	addLLMFlags(f)
+	addAgentFlags(f, true)
 	af.register(f, true)
 	cmd.AddCommand(newMCPConfigCmd(g))
 	return cmd
@@ -182,3 +194,24 @@ func envValue(environ []string, key string) string {
 	}
 	return ""
 }
+
+// mcpRuns serves the MCP server's agent tools from the background runs.
+type mcpRuns struct{ *app.BackgroundRuns }
+
+func (m mcpRuns) StartRun(ctx context.Context, in mcpserver.AgentStartInput) (string, error) {
+	opt, err := m.Options(in.Goal, in.MCP, in.Offline, in.Settings)
+	if err != nil {
+		return "", err
+	}
+	return m.Start(ctx, opt)
+}
+
+func (m mcpRuns) ResumeRun(ctx context.Context, in mcpserver.AgentResumeInput) error {
+	opt, err := m.Options("", in.MCP, false, in.Settings)
+	if err != nil {
+		return err
+	}
+	return m.Resume(ctx, in.ID, opt)
+}
+
+func (m mcpRuns) StopRun(id string) bool { return m.Stop(id) }

@@ -92,5 +92,6 @@ refused. The page neither indexes nor shows dotfiles and dot-folders (.env,
 	cmd.Flags().BoolVar(&allowDotfiles, "allow-dotfiles", false, "let the page index and show dotfiles and dot-folders (.env, .ssh/, .git/), which often hold secrets")
 	cmd.Flags().StringArrayVar(&roots, "root", nil, "folder the Index tab may add files from (repeatable; default the working directory)")
 	addLLMFlags(cmd.Flags())
+	addAgentFlags(cmd.Flags(), true)
 	return cmd
 }

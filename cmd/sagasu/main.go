@@ -161,7 +161,7 @@ run sagasu trust (see sagasu trust --help).`,
 		newReindexCmd(g), newModelCmd(g),
 		newLoopCmd(g), newPlanCmd(g), newCacheCmd(g), newMCPCmd(g), newMigrateCmd(g),
 		newAskCmd(g), newChatCmd(g), newAgentCmd(g), newDoctorCmd(g), newServeCmd(g),
-		newTrustCmd(g),
+		newTrustCmd(g), newToolsCmd(g),
 	)
 	return root
 }
@@ -184,6 +184,59 @@ func addLLMFlags(f *pflag.FlagSet) {
 	f.String("llm", "", "chat model driver: "+strings.Join(app.LLMDrivers, ", ")+" (openai also serves llama.cpp, Ollama, vLLM, LM Studio); none: offline")
 	f.String("llm-model", "", "chat model name (default: the driver's)")
 	f.String("llm-url", "", "base URL of the model's API, e.g. http://127.0.0.1:8080/v1 for llama-server")
+}
+
+// addAgentFlags adds the flags that tune the agents' model calls (agent.*
+// in the configuration), and with planAct Plan-and-Act's limits and its
+// roles' models.
+func addAgentFlags(f *pflag.FlagSet, planAct bool) {
+	f.Float64("temperature", 0, "temperature of the agents' model calls (default: 0.2 for ask and chat, 0 for Plan-and-Act)")
+	f.Int("max-tokens", 0, "most tokens of one model reply (default: 400 for ask and chat, 1024 for Plan-and-Act)")
+	f.Int("thinking-budget", 0, "tokens a thinking model (Gemini 2.5) may think before each reply, on top of --max-tokens (default 1024 for Gemini 2.5; 0: no thinking)")
+	if !planAct {
+		return
+	}
+	f.Int("max-tool-calls", 0, "most tool calls of a Plan-and-Act run (default 30)")
+	f.Duration("max-duration", 0, "most time a Plan-and-Act run may take per start or resume (default 15m)")
+	for _, role := range []string{"planner", "executor"} {
+		f.String(role+"-llm", "", "the "+role+"'s chat model driver (default: --llm's)")
+		f.String(role+"-llm-model", "", "the "+role+"'s chat model name (default: --llm-model's)")
+		f.String(role+"-llm-url", "", "the "+role+"'s model API address (default: --llm-url's, on the same driver)")
+	}
+}
+
+// tuningFlags returns the agent settings set by flags on this command
+// line, for a run that has settings of its own (a resumed one).
+func tuningFlags(fs *pflag.FlagSet) (app.Tuning, error) {
+	var t app.Tuning
+	var err error
+	if fs.Changed("temperature") {
+		v, e := fs.GetFloat64("temperature")
+		t.Temperature, err = &v, errors.Join(err, e)
+	}
+	if fs.Changed("thinking-budget") {
+		v, e := fs.GetInt("thinking-budget")
+		t.ThinkingBudget, err = &v, errors.Join(err, e)
+	}
+	get := func(name string, into *int) {
+		if fs.Changed(name) {
+			v, e := fs.GetInt(name)
+			*into, err = v, errors.Join(err, e)
+		}
+	}
+	get("max-tokens", &t.MaxTokens)
+	get("max-tool-calls", &t.MaxToolCalls)
+	if fs.Changed("max-duration") {
+		v, e := fs.GetDuration("max-duration")
+		t.MaxDuration, err = v, errors.Join(err, e)
+	}
+	if fs.Changed("planner-llm-model") {
+		t.PlannerModel, _ = fs.GetString("planner-llm-model")
+	}
+	if fs.Changed("executor-llm-model") {
+		t.ExecutorModel, _ = fs.GetString("executor-llm-model")
+	}
+	return t, err
 }
 
 // load reads the configuration for cmd.

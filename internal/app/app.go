@@ -179,6 +179,9 @@ type OpenOptions struct {
 	// PinEmpty gives an empty index the configured embedder for good, as
 	// `sagasu index --embedder` would (the MCP server, which indexes).
 	PinEmpty bool
+	// Pin gives an index without embeddings the configured embedder for
+	// good even when it holds sources (`sagasu index --embedder`).
+	Pin bool
 	// NoCache keeps no agent cache: nothing is recorded.
 	NoCache bool
 	// CacheDir is the agent cache folder; empty means AgentCacheDir's
@@ -208,6 +211,10 @@ type Runtime struct {
 	// Root is the index's root folder, which local file URIs are relative
 	// to (see SourceRoot); the toolset's index runs use it.
 	Root string
+
+	// app is the configuration the runtime was wired from: the agents
+	// read their MCP servers, models and folders from it.
+	app *App
 }
 
 // Close releases the index.
@@ -229,10 +236,10 @@ func (a *App) Open(ctx context.Context, opt OpenOptions) (*Runtime, error) {
 }
 
 func (a *App) wire(ctx context.Context, st store.Store, opt OpenOptions) (*Runtime, error) {
-	rt := &Runtime{Store: st}
+	rt := &Runtime{Store: st, app: a}
 	if !opt.NoEmbedder {
-		pin := false
-		if opt.PinEmpty {
+		pin := opt.Pin
+		if !pin && opt.PinEmpty {
 			stats, err := st.Stats(ctx)
 			if err != nil {
 				return nil, fmt.Errorf("read the index's statistics: %w", err)
@@ -246,7 +253,7 @@ func (a *App) wire(ctx context.Context, st store.Store, opt OpenOptions) (*Runti
 	}
 	rt.Engine = a.Engine(st, rt.Embedder)
 	// A runtime that may index pins the root as the first index would.
-	root, err := a.SourceRoot(ctx, st, opt.Create || opt.PinEmpty)
+	root, err := a.SourceRoot(ctx, st, opt.Create || opt.PinEmpty || opt.Pin)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/v2"
@@ -64,6 +65,7 @@ type Config struct {
 
 	Embedder EmbedderConfig `koanf:"embedder"`
 	LLM      LLMConfig      `koanf:"llm"`
+	Agent    AgentConfig    `koanf:"agent"`
 
 	// MCPServers are the MCP servers agents may use, by name.
 	MCPServers map[string]mcpclient.ServerConfig `koanf:"mcp_servers" trust:"starts programs or connects to servers with the headers it names"`
@@ -120,6 +122,8 @@ const DefaultConfigFile = "sagasu.yaml"
 // user set it.
 var FlagKeys = flagKeys(reflect.TypeFor[Config](), "")
 
+// A struct field tagged flagprefix:"p-" names its fields' flags with p-
+// in front (agent.planner.model is --planner-llm-model).
 func flagKeys(t reflect.Type, prefix string) map[string]string {
 	out := map[string]string{}
 	for f := range t.Fields() {
@@ -130,9 +134,9 @@ func flagKeys(t reflect.Type, prefix string) map[string]string {
 		if flag := f.Tag.Get("flag"); flag != "" {
 			out[flag] = key
 		}
-		if f.Type.Kind() == reflect.Struct {
+		if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeFor[time.Duration]() {
 			for k, v := range flagKeys(f.Type, key+".") {
-				out[k] = v
+				out[f.Tag.Get("flagprefix")+k] = v
 			}
 		}
 	}
@@ -327,6 +331,9 @@ func (c Config) Validate() error {
 	}
 	if c.Search.ApproxVectors < 0 {
 		return fmt.Errorf("search.approx_vectors is %d: set a number of vectors, or 0 to keep vector search exact", c.Search.ApproxVectors)
+	}
+	if err := c.Agent.validate(); err != nil {
+		return err
 	}
 	if c.Search.KeywordCacheMB < 0 {
 		return fmt.Errorf("search.keyword_cache_mb is %d: set a size in MB, or 0 for the default", c.Search.KeywordCacheMB)

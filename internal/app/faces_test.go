@@ -7,7 +7,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/sagasu-dev/sagasu/internal/agent/planact"
 	"github.com/sagasu-dev/sagasu/internal/agent/react"
 	"github.com/sagasu-dev/sagasu/internal/embed/embedtest"
 	"github.com/sagasu-dev/sagasu/internal/loop"
@@ -126,12 +125,12 @@ func TestEveryFaceSearchesHybridWhenAnEmbedderIsPinned(t *testing.T) {
 			return nil
 		}, false},
 		{"agent research", func(t *testing.T, _ bool) []string {
-			agent, done, err := rt.PlanAct(a, PlanActOptions{Offline: true, Goal: goal})
+			run, err := rt.NewPlanActRun(ctx, PlanActOptions{Offline: true, Goal: goal})
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer done()
-			res, err := agent.Run(ctx, planact.RunInput{Goal: goal})
+			defer run.Close()
+			res, err := run.Start(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -61,11 +61,24 @@ func (a *App) LLM() (llm.Model, error) {
 }
 
 // buildLLM builds c's model with the key rule of envFor: c's address counts
-// as named when it is the configured one.
+// as named when the configuration names it (llm:, or a Plan-and-Act role's
+// own model). An address from anywhere else, such as a run's record, gets
+// no key.
 func (a *App) buildLLM(c LLMConfig) (llm.Model, error) {
-	m, err := BuildLLM(c, a.envFor(c.Driver, c.URL, sameAddress(c.URL, a.Config.LLM.URL)))
+	named := false
+	for _, u := range []string{a.Config.LLM.URL, a.Config.Agent.Planner.URL, a.Config.Agent.Executor.URL} {
+		named = named || sameAddress(c.URL, u)
+	}
+	m, err := BuildLLM(c, a.envFor(c.Driver, c.URL, named))
 	if err != nil || m == nil {
 		return m, err
 	}
 	return a.Tracer.Model(m), nil
+}
+
+// RoleLLM returns the model of a Plan-and-Act role (RolePlanner,
+// RoleExecutor; another role is llm:'s model), nil when none is
+// configured.
+func (a *App) RoleLLM(role string) (llm.Model, error) {
+	return a.buildLLM(a.Config.roleLLM(role))
 }

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sagasu-dev/sagasu/internal/agent/planact"
 	"github.com/sagasu-dev/sagasu/internal/llm"
 	"github.com/sagasu-dev/sagasu/internal/llm/llmtest"
 	"github.com/sagasu-dev/sagasu/internal/testenv"
@@ -57,12 +56,12 @@ func TestProjectToolsAreNotRun(t *testing.T) {
 			}
 			return &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: string(plan)}}, nil
 		}))
-		agent, closeAgent, err := rt.PlanAct(a, PlanActOptions{MCP: []string{"playwright"}, Goal: "open https://example.com"})
+		run, err := rt.NewPlanActRun(ctx, PlanActOptions{MCP: []string{"playwright"}, Goal: "open https://example.com"})
 		if err != nil {
 			return err
 		}
-		defer closeAgent()
-		_, err = agent.Run(ctx, planact.RunInput{Goal: "open https://example.com"})
+		defer run.Close()
+		_, err = run.Start(ctx)
 		return err
 	}
 

@@ -148,13 +148,19 @@ func privileged(key string, value any) string {
 func filterUntrusted(m map[string]any) []IgnoredSetting {
 	var out []IgnoredSetting
 	for k, why := range privilegedKeys {
-		section, field, ok := strings.Cut(k, ".")
-		if !ok || !strings.HasPrefix(why, sectionMark) {
+		i := strings.LastIndexByte(k, '.')
+		if i < 0 || !strings.HasPrefix(why, sectionMark) {
 			continue
 		}
-		if sub, isMap := m[section].(map[string]any); isMap && sub[field] != nil {
+		section, field := k[:i], k[i+1:]
+		// The map that holds the section (agent.planner is in agent).
+		parent, name := m, section
+		if j := strings.LastIndexByte(section, '.'); j >= 0 {
+			parent, name = nestedMap(m, section[:j]), section[j+1:]
+		}
+		if sub, isMap := parent[name].(map[string]any); isMap && sub[field] != nil {
 			out = append(out, IgnoredSetting{Key: section, Value: summarize(sub), Why: strings.TrimPrefix(why, sectionMark)})
-			delete(m, section)
+			delete(parent, name)
 		}
 	}
 	var walk func(prefix string, m map[string]any)
@@ -174,6 +180,18 @@ func filterUntrusted(m map[string]any) []IgnoredSetting {
 	walk("", m)
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
+}
+
+// nestedMap returns the map at the dotted path in m, nil when there is none.
+func nestedMap(m map[string]any, path string) map[string]any {
+	for _, p := range strings.Split(path, ".") {
+		next, ok := m[p].(map[string]any)
+		if !ok {
+			return nil
+		}
+		m = next
+	}
+	return m
 }
 
 // summarize shows a setting's value in one short line.

@@ -18,17 +18,25 @@
 // repeated, no progress, repeated parse failures); they are on by default
 // and the first to trip ends the run with Outcome{Status: Stopped, Guard:
 // its name}. Node errors, node panics and branch keys without a route end
-// it with Status Failure. The runner never panics and never hangs: a node
-// that ignores its cancelled context is abandoned after a grace period.
+// it with Status Failure; a run that could not start at all has
+// Outcome.Err a *StartError (ErrRunExists, ErrNoCheckpoint), and a log
+// that cannot be written a *LogError. The runner never panics and never
+// hangs: a node that ignores its cancelled context is abandoned after a
+// grace period. Invoke and Resume take per-call options: Observe (this
+// call's events, in order, delivered outside the run's lock), Bound and
+// Guard (this call's limits and guards).
 //
 // # The log is the checkpoint
 //
 // Nodes report what they do through their RunContext: trace events
 // (thought, plan, action, observation, ...), token usage and tool calls.
 // After each completed node the runner appends a checkpoint event with the
-// state as JSON and the next node's name. Resume reads the run's events
-// back, rebuilds the counters and guard windows from them, decodes the last
-// checkpoint and carries on. A node cut short runs again, so side effects
+// next node's name and what the node changed of the state (Delta: per
+// top-level field its new value, or the elements appended to a list), or
+// the whole state for the first checkpoint of a call and every 32nd.
+// Resume reads the run's events back, rebuilds the counters and guard
+// windows from them, folds the checkpoints into the last state (Replayer)
+// and carries on. A node cut short runs again, so side effects
 // belong in rc.Once(key, fn): a key whose result is in the log is not run
 // again (a kill between fn's effect and its log record is the one window
 // left; give the effect the key if that matters). One process drives a
@@ -36,7 +44,7 @@
 // fsyncs checkpoints, so a process killed with SIGKILL resumes where it was.
 //
 // The same Event records feed a CLI trace, --json output and a live web
-// view (subscribe with WithObserver).
+// view (subscribe with Observe, or WithObserver for every run).
 //
 // # Example
 //

@@ -56,8 +56,11 @@ type Event struct {
 	Key string `json:"key,omitempty"`
 	// Result is a structured payload: the result of a Once, or an Outcome.
 	Result json.RawMessage `json:"result,omitempty"`
-	// State is the JSON-encoded state (TypeCheckpoint only).
+	// State is the whole JSON-encoded state, and Delta what changed since
+	// the previous checkpoint (TypeCheckpoint only, one or the other; a
+	// Replayer folds them into states).
 	State json.RawMessage `json:"state,omitempty"`
+	Delta Delta           `json:"delta,omitempty"`
 	// Next is the node to run after this checkpoint (TypeCheckpoint only).
 	Next string `json:"next,omitempty"`
 }

@@ -35,10 +35,81 @@ func WithLimits(l Limits) Option { return func(o *options) { o.limits = l } }
 // WithGuards sets the loop guards (zero fields keep their defaults).
 func WithGuards(g Guards) Option { return func(o *options) { o.guards = g } }
 
-// WithObserver calls fn with every event as it is appended, in order, for
-// live display. fn runs while the run's log is locked: keep it quick.
+// WithObserver calls fn with every event of every run as it is appended,
+// in order (see Observe).
 func WithObserver(fn func(Event)) Option {
 	return func(o *options) { o.observers = append(o.observers, fn) }
+}
+
+// RunOption configures one Invoke or Resume call.
+type RunOption func(*callOptions)
+
+type callOptions struct {
+	observers []func(Event)
+	limits    *Limits
+	guards    *Guards
+}
+
+// Observe calls fn with every event this call appends, in log order, as
+// soon as it is in the log: for a live view, a trace or a result. fn runs
+// outside the run's lock, on the goroutine that appended the event (a node
+// waits for its events' observers), so it may take its time or write
+// elsewhere; it must not call back into the run.
+func Observe(fn func(Event)) RunOption {
+	return func(c *callOptions) { c.observers = append(c.observers, fn) }
+}
+
+// Bound sets this call's limits in place of the compiled ones (zero fields
+// take the defaults), e.g. a resumed run's recorded limits.
+func Bound(l Limits) RunOption { return func(c *callOptions) { c.limits = &l } }
+
+// Guard sets this call's guards in place of the compiled ones (zero fields
+// take the defaults).
+func Guard(g Guards) RunOption { return func(c *callOptions) { c.guards = &g } }
+
+// Errors of a run that could not start or continue (Outcome.Err wraps them
+// in a *StartError).
+var (
+	ErrEmptyRunID   = errors.New("the run id is empty")
+	ErrRunExists    = errors.New("the log already has events for this run: Resume it or choose a new id")
+	ErrNoCheckpoint = errors.New("the log has no checkpoint for this run: start it with Invoke")
+)
+
+// StartError says why a call ran nothing: Invoke of a run that exists or
+// has no id, Resume of a run with no checkpoint, a log that cannot be read.
+type StartError struct {
+	Op  string // "invoke" or "resume"
+	Run string
+	Err error
+}
+
+func (e *StartError) Error() string {
+	if e.Run == "" {
+		return e.Op + " run: " + e.Err.Error()
+	}
+	return fmt.Sprintf("%s run %q: %v", e.Op, e.Run, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *StartError) Unwrap() error { return e.Err }
+
+// LogError is a failure to write a run's log: the run cannot go on, since
+// what it did could not be recorded.
+type LogError struct {
+	Run  string
+	Type string // the event's type
+	Err  error
+}
+
+func (e *LogError) Error() string {
+	return fmt.Sprintf("write %s event of run %q: %v", e.Type, e.Run, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *LogError) Unwrap() error { return e.Err }
+
+func notStarted(op, run string, err error) Outcome {
+	return failed("", &StartError{Op: op, Run: run, Err: err})
 }
 
 // SetFingerprint sets the function the no-progress guard uses to tell
@@ -87,19 +158,20 @@ func (c *Compiled[S]) Log() Log { return c.log }
 
 // Invoke starts run with the input state and runs it until it reaches END,
 // fails, or is stopped. It returns the last state and how the run ended;
-// every way of ending, including a log failure, is an Outcome.
-func (c *Compiled[S]) Invoke(ctx context.Context, run string, input S) (S, Outcome) {
+// every way of ending, including a log failure, is an Outcome. A run that
+// could not start has Outcome.Err a *StartError.
+func (c *Compiled[S]) Invoke(ctx context.Context, run string, input S, opts ...RunOption) (S, Outcome) {
 	if run == "" {
-		return input, failed("", errors.New("invoke: the run id is empty"))
+		return input, notStarted("invoke", "", ErrEmptyRunID)
 	}
 	evs, err := c.log.Events(ctx, run)
 	if err != nil {
-		return input, failed("", fmt.Errorf("invoke run %q: %w", run, err))
+		return input, notStarted("invoke", run, fmt.Errorf("read the log: %w", err))
 	}
 	if len(evs) > 0 {
-		return input, failed("", fmt.Errorf("invoke run %q: the log already has %d events for it; Resume it or choose a new id", run, len(evs)))
+		return input, notStarted("invoke", run, fmt.Errorf("%w (%d events)", ErrRunExists, len(evs)))
 	}
-	r := c.newRun(ctx, run)
+	r := c.newRun(ctx, run, opts)
 	next, err := c.route(START, input)
 	if err != nil {
 		return r.finish(input, failed(START, err))
@@ -110,40 +182,51 @@ func (c *Compiled[S]) Invoke(ctx context.Context, run string, input S) (S, Outco
 	return r.loop(ctx, input, next)
 }
 
-// Resume rebuilds run from its log (state from the last checkpoint; steps,
+// Resume rebuilds run from its log (state from its checkpoints; steps,
 // tokens, tool calls, guard windows and Once results from the events
-// before it) and continues from the checkpoint's next node. A node that was
-// cut short runs again; its completed Once calls are not. Resuming a run
-// that already succeeded returns its final state. Limits and guards are
-// this Compiled's, so a stopped run can be resumed with larger ones.
-func (c *Compiled[S]) Resume(ctx context.Context, run string) (S, Outcome) {
+// before the last) and continues from the last checkpoint's next node. A
+// node that was cut short runs again; its completed Once calls are not.
+// Resuming a run that already succeeded returns its final state. Limits
+// and guards are this Compiled's (or the call's Bound and Guard), so a
+// stopped run can be resumed with larger ones. A run that could not
+// continue has Outcome.Err a *StartError.
+func (c *Compiled[S]) Resume(ctx context.Context, run string, opts ...RunOption) (S, Outcome) {
 	var zero S
+	if run == "" {
+		return zero, notStarted("resume", "", ErrEmptyRunID)
+	}
 	evs, err := c.log.Events(ctx, run)
 	if err != nil {
-		return zero, failed("", fmt.Errorf("resume run %q: %w", run, err))
+		return zero, notStarted("resume", run, fmt.Errorf("read the log: %w", err))
 	}
-	r := c.newRun(ctx, run)
+	r := c.newRun(ctx, run, opts)
+	var rep Replayer
 	last := -1
 	for i, ev := range evs {
 		r.t.account(ev)
-		if ev.Type == TypeCheckpoint {
-			var s S
-			if c.fingerprint != nil { // the default fingerprint needs only the JSON
-				if s, err = c.decode(ev.State); err != nil {
-					return zero, failed(ev.Node, fmt.Errorf("resume run %q: checkpoint %d: %w", run, ev.Seq, err))
-				}
-			}
-			r.t.endStep(ev.Step, c.fp(s, ev.State))
-			last = i
+		if ev.Type != TypeCheckpoint {
+			continue
 		}
+		if _, err := rep.Add(ev); err != nil {
+			return zero, notStarted("resume", run, err)
+		}
+		raw := rep.State()
+		var s S
+		if c.fingerprint != nil { // the default fingerprint needs only the JSON
+			if s, err = c.decode(raw); err != nil {
+				return zero, notStarted("resume", run, fmt.Errorf("checkpoint %d: %w", ev.Seq, err))
+			}
+		}
+		r.t.endStep(ev.Step, c.fp(s, raw))
+		last = i
 	}
 	if last < 0 {
-		return zero, failed("", fmt.Errorf("resume run %q: the log has no checkpoint for it (%d events); start it with Invoke", run, len(evs)))
+		return zero, notStarted("resume", run, fmt.Errorf("%w (%d events)", ErrNoCheckpoint, len(evs)))
 	}
 	cp := evs[last]
-	state, err := c.decode(cp.State)
+	state, err := c.decode(rep.State())
 	if err != nil {
-		return zero, failed(cp.Node, fmt.Errorf("resume run %q: checkpoint %d: %w", run, cp.Seq, err))
+		return zero, notStarted("resume", run, fmt.Errorf("checkpoint %d: %w", cp.Seq, err))
 	}
 	if end := evs[len(evs)-1]; end.Type == TypeOutcome && cp.Next == END {
 		var o Outcome
@@ -154,8 +237,19 @@ func (c *Compiled[S]) Resume(ctx context.Context, run string) (S, Outcome) {
 	return r.loop(ctx, state, cp.Next)
 }
 
-func (c *Compiled[S]) newRun(ctx context.Context, run string) *runner[S] {
-	t := newTracker(run, c.log, c.opts.observers, c.opts.limits, c.opts.guards)
+func (c *Compiled[S]) newRun(ctx context.Context, run string, opts []RunOption) *runner[S] {
+	var co callOptions
+	for _, o := range opts {
+		o(&co)
+	}
+	limits, guards := c.opts.limits, c.opts.guards
+	if co.limits != nil {
+		limits = co.limits.resolved()
+	}
+	if co.guards != nil {
+		guards = co.guards.resolved()
+	}
+	t := newTracker(run, c.log, append(slices.Clone(c.opts.observers), co.observers...), limits, guards)
 	t.logCtx = context.WithoutCancel(ctx)
 	return &runner[S]{c: c, t: t}
 }
@@ -168,6 +262,9 @@ func (c *Compiled[S]) decode(raw json.RawMessage) (S, error) {
 	return s, nil
 }
 
+// fp is the fingerprint of a state; raw is its JSON in the form a
+// Replayer gives (fields in a fixed order), so a live run and its replay
+// agree.
 func (c *Compiled[S]) fp(s S, raw json.RawMessage) string {
 	if c.fingerprint != nil {
 		return c.fingerprint(s)
@@ -219,6 +316,11 @@ func failed(node string, err error) Outcome {
 type runner[S any] struct {
 	c *Compiled[S]
 	t *tracker
+	// last is the state of the last checkpoint written, field by field,
+	// and sinceFull how many deltas followed the last whole state.
+	last      fields
+	wrote     bool
+	sinceFull int
 }
 
 func (r *runner[S]) loop(ctx context.Context, state S, next string) (S, Outcome) {
@@ -344,35 +446,64 @@ func (r *runner[S]) step() int {
 	return r.t.step
 }
 
-// checkpoint appends the state after a completed step and the next node.
+// checkpoint appends the state after a completed step and the next node:
+// what changed since the last checkpoint (Delta), or the whole state.
 func (r *runner[S]) checkpoint(node string, step int, s S, next string, latencyMs int64) error {
 	raw, err := json.Marshal(s)
 	if err != nil {
 		return fmt.Errorf("checkpoint: encode state: %w", err)
 	}
+	f := fieldsOf(raw)
+	ev := Event{Type: TypeCheckpoint, Node: node, Step: step, Next: next, LatencyMs: latencyMs}
+	canonical := raw
+	if f != nil {
+		canonical = f.encode()
+	}
+	if f != nil && r.wrote && r.last != nil && r.sinceFull < fullEvery {
+		ev.Delta = diff(r.last, f)
+		r.sinceFull++
+	} else {
+		ev.State = raw
+		r.sinceFull = 0
+	}
 	t := r.t
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	ev := Event{Type: TypeCheckpoint, Node: node, Step: step, State: raw, Next: next, Tokens: t.stepTokens, LatencyMs: latencyMs}
-	if _, err := t.appendLocked(ev); err != nil {
+	ev.Tokens = t.stepTokens
+	_, err = t.appendLocked(ev)
+	if err == nil {
+		t.endStep(step, r.c.fp(s, canonical))
+	}
+	t.mu.Unlock()
+	t.deliver()
+	if err != nil {
 		return err
 	}
-	t.endStep(step, r.c.fp(s, raw))
+	r.last, r.wrote = f, true
 	return nil
 }
 
-// finish writes the outcome event and fills in the run's totals.
+// finish writes the outcome event and fills in the run's totals. An
+// outcome that cannot be written is reported in the outcome, whatever it
+// was: a successful run becomes a failure, another keeps its status and
+// says so in its Reason and Err.
 func (r *runner[S]) finish(state S, o Outcome) (S, Outcome) {
 	t := r.t
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	o.Steps, o.ToolCalls, o.Tokens = t.step, t.toolCalls, t.tokens
 	raw, _ := json.Marshal(o)
 	ok := o.Status == Success
 	ev := Event{Type: TypeOutcome, Node: o.Node, Step: t.step, Text: o.Reason, OK: &ok, Tokens: t.tokens, Result: raw}
-	if _, err := t.appendLocked(ev); err != nil && ok {
-		o = failed("", err)
-		o.Steps, o.ToolCalls, o.Tokens = t.step, t.toolCalls, t.tokens
+	_, err := t.appendLocked(ev)
+	t.mu.Unlock()
+	t.deliver()
+	if err != nil {
+		if ok {
+			o = failed("", err)
+			o.Steps, o.ToolCalls, o.Tokens = t.step, t.toolCalls, t.tokens
+		} else {
+			o.Reason += "; and its outcome could not be logged: " + err.Error()
+			o.Err = errors.Join(o.Err, err)
+		}
 	}
 	return state, o
 }

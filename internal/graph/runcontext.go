@@ -45,6 +45,11 @@ type tracker struct {
 
 	stop   *StopError
 	cancel context.CancelCauseFunc // cancels the node in flight
+
+	// outbox holds appended events the observers have not seen; deliverMu
+	// lets one goroutine at a time hand them out, in order, outside mu.
+	outbox    []Event
+	deliverMu sync.Mutex
 }
 
 func newTracker(run string, log Log, obs []func(Event), l Limits, g Guards) *tracker {
@@ -113,7 +118,8 @@ func (t *tracker) trip(guard, format string, args ...any) *StopError {
 	return t.stop
 }
 
-// appendLocked numbers ev, writes it to the log and tells the observers.
+// appendLocked numbers ev, writes it to the log and queues it for the
+// observers; the caller calls deliver once it has let go of mu.
 func (t *tracker) appendLocked(ev Event) (Event, error) {
 	ev.Run = t.run
 	ev.Seq = t.seq + 1
@@ -121,13 +127,37 @@ func (t *tracker) appendLocked(ev Event) (Event, error) {
 		ev.Time = time.Now().UTC()
 	}
 	if err := t.log.Append(t.logCtx, ev); err != nil {
-		return ev, fmt.Errorf("write %s event of run %q: %w", ev.Type, t.run, err)
+		return ev, &LogError{Run: t.run, Type: ev.Type, Err: err}
 	}
 	t.account(ev)
-	for _, o := range t.observers {
-		o(ev)
+	if len(t.observers) > 0 {
+		t.outbox = append(t.outbox, ev)
 	}
 	return ev, nil
+}
+
+// deliver hands the queued events to the observers, in log order, without
+// holding mu: an observer may be slow (a web page's store write) while
+// other goroutines of the node record their events.
+func (t *tracker) deliver() {
+	if len(t.observers) == 0 {
+		return
+	}
+	t.deliverMu.Lock()
+	defer t.deliverMu.Unlock()
+	for {
+		t.mu.Lock()
+		if len(t.outbox) == 0 {
+			t.mu.Unlock()
+			return
+		}
+		ev := t.outbox[0]
+		t.outbox = t.outbox[1:]
+		t.mu.Unlock()
+		for _, o := range t.observers {
+			o(ev)
+		}
+	}
 }
 
 // RunContext is a node's handle on its run: it records what the node does
@@ -166,6 +196,12 @@ func (rc *RunContext) Emit(ev Event) error {
 }
 
 func (rc *RunContext) emit(ev Event) error {
+	err := rc.emitLocked(ev)
+	rc.t.deliver()
+	return err
+}
+
+func (rc *RunContext) emitLocked(ev Event) error {
 	t := rc.t
 	t.mu.Lock()
 	defer t.mu.Unlock()

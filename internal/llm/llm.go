@@ -2,9 +2,11 @@
 // conversation (with tools the model may call) and returns the model's
 // message, whole (Chat) or as it is produced (Stream). Drivers live in
 // sub-packages (openai, gemini, anthropic); only internal/app names them.
-// WithRetry adds the single retry policy, CheckToolCall and ParseArgs turn
-// a model's tool call into arguments or into an error text the model can
-// read, and llmtest scripts a Model for tests of agent logic.
+// WithRetry adds the single retry policy; CheckArgs is the one check of a
+// tool call's arguments against the tool's schema (MCP calls and model
+// calls alike), and CheckToolCall and ParseArgs turn a model's tool call
+// into arguments or into an error text the model can read; llmtest
+// scripts a Model for tests of agent logic.
 package llm
 
 import (
@@ -113,6 +115,12 @@ type Request struct {
 	Temperature *float64
 	// MaxTokens caps the answer; 0 leaves it to the driver's default.
 	MaxTokens int
+	// ThinkingBudget is what a thinking model may spend thinking before it
+	// answers (Gemini 2.5), on top of MaxTokens: a driver whose vendor
+	// counts thinking in the output cap sends MaxTokens + ThinkingBudget as
+	// the cap. Nil leaves thinking to the model; 0 turns it off where the
+	// model allows it. Drivers of models that do not think ignore it.
+	ThinkingBudget *int
 }
 
 // Response is the model's answer.

@@ -22,6 +22,10 @@ var searchTool = llm.Tool{
 
 var listTool = llm.Tool{Name: "list"} // no parameters at all
 
+// closedTool's schema refuses unknown keys, as derived schemas do.
+var closedTool = llm.Tool{Name: "get", Parameters: json.RawMessage(`{"type":"object","additionalProperties":false,
+	"properties":{"source":{"type":"string"},"k":{"type":"integer","minimum":1,"maximum":10}},"required":["source"]}`)}
+
 func TestCheckToolCall(t *testing.T) {
 	tools := []llm.Tool{searchTool, listTool}
 	tests := []struct {
@@ -32,16 +36,22 @@ func TestCheckToolCall(t *testing.T) {
 	}{
 		{"valid", tools, llm.ToolCall{Name: "search", Arguments: json.RawMessage(`{"query":"go","limit":3}`)}, nil},
 		{"number accepts integer", tools, llm.ToolCall{Name: "search", Arguments: json.RawMessage(`{"query":"go","score":1}`)}, nil},
-		{"integer written as 3.0", tools, llm.ToolCall{Name: "search", Arguments: json.RawMessage(`{"query":"go","limit":3.0}`)}, nil},
 		{"type list", tools, llm.ToolCall{Name: "search", Arguments: json.RawMessage(`{"query":"go","tags":null}`)}, nil},
 		{"empty arguments for a tool without parameters", tools, llm.ToolCall{Name: "list"}, nil},
 		{"unknown tool", tools, llm.ToolCall{Name: "serch", Arguments: json.RawMessage(`{}`)}, []string{`no tool "serch"`, "search, list"}},
 		{"no tools at all", nil, llm.ToolCall{Name: "search"}, []string{"no tools are available"}},
 		{"invalid JSON", tools, llm.ToolCall{Name: "search", Arguments: json.RawMessage(`{"query": "go"`)}, []string{"not valid JSON", `{"query": "go"`}},
-		{"array instead of object", tools, llm.ToolCall{Name: "search", Arguments: json.RawMessage(`["go"]`)}, []string{"must be a JSON object"}},
-		{"missing required", tools, llm.ToolCall{Name: "search", Arguments: json.RawMessage(`{"limit":3}`)}, []string{`"query"`, "needs"}},
-		{"wrong type", tools, llm.ToolCall{Name: "search", Arguments: json.RawMessage(`{"query":"go","limit":"three"}`)}, []string{`"limit"`, "must be integer, not string"}},
-		{"fraction for integer", tools, llm.ToolCall{Name: "search", Arguments: json.RawMessage(`{"query":"go","limit":2.5}`)}, []string{"must be integer, not number"}},
+		{"array instead of object", tools, llm.ToolCall{Name: "search", Arguments: json.RawMessage(`["go"]`)}, []string{`arguments: got ["go"]; give an object with`, "call search again"}},
+		{"missing required", tools, llm.ToolCall{Name: "search", Arguments: json.RawMessage(`{"limit":3}`)}, []string{"query: missing; it is required"}},
+		{"wrong type", tools, llm.ToolCall{Name: "search", Arguments: json.RawMessage(`{"query":"go","limit":"three"}`)}, []string{`limit: got "three"; give a whole number`}},
+		{"fraction for integer", tools, llm.ToolCall{Name: "search", Arguments: json.RawMessage(`{"query":"go","limit":2.5}`)}, []string{"limit: got 2.5; give a whole number"}},
+		// 3.0 does not decode into an integer field, so it is refused here
+		// rather than failing later in the tool.
+		{"integer written as 3.0", tools, llm.ToolCall{Name: "search", Arguments: json.RawMessage(`{"query":"go","limit":3.0}`)}, []string{"limit: got 3.0; give a whole number"}},
+		{"unknown key of a closed object", []llm.Tool{closedTool}, llm.ToolCall{Name: "get", Arguments: json.RawMessage(`{"source":"a.md","bogus":1}`)},
+			[]string{"bogus: unknown argument; get takes k, source"}},
+		{"range", []llm.Tool{closedTool}, llm.ToolCall{Name: "get", Arguments: json.RawMessage(`{"source":"a.md","k":11}`)},
+			[]string{"k: got 11; give a whole number from 1 to 10"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -66,15 +66,13 @@ func (s *Server) addAskTool() {
 	if s.opt.Ask == nil {
 		return
 	}
-	addTool(s, &mcp.Tool{
-		Name: ToolAsk,
+	addTool(s, tools.Define[AskInput](tools.Def{Name: ToolAsk, Title: "Ask the knowledge base", ReadOnly: true,
 		Description: "Answer a question from the knowledge base: an agent searches, reads, drafts and reflects, and every sentence of the answer cites a passage [n] " +
-			"(source, heading, lines, quote) that a claim checker found backs it. Uses the server's language model when it has one, else answers extractively.",
-		Annotations: ro("Ask the knowledge base"),
-	}, func(in *jsonschema.Schema) {
-		notEmpty(prop(in, "question"))
-		between(prop(in, "maxTurns"), 1, 20)
-	}, s.ask)
+			"(source, heading, lines, quote) that a claim checker found backs it. Uses the server's language model when it has one, else answers extractively."},
+		func(in *jsonschema.Schema) {
+			tools.NotEmpty(tools.Prop(in, "question"))
+			tools.Between(tools.Prop(in, "maxTurns"), 1, 20)
+		}), s.ask)
 }
 
 func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, in AskInput) (*mcp.CallToolResult, AskOutput, error) {

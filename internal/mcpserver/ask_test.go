@@ -7,18 +7,21 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/agent/react"
 	"github.com/sagasu-dev/sagasu/internal/doc"
-	"github.com/sagasu-dev/sagasu/internal/search"
 )
 
 // TestAskAnswersWithCitationsWithinTheBudget: sagasu_ask answers from the
 // index with citations that point at its chunks, fits its budget, and
 // refuses an empty question.
 func TestAskAnswersWithCitationsWithinTheBudget(t *testing.T) {
-	var engine *search.Engine
+	var srv *Server
 	f := newFixture(t, Options{Ask: func(ctx context.Context, q string, o AskOptions) (*react.Result, error) {
-		return react.New(engine, react.Options{}).Answer(ctx, q)
+		fns, err := srv.tools.Functions()
+		if err != nil {
+			return nil, err
+		}
+		return react.New(fns, react.Options{}).Answer(ctx, q)
 	}})
-	engine = search.New(f.store)
+	srv = f.srv
 	f.add(512,
 		doc.Document{URI: "deploy.md", Type: doc.TypeFile, Format: doc.FormatMarkdown, Title: "Deploy",
 			Content: "# Deploy\n\n## Output directory\n\nThe build writes the site to `.vitepress/dist`. Upload that folder to any static host.\n"},

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sagasu-dev/sagasu/internal/budget"
@@ -16,15 +15,7 @@ import (
 const ToolDelete = tools.NameDelete
 
 func (s *Server) addDeleteTool() {
-	addTool(s, &mcp.Tool{
-		Name: ToolDelete,
-		Description: "Remove sources, with their chunks, from the index: by ID, URI or a unique end of the URI (sources), or every source whose URI matches a glob. " +
-			"Local files must lie inside the server's allowed roots. dryRun: true lists what would be removed and removes nothing. " +
-			"Refused while an index run writes to the index: call again after it.",
-		Annotations: destructive("Delete sources"),
-	}, func(in *jsonschema.Schema) {
-		prop(in, "sources").Items.MinLength = new(1)
-	}, s.deleteSources)
+	addTool(s, s.def(ToolDelete), s.deleteSources)
 }
 
 func (s *Server) deleteSources(ctx context.Context, req *mcp.CallToolRequest, in tools.DeleteInput) (*mcp.CallToolResult, tools.DeleteOutput, error) {

@@ -6,31 +6,15 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sagasu-dev/sagasu/internal/budget"
-	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
 func (s *Server) addGetTool() {
-	addTool(s, &mcp.Tool{
-		Name:        ToolGet,
-		Description: "Read a source's original content, whole or one section, as it was indexed. Large content comes in pages: follow nextCursor until complete is true.",
-		Annotations: ro("Read a source"),
-	}, func(in *jsonschema.Schema) {
-		notEmpty(prop(in, "source"))
-		between(prop(in, "maxTokens"), 500, float64(s.limits.Cap))
-	}, s.get)
-	addTool(s, &mcp.Tool{
-		Name:        ToolList,
-		Description: "List the indexed sources (ID, URI, title, type, chunks), ordered by URI, with filters by type and glob. Pages with nextCursor.",
-		Annotations: ro("List sources"),
-	}, func(in *jsonschema.Schema) {
-		between(prop(in, "limit"), 1, tools.MaxListLimit)
-		oneOf(prop(in, "type"), string(doc.TypeFile), string(doc.TypeText), string(doc.TypeURL), string(doc.TypeGitHub), string(doc.TypeGist))
-	}, s.list)
+	addTool(s, s.def(ToolGet), s.get)
+	addTool(s, s.def(ToolList), s.list)
 }
 
 func (s *Server) get(ctx context.Context, req *mcp.CallToolRequest, in tools.GetInput) (*mcp.CallToolResult, tools.GetOutput, error) {
@@ -41,10 +25,10 @@ func (s *Server) get(ctx context.Context, req *mcp.CallToolRequest, in tools.Get
 		}
 		limit = in.MaxTokens
 	}
-	args := hashOf(ToolGet, in.Source, in.Section)
+	args := tools.HashOf(ToolGet, in.Source, in.Section)
 	version := ""
 	if in.Cursor != "" {
-		st, err := s.cursors.open(in.Cursor, ToolGet, args)
+		st, err := s.cursors.Open(in.Cursor, ToolGet, args)
 		if err != nil {
 			return nil, tools.GetOutput{}, err
 		}
@@ -52,13 +36,13 @@ func (s *Server) get(ctx context.Context, req *mcp.CallToolRequest, in tools.Get
 	}
 	g, err := s.tools.Get(ctx, in)
 	if in.Cursor != "" && (errors.Is(err, tools.ErrPastEnd) || err == nil && g.Version != version) {
-		return nil, tools.GetOutput{}, errCursorStale
+		return nil, tools.GetOutput{}, tools.ErrCursorStale
 	}
 	if err != nil {
 		return nil, tools.GetOutput{}, err
 	}
 	full := budget.Shape{Items: 1, Text: budget.TextBound([]int{tools.Runes(g.Rest())}, limit)}
-	at := s.cursors.now()
+	at := s.cursors.Now()
 	return fit(s, req, limit, full, 1, func(sh budget.Shape, est int) view[tools.GetOutput] {
 		body := ""
 		if sh.Items > 0 {
@@ -66,7 +50,7 @@ func (s *Server) get(ctx context.Context, req *mcp.CallToolRequest, in tools.Get
 		}
 		cursor := ""
 		if len(body) < len(g.Rest()) {
-			cursor = s.cursors.issue(cursorState{Tool: ToolGet, Args: args, Offset: g.Offset + len(body), Seen: g.Version}, at)
+			cursor = s.cursors.Issue(tools.CursorState{Tool: ToolGet, Args: args, Offset: g.Offset + len(body), Seen: g.Version}, at)
 		}
 		out := g.Output(body, cursor)
 		out.EstimatedTokens, out.Budget = est, limit
@@ -88,10 +72,10 @@ func (s *Server) list(ctx context.Context, req *mcp.CallToolRequest, in tools.Li
 	if limit == 0 {
 		limit = 50
 	}
-	args := hashOf(ToolList, in.Type, in.Glob, limit)
+	args := tools.HashOf(ToolList, in.Type, in.Glob, limit)
 	in.Unbounded = false
 	if in.Cursor != "" {
-		st, err := s.cursors.open(in.Cursor, ToolList, args)
+		st, err := s.cursors.Open(in.Cursor, ToolList, args)
 		if err != nil {
 			return nil, tools.ListOutput{}, err
 		}
@@ -102,11 +86,11 @@ func (s *Server) list(ctx context.Context, req *mcp.CallToolRequest, in tools.Li
 		return nil, tools.ListOutput{}, err
 	}
 	lim := s.limits.Cap
-	at := s.cursors.now()
+	at := s.cursors.Now()
 	return fit(s, req, lim, budget.Shape{Items: len(res.Sources)}, 0, func(sh budget.Shape, est int) view[tools.ListOutput] {
 		cursor := ""
 		if res.More || sh.Items < len(res.Sources) {
-			cursor = s.cursors.issue(cursorState{Tool: ToolList, Args: args, Offset: res.Offset + sh.Items}, at)
+			cursor = s.cursors.Issue(tools.CursorState{Tool: ToolList, Args: args, Offset: res.Offset + sh.Items}, at)
 		}
 		out := res.Output(sh.Items, cursor)
 		out.EstimatedTokens, out.Budget = est, lim

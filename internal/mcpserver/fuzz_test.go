@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sagasu-dev/sagasu/internal/llm"
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
@@ -20,30 +21,30 @@ import (
 // state it was issued with.
 func FuzzCursor(f *testing.F) {
 	now := time.Unix(1_800_000_000, 0)
-	c, err := newCursors([]byte("fuzz key of thirty-two bytes ...."), time.Hour, func() time.Time { return now })
+	c, err := tools.NewCursors([]byte("fuzz key of thirty-two bytes ...."), time.Hour, func() time.Time { return now })
 	if err != nil {
 		f.Fatal(err)
 	}
-	good := c.issue(cursorState{Tool: ToolQuery, Args: "abc", Offset: 10, Seen: "def"}, now)
+	good := c.Issue(tools.CursorState{Tool: ToolQuery, Args: "abc", Offset: 10, Seen: "def"}, now)
 	for _, seed := range []string{good, good[:len(good)-3] + "AAA", "garbage", "", ".", "e30.", good + ".x", strings.Replace(good, ".", "..", 1)} {
 		f.Add(seed, ToolQuery, "abc", 10)
 	}
 	f.Add(good, ToolSearch, "abc", 0)
 	f.Add(good, ToolQuery, "other", -5)
 	f.Fuzz(func(t *testing.T, tok, tool, args string, offset int) {
-		if _, err := c.open(tok, tool, args); err != nil && !strings.HasPrefix(err.Error(), "cursor: ") {
+		if _, err := c.Open(tok, tool, args); err != nil && !strings.HasPrefix(err.Error(), "cursor: ") {
 			t.Fatalf("a refused cursor does not name the cursor: %v", err)
 		}
 		if !utf8.ValidString(tool) || !utf8.ValidString(args) {
 			return // JSON carries text; the server's tools and hashes are ASCII
 		}
-		want := cursorState{Tool: tool, Args: args, Offset: abs(offset), Seen: args + tool}
-		got, err := c.open(c.issue(want, now), tool, args)
+		want := tools.CursorState{Tool: tool, Args: args, Offset: abs(offset), Seen: args + tool}
+		got, err := c.Open(c.Issue(want, now), tool, args)
 		want.Issued = now.Unix()
 		if err != nil || got != want {
 			t.Fatalf("cursor did not round-trip: issued %+v, opened %+v, %v", want, got, err)
 		}
-		if _, err := c.open(c.issue(want, now), tool+"x", args); err == nil || !strings.HasPrefix(err.Error(), "cursor: ") {
+		if _, err := c.Open(c.Issue(want, now), tool+"x", args); err == nil || !strings.HasPrefix(err.Error(), "cursor: ") {
 			t.Fatalf("a cursor opened for another tool: %v", err)
 		}
 	})
@@ -163,7 +164,7 @@ func FuzzCheckArgs(f *testing.F) {
 	f.Fuzz(func(t *testing.T, which uint8, raw string) {
 		tool := names[int(which)%len(names)]
 		schema := fx.srv.schemas[tool]
-		mine := checkArgs(tool, schema, json.RawMessage(raw))
+		mine := llm.CheckArgs(tool, schema, json.RawMessage(raw))
 		if mine != nil {
 			if !strings.Contains(mine.Error(), ": ") {
 				t.Fatalf("%s(%s): %q names no argument", tool, raw, mine)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sagasu-dev/sagasu/internal/budget"
@@ -13,16 +12,7 @@ import (
 )
 
 func (s *Server) addIndexTool() {
-	addTool(s, &mcp.Tool{
-		Name: ToolIndex,
-		Description: "Add text, a file, or files, folders and globs (docs/**/*.md) to the index. Incremental: unchanged sources are skipped. " +
-			"Paths must lie inside the server's allowed roots (--root; default its working directory). Sends progress notifications; " +
-			"cancelling keeps what was written, and calling again finishes the job.",
-		Annotations: rw("Index documents", true),
-	}, func(in *jsonschema.Schema) {
-		between(prop(in, "chunkSize"), 16, 8192)
-		between(prop(in, "chunkOverlap"), 0, 4095)
-	}, s.indexDocs)
+	addTool(s, s.def(ToolIndex), s.indexDocs)
 }
 
 func (s *Server) indexDocs(ctx context.Context, req *mcp.CallToolRequest, in tools.IndexInput) (*mcp.CallToolResult, tools.IndexOutput, error) {

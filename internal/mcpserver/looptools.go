@@ -5,48 +5,17 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sagasu-dev/sagasu/internal/budget"
-	"github.com/sagasu-dev/sagasu/internal/loop"
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
 func (s *Server) addLoopTools() {
-	addTool(s, &mcp.Tool{
-		Name:        ToolEvaluate,
-		Description: "Judge search results against a goal: which aspects they cover (foundAspects, missingAspects), confidence and coverage, and whether to go on (shouldContinue, recommendations). Pass results (content, score, metadata) or the chunkIds of a search. Recorded in the agent cache.",
-		Annotations: rw("Evaluate results", false),
-	}, func(in *jsonschema.Schema) {
-		notEmpty(prop(in, "goal"))
-		between(prop(in, "iteration"), 0, 100)
-		between(prop(in, "minConfidence"), 0, 1)
-	}, s.evaluate)
-	addTool(s, &mcp.Tool{
-		Name:        ToolRefine,
-		Description: "Propose a better query for a goal from what is missing: strategies broaden, narrow, pivot, combine. Returns refinedQuery, reasoning and alternatives, built from the index's own words and headings. Recorded in the agent cache.",
-		Annotations: rw("Refine a query", false),
-	}, func(in *jsonschema.Schema) {
-		notEmpty(prop(in, "goal"))
-		oneOf(prop(in, "strategy"), loop.Strategies()...)
-	}, s.refine)
-	addTool(s, &mcp.Tool{
-		Name:        ToolExecuteStage,
-		Description: "Run one stage of a search plan and judge its results against the stage's expected keywords. Pass planId, stageIndex and plan; or only goal to have a plan made (returned in plan) and its first stage run; or planId alone to reuse a plan from the agent cache. agentGuidance says what to do next.",
-		Annotations: rw("Run a plan stage", false),
-	}, func(in *jsonschema.Schema) {
-		between(prop(in, "stageIndex"), 0, 100)
-		between(prop(in, "queryOptions", "k"), 1, 20)
-	}, s.executeStage)
-	addTool(s, &mcp.Tool{
-		Name:        ToolReadCache,
-		Description: "Read the agent cache: recorded evaluations, refinements, plan stages and sessions (newest first), one record by id, or the Markdown summary agent-cache.md.",
-		Annotations: ro("Read the agent cache"),
-	}, func(in *jsonschema.Schema) {
-		oneOf(prop(in, "kind"), "evaluations", "refinements", "stages", "sessions")
-		between(prop(in, "limit"), 1, 100)
-	}, s.readCache)
+	addTool(s, s.def(ToolEvaluate), s.evaluate)
+	addTool(s, s.def(ToolRefine), s.refine)
+	addTool(s, s.def(ToolExecuteStage), s.executeStage)
+	addTool(s, s.def(ToolReadCache), s.readCache)
 }
 
 func (s *Server) evaluate(ctx context.Context, req *mcp.CallToolRequest, in tools.EvaluateInput) (*mcp.CallToolResult, tools.EvaluateOutput, error) {

@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sagasu-dev/sagasu/internal/budget"
-	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
@@ -17,23 +15,11 @@ import (
 const MaxQueryK = tools.MaxQueryK
 
 func (s *Server) addQueryTool() {
-	addTool(s, &mcp.Tool{
-		Name:        ToolQuery,
-		Description: "Search the index and return ranked chunks with their whole text, source and line span. wholeSource or section add the original content around each hit. Pages with nextCursor. Use sagasu_search instead to have results judged against a goal.",
-		Annotations: ro("Search the index"),
-	}, func(in *jsonschema.Schema) {
-		notEmpty(prop(in, "query"))
-		between(prop(in, "k"), 1, MaxQueryK)
-		oneOf(prop(in, "mode"), string(search.ModeKeyword), string(search.ModeSemantic), string(search.ModeHybrid))
-	}, s.query)
+	addTool(s, s.def(ToolQuery), s.query)
 }
 
 func (s *Server) query(ctx context.Context, req *mcp.CallToolRequest, in tools.QueryInput) (*mcp.CallToolResult, tools.QueryOutput, error) {
-	k := in.K
-	if k == 0 {
-		k = search.DefaultK
-	}
-	args := hashOf(ToolQuery, in.Query, k, in.Mode, in.Types, in.Glob, in.SourceIDs, in.WholeSource, in.Section)
+	args := in.PageArgs()
 	in.MaxK, in.MMR = 0, 0
 	res, err := ranked(s, ToolQuery, in.Cursor, args, func(offset int) (tools.QueryResult, error) {
 		in.Offset = offset
@@ -44,7 +30,7 @@ func (s *Server) query(ctx context.Context, req *mcp.CallToolRequest, in tools.Q
 	}
 	limit := s.limits.Cap
 	full := budget.Shape{Items: len(res.Hits), Text: budget.TextBound(tools.TextLengths(res.Hits), limit)}
-	at := s.cursors.now()
+	at := s.cursors.Now()
 	return fit(s, req, limit, full, 300, func(sh budget.Shape, est int) view[tools.QueryOutput] {
 		out := res.Output(sh.Items, sh.Text, s.next(res.Ranking, ToolQuery, args, sh.Items, at))
 		out.EstimatedTokens, out.Budget = est, limit

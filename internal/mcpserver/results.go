@@ -10,37 +10,15 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
-// ranked runs a paged call: it opens the cursor (none is the first page),
-// runs call from the page's offset, and refuses a page whose ranking
-// changed before its offset since the cursor was issued.
+// ranked runs a paged call (tools.Ranked with the server's cursors).
 func ranked[R any](s *Server, tool, cursor, args string, call func(offset int) (R, error), ranking func(R) tools.Ranking) (R, error) {
-	var zero R
-	offset, seen := 0, ""
-	if cursor != "" {
-		st, err := s.cursors.open(cursor, tool, args)
-		if err != nil {
-			return zero, err
-		}
-		offset, seen = st.Offset, st.Seen
-	}
-	res, err := call(offset)
-	if err != nil {
-		return zero, err
-	}
-	if p := ranking(res); cursor != "" && hashOf(p.IDs[:min(p.Offset, len(p.IDs))]) != seen {
-		return zero, errCursorStale
-	}
-	return res, nil
+	return tools.Ranked(s.cursors, tool, cursor, args, call, ranking)
 }
 
 // next returns the cursor, issued at at, to the page after the first kept
 // hits of p, or "" when the ranking ends there.
 func (s *Server) next(p tools.Ranking, tool, args string, kept int, at time.Time) string {
-	if kept >= len(p.Hits) && !p.HasMore {
-		return ""
-	}
-	o := p.Offset + kept
-	return s.cursors.issue(cursorState{Tool: tool, Args: args, Offset: o, Seen: hashOf(p.IDs[:o])}, at)
+	return s.cursors.Next(p, tool, args, kept, at)
 }
 
 // writeResults renders results as Markdown.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sagasu-dev/sagasu/internal/budget"
@@ -31,19 +30,7 @@ const (
 )
 
 func (s *Server) addSearchTool() {
-	addTool(s, &mcp.Tool{
-		Name: ToolSearch,
-		Description: "Goal-aware search for agents: searches, judges the results against your goal and says what to do next. " +
-			"Modes: summary (default, <5K tokens: counts, scores, topics, coverage of the goal, the primary next action), " +
-			"detailed (<15K: top results with snippets and the analysis), full (whole chunks, up to the 25K cap). " +
-			"Start with summary; use detailed when you need the text. k is at most 10; page with nextCursor.",
-		Annotations: ro("Search toward a goal"),
-	}, func(in *jsonschema.Schema) {
-		notEmpty(prop(in, "goal"))
-		notEmpty(prop(in, "query"))
-		between(prop(in, "options", "k"), 1, MaxSearchK)
-		oneOf(prop(in, "options", "mode"), ModeSummary, ModeDetailed, ModeFull)
-	}, s.search)
+	addTool(s, s.def(ToolSearch), s.search)
 }
 
 func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in tools.SearchInput) (*mcp.CallToolResult, tools.SearchOutput, error) {
@@ -51,7 +38,7 @@ func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in tools.
 	if err != nil {
 		return nil, tools.SearchOutput{}, err
 	}
-	args := hashOf(ToolSearch, in.Goal, in.Query, st.Context, st.K, st.Hybrid)
+	args := tools.HashOf(ToolSearch, in.Goal, in.Query, st.Context, st.K, st.Hybrid)
 	res, err := ranked(s, ToolSearch, in.Cursor, args, func(offset int) (tools.SearchResult, error) {
 		in.Offset = offset
 		return s.tools.Search(ctx, in)
@@ -69,7 +56,7 @@ func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in tools.
 	case ModeFull:
 		full.Text, minText = budget.TextBound(tools.TextLengths(res.Hits), limit), minFullRunes
 	}
-	at := s.cursors.now()
+	at := s.cursors.Now()
 	return fit(s, req, limit, full, minText, func(sh budget.Shape, est int) view[tools.SearchOutput] {
 		out := res.Output(sh.Items, sh.Text, s.next(res.Ranking, ToolSearch, args, sh.Items, at))
 		if out.Debug != nil {

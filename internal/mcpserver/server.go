@@ -12,12 +12,14 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"reflect"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sagasu-dev/sagasu/internal/budget"
+	"github.com/sagasu-dev/sagasu/internal/llm"
 	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
@@ -45,6 +47,9 @@ type Options struct {
 	Now func() time.Time
 	// Ask answers questions for sagasu_ask; nil leaves the tool out.
 	Ask Asker
+	// Agents drives Plan-and-Act runs for sagasu_agent_start, _status,
+	// _resume and _stop; nil leaves those tools out.
+	Agents AgentRuns
 	// MaxConcurrentCalls is how many quick tool calls run at once; the rest
 	// wait in arrival order. 0 means one per processor (GOMAXPROCS).
 	MaxConcurrentCalls int
@@ -67,7 +72,7 @@ type Server struct {
 	store   store.Store
 	counter *budget.Counter
 	limits  budget.Limits
-	cursors *cursors
+	cursors *tools.Cursors
 	log     *slog.Logger
 	// schemas are the tools' input schemas, by name, that checkCalls
 	// checks arguments against.
@@ -114,7 +119,7 @@ func New(opt Options) (*Server, error) {
 		return nil, fmt.Errorf("mcpserver: budgets %+v: summary and detailed must be positive and within the cap", s.limits)
 	}
 	var err error
-	if s.cursors, err = newCursors(opt.CursorKey, opt.CursorTTL, opt.Now); err != nil {
+	if s.cursors, err = tools.NewCursors(opt.CursorKey, opt.CursorTTL, opt.Now); err != nil {
 		return nil, err
 	}
 
@@ -200,67 +205,29 @@ func (s *Server) guard(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// addTool registers a typed tool whose input schema is derived from In and
-// then adjusted by tweak (ranges and enums the Go types cannot say).
-func addTool[In, Out any](s *Server, t *mcp.Tool, tweak func(in *jsonschema.Schema), h mcp.ToolHandlerFor[In, Out]) {
-	in, err := jsonschema.For[In](nil)
-	if err != nil {
-		panic(fmt.Sprintf("input schema of %s: %v", t.Name, err)) // a programming error, found by any test
+// addTool registers the operation def (its name, description and input
+// schema, from the tools package) with handler h, whose input type must be
+// the one the schema was derived from.
+func addTool[In, Out any](s *Server, def tools.Def, h mcp.ToolHandlerFor[In, Out]) {
+	if def.InputType() != reflect.TypeFor[In]() {
+		panic(fmt.Sprintf("tool %s: the handler takes %s, the schema is of %s", def.Name, reflect.TypeFor[In](), def.InputType())) // a programming error, found by any test
 	}
-	if tweak != nil {
-		tweak(in)
-	}
-	t.InputSchema = in
-	s.schemas[t.Name] = in
-	mcp.AddTool(s.mcp, t, h)
-}
-
-// prop returns the schema of a (nested) property.
-func prop(s *jsonschema.Schema, path ...string) *jsonschema.Schema {
-	for _, p := range path {
-		next, ok := s.Properties[p]
-		if !ok {
-			panic(fmt.Sprintf("schema has no property %q", p))
-		}
-		s = next
-	}
-	return s
-}
-
-// between sets an integer property's range.
-func between(s *jsonschema.Schema, lo, hi float64) {
-	s.Minimum, s.Maximum = &lo, &hi
-}
-
-// oneOf restricts a string property to values.
-func oneOf(s *jsonschema.Schema, values ...string) {
-	s.Enum = nil
-	for _, v := range values {
-		s.Enum = append(s.Enum, v)
-	}
-}
-
-// notEmpty requires a string property to have text.
-func notEmpty(s *jsonschema.Schema) {
-	one := 1
-	s.MinLength = &one
-}
-
-func ro(title string) *mcp.ToolAnnotations {
 	f := false
-	return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: true, OpenWorldHint: &f}
+	ann := &mcp.ToolAnnotations{Title: def.Title, ReadOnlyHint: def.ReadOnly, IdempotentHint: def.Idempotent, OpenWorldHint: &f}
+	if !def.ReadOnly {
+		ann.DestructiveHint = &def.Destructive
+	}
+	s.schemas[def.Name] = def.Input
+	mcp.AddTool(s.mcp, &mcp.Tool{Name: def.Name, Description: def.Description, Annotations: ann, InputSchema: def.Input}, h)
 }
 
-func rw(title string, idempotent bool) *mcp.ToolAnnotations {
-	f := false
-	return &mcp.ToolAnnotations{Title: title, IdempotentHint: idempotent, DestructiveHint: &f, OpenWorldHint: &f}
-}
-
-// destructive marks a tool that removes what it names: calling it again
-// with the same arguments removes nothing more.
-func destructive(title string) *mcp.ToolAnnotations {
-	t, f := true, false
-	return &mcp.ToolAnnotations{Title: title, IdempotentHint: true, DestructiveHint: &t, OpenWorldHint: &f}
+// def returns the tools package's definition of the operation name.
+func (s *Server) def(name string) tools.Def {
+	d, ok := tools.DefOf(name, tools.DefOptions{Cap: s.limits.Cap})
+	if !ok {
+		panic("no definition of tool " + name)
+	}
+	return d
 }
 
 func (s *Server) addTools() {
@@ -271,4 +238,23 @@ func (s *Server) addTools() {
 	s.addGetTool()
 	s.addLoopTools()
 	s.addAskTool()
+	s.addAgentTools()
+}
+
+// checkCalls answers a tools/call whose arguments break the tool's input
+// schema with an isError result that names them (llm.CheckArgs, the one
+// check every tool call passes), before the SDK decodes them.
+func (s *Server) checkCalls(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if r, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" && r.Params != nil {
+			if schema, ok := s.schemas[r.Params.Name]; ok {
+				if err := llm.CheckArgs(r.Params.Name, schema, r.Params.Arguments); err != nil {
+					res := &mcp.CallToolResult{}
+					res.SetError(err)
+					return res, nil
+				}
+			}
+		}
+		return next(ctx, method, req)
+	}
 }

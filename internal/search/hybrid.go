@@ -2,7 +2,6 @@ package search
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/sagasu-dev/sagasu/internal/embed"
 	"github.com/sagasu-dev/sagasu/internal/store"
@@ -34,7 +33,7 @@ func DefaultFusion() Fusion {
 func (e *Engine) vectorOrHybrid(ctx context.Context, req Request, mode Mode, k int) ([]store.Scored, error) {
 	qv, err := e.embedder.EmbedQuery(ctx, req.Query)
 	if err != nil {
-		return nil, fmt.Errorf("embed query: %w", err)
+		return nil, kindf(ErrEmbedder, "embed query: %w", err)
 	}
 	depth := k
 	if mode == ModeHybrid || req.MMR > 0 {

@@ -263,8 +263,8 @@ func (e *Engine) DefaultMode() Mode {
 // Store returns the engine's store.
 func (e *Engine) Store() store.Store { return e.store }
 
-// ErrEmptyQuery is returned for a query with no text.
-var ErrEmptyQuery = errors.New("empty query: give the words to search for")
+// ErrEmptyQuery is returned for a query with no text (it is ErrBadRequest).
+var ErrEmptyQuery = kindf(ErrBadRequest, "empty query: give the words to search for")
 
 // Search runs req.
 func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
@@ -277,7 +277,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 		k = DefaultK
 	}
 	if k < 0 || k > MaxK {
-		return Response{}, fmt.Errorf("k = %d is out of range: use 1 to %d", req.K, MaxK)
+		return Response{}, kindf(ErrBadRequest, "k = %d is out of range: use 1 to %d", req.K, MaxK)
 	}
 	mode := req.Mode
 	if mode == "" {
@@ -291,11 +291,11 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 		scored, loaded, err = e.keyword(ctx, req.Query, k, req.Filter)
 	case ModeSemantic, ModeHybrid:
 		if e.embedder == nil {
-			return Response{}, fmt.Errorf("mode %q needs an embedder, and this index has none: index with --embedder, or use --mode keyword", mode)
+			return Response{}, kindf(ErrNoEmbedder, "mode %q needs an embedder, and this index has none: index with --embedder, or use --mode keyword", mode)
 		}
 		scored, err = e.vectorOrHybrid(ctx, req, mode, k)
 	default:
-		return Response{}, fmt.Errorf("unknown mode %q: use keyword, semantic or hybrid", mode)
+		return Response{}, kindf(ErrBadRequest, "unknown mode %q: use keyword, semantic or hybrid", mode)
 	}
 	if err != nil {
 		return Response{}, fmt.Errorf("search %q: %w", req.Query, err)
@@ -343,7 +343,7 @@ func (e *Engine) hits(ctx context.Context, scored []store.Scored, loaded []doc.H
 // Resolve finds a source by ID, URI, or a unique URI suffix ("routing.md").
 func (e *Engine) Resolve(ctx context.Context, ref string) (doc.Source, error) {
 	if ref == "" {
-		return doc.Source{}, errors.New("no source given: pass a source ID or URI (see `sagasu list`)")
+		return doc.Source{}, kindf(ErrBadRequest, "no source given: pass a source ID or URI (see `sagasu list`)")
 	}
 	if src, err := e.store.Source(ctx, ref); err == nil {
 		return src, nil
@@ -383,7 +383,7 @@ func (e *Engine) Resolve(ctx context.Context, ref string) (doc.Source, error) {
 		}
 		names = append(names, s.URI)
 	}
-	return doc.Source{}, fmt.Errorf("source %q is ambiguous, it matches %s: give the full URI", ref, strings.Join(names, ", "))
+	return doc.Source{}, kindf(ErrAmbiguous, "source %q is ambiguous, it matches %s: give the full URI", ref, strings.Join(names, ", "))
 }
 
 // Original is a source's content, or the part of it one section spans.
@@ -414,7 +414,7 @@ func (e *Engine) Get(ctx context.Context, ref, section string) (Original, error)
 	}
 	secs := sections(content, src.Format)
 	if len(secs) == 0 {
-		return Original{}, fmt.Errorf("%s has no sections (only markdown sources do); use `get` without --section", src.URI)
+		return Original{}, kindf(store.ErrNotFound, "%s has no sections (only markdown sources do); use `get` without --section", src.URI)
 	}
 	path, from, to, ok := findSection(secs, section)
 	if !ok {
@@ -422,7 +422,7 @@ func (e *Engine) Get(ctx context.Context, ref, section string) (Original, error)
 		for i, sec := range secs {
 			names[i] = doc.JoinHeading(sec.Heading)
 		}
-		return Original{}, fmt.Errorf("%s has no section %q; its sections are: %s", src.URI, section, strings.Join(names, "; "))
+		return Original{}, kindf(store.ErrNotFound, "%s has no section %q; its sections are: %s", src.URI, section, strings.Join(names, "; "))
 	}
 	out := Original{Source: src, Section: path, Content: content[from:to]}
 	out.StartLine = strings.Count(content[:from], "\n") + 1

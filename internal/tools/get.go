@@ -113,7 +113,7 @@ func (t *Toolset) Get(ctx context.Context, in GetInput) (GetResult, error) {
 	if in.Offset < 0 || in.Offset > len(o.Content) {
 		return GetResult{}, fmt.Errorf("offset %d of %d bytes: %w", in.Offset, len(o.Content), ErrPastEnd)
 	}
-	return GetResult{Original: o, Offset: in.Offset, Version: hashOf(o.Source.ContentHash, o.StartLine)}, nil
+	return GetResult{Original: o, Offset: in.Offset, Version: HashOf(o.Source.ContentHash, o.StartLine)}, nil
 }
 
 // Rest is the content from the offset on.

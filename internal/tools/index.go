@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -25,6 +26,13 @@ type IndexInput struct {
 	ChunkOverlap int      `json:"chunkOverlap,omitempty" jsonschema:"tokens repeated between pieces of a long section, below half the chunk size"`
 	Exclude      []string `json:"exclude,omitempty" jsonschema:"glob patterns of files and folders to skip"`
 	Force        bool     `json:"force,omitempty" jsonschema:"re-index sources even when unchanged"`
+
+	// What only the CLI sets: its user names the paths, so they may lie
+	// anywhere the user can read (AnyPath), "-" reads Stdin, and Prune
+	// removes sources whose files are gone.
+	AnyPath bool      `json:"-"`
+	Stdin   io.Reader `json:"-"`
+	Prune   bool      `json:"-"`
 }
 
 // IndexOutput reports an indexing run.
@@ -88,13 +96,36 @@ func (r IndexResult) Output(items int) IndexOutput {
 	return out
 }
 
-// Index adds text, files, folders and globs (inside the roots) to the index
-// in batches of a few megabytes, each written whole or not at all, holding
-// the index's writer lock. progress, when not nil, hears about the run as
-// it goes (at most every 200 ms, and after every batch).
+// ErrIndexBusy is the refusal of an index run while another one writes to
+// the index (errors.Is).
+var ErrIndexBusy = errors.New("another indexing run (`sagasu index`, the page's Index tab or an MCP client's sagasu_index) is writing to this index: wait for it to finish, then index again")
+
+// Interrupted is an index run cancelled before it finished: the batches it
+// wrote are kept, each whole, and running it again finishes the job.
+type Interrupted struct {
+	Written int // sources added or updated before the stop
+	Err     error
+}
+
+func (e *Interrupted) Error() string {
+	return fmt.Sprintf("interrupted: the %d source(s) written before the stop are kept; index again to finish", e.Written)
+}
+
+// Unwrap returns the cause (the context's error).
+func (e *Interrupted) Unwrap() error { return e.Err }
+
+// Index adds text, files, folders and globs (inside the roots, unless
+// AnyPath) to the index in batches of a few megabytes, each written whole
+// or not at all, holding the index's writer lock. progress, when not nil,
+// hears about the run as it goes (at most every 200 ms, and after every
+// batch). A run that fails part way returns what it did with the error.
 func (t *Toolset) Index(ctx context.Context, in IndexInput, progress func(IndexProgress)) (IndexResult, error) {
 	var inputs []string
 	for i, p := range append(nonEmptyList(in.File), in.Files...) {
+		if in.AnyPath && (p != "-" || in.Stdin != nil) {
+			inputs = append(inputs, p)
+			continue
+		}
 		if isRemote(p) {
 			// Fetched through the SSRF guard, not read from disk.
 			inputs = append(inputs, p)
@@ -130,13 +161,14 @@ func (t *Toolset) Index(ctx context.Context, in IndexInput, progress func(IndexP
 		}
 		return IndexResult{}, badArg("chunkOverlap", opt.Chunk.Overlap, fmt.Sprintf("a whole number from 0 to %d, below half of chunkSize %d", (opt.Chunk.MaxTokens-1)/2, opt.Chunk.MaxTokens))
 	}
-	opt.Force = in.Force
+	opt.Force, opt.Prune = in.Force, in.Prune
+	opt.Source.Stdin = in.Stdin
 	opt.Source.Exclude = append(slices.Clone(opt.Source.Exclude), in.Exclude...)
 	opt.Progress = nil
 
 	unlock, err := t.store.Lock(ctx)
 	if errors.Is(err, store.ErrLocked) {
-		return IndexResult{}, errors.New("another indexing run (of this server or of `sagasu index`) is writing to this index: wait for it to finish, then call sagasu_index again")
+		return IndexResult{}, fmt.Errorf("%w (%v)", ErrIndexBusy, err)
 	}
 	if err != nil {
 		return IndexResult{}, err
@@ -155,18 +187,22 @@ func (t *Toolset) Index(ctx context.Context, in IndexInput, progress func(IndexP
 	}
 	// A symbolic link may lead a walked folder outside the roots.
 	opt.Source.Accept = func(d doc.Document) error {
-		if d.Type != doc.TypeFile {
+		if in.AnyPath || d.Type != doc.TypeFile {
 			return nil
 		}
 		return t.roots.allows(d.URI, opt.Source.Root)
 	}
-	files, err := t.roots.openRoots()
-	if err != nil {
-		return IndexResult{}, err
+	if !in.AnyPath {
+		// Files are opened inside the roots, so a link swapped in after
+		// the check cannot lead outside them.
+		files, err := t.roots.openRoots()
+		if err != nil {
+			return IndexResult{}, err
+		}
+		defer files.Close()
+		files.hook = t.openHook
+		opt.Source.Open = files.open
 	}
-	defer files.Close()
-	files.hook = t.openHook
-	opt.Source.Open = files.open
 	ix := index.New(t.store, opt)
 	var rep index.Report
 	if in.Text != "" {
@@ -177,19 +213,25 @@ func (t *Toolset) Index(ctx context.Context, in IndexInput, progress func(IndexP
 		more, err = ix.Run(ctx, inputs)
 		rep.Add(more)
 	}
+	res := IndexResult{Report: rep, Took: time.Since(start)}
+	res.Skipped = skippedFiles(rep)
 	if err != nil {
 		if ctx.Err() != nil {
-			return IndexResult{}, fmt.Errorf("cancelled: the %d source(s) written before the stop are kept; call sagasu_index again to finish", rep.Added+rep.Updated)
+			return res, &Interrupted{Written: rep.Added + rep.Updated, Err: ctx.Err()}
 		}
-		return IndexResult{}, err
+		return res, err
 	}
 	if progress != nil {
 		progress(IndexProgress{Read: final.Read, Written: rep.Added + rep.Updated, Chunks: rep.Chunks, Final: true})
 	}
-	stats, err := t.stats(ctx)
-	if err != nil {
-		return IndexResult{}, err
+	if res.Index, err = t.stats(ctx); err != nil {
+		return res, err
 	}
+	return res, nil
+}
+
+// skippedFiles lists the files a run did not index, and why.
+func skippedFiles(rep index.Report) []SkippedFile {
 	var skipped []SkippedFile
 	for _, sk := range rep.Skipped {
 		sf := SkippedFile{Path: sk.Path, Reason: string(sk.Reason)}
@@ -204,7 +246,7 @@ func (t *Toolset) Index(ctx context.Context, in IndexInput, progress func(IndexP
 		}
 		skipped = append(skipped, sf)
 	}
-	return IndexResult{Report: rep, Skipped: skipped, Took: time.Since(start), Index: stats}, nil
+	return skipped
 }
 
 // progressEvery is the least time between two progress reports.

@@ -17,19 +17,37 @@ import (
 type EvaluateInput struct {
 	Goal          string       `json:"goal" jsonschema:"what the search should find out"`
 	Query         string       `json:"query,omitempty" jsonschema:"the query that produced the results"`
-	Results       []EvalResult `json:"results,omitempty" jsonschema:"the results to judge; or give chunkIds"`
+	Results       []EvalResult `json:"results,omitempty" jsonschema:"the results to judge, as sagasu_query or sagasu_search returned them (results or topResults), or as {content, score, metadata}; or give chunkIds"`
 	ChunkIDs      []int64      `json:"chunkIds,omitempty" jsonschema:"chunk IDs of results from a previous search, read from the index"`
 	Aspects       []string     `json:"aspects,omitempty" jsonschema:"the aspects the results must cover; derived from the goal when empty"`
 	Iteration     int          `json:"iteration,omitempty" jsonschema:"1 for the first search of a goal"`
 	PreviousScore *float64     `json:"previousScore,omitempty" jsonschema:"confidence of the previous iteration"`
 	MinConfidence float64      `json:"minConfidence,omitempty" jsonschema:"confidence at which the results are enough (default 0.7)"`
+
+	// Hits are more results to judge, handed over by an agent (the
+	// passages its run found), not by a client.
+	Hits []doc.Hit `json:"-"`
 }
 
-// EvalResult is one result handed to sagasu_evaluate.
+// EvalResult is one result handed to sagasu_evaluate: a result of
+// sagasu_query or sagasu_search as it came back (detailed and full modes'
+// results, summary mode's topResults), or the seed's {content, score,
+// metadata}.
 type EvalResult struct {
-	Content  string         `json:"content" jsonschema:"the result's text"`
+	Content  string         `json:"content,omitempty" jsonschema:"the result's text (the seed's shape)"`
 	Score    float64        `json:"score,omitempty"`
-	Metadata map[string]any `json:"metadata,omitempty" jsonschema:"chunkId, heading, uri, title, ... as the search returned them"`
+	Metadata map[string]any `json:"metadata,omitempty" jsonschema:"chunkId, heading, uri, title, ... as the search returned them (the seed's shape)"`
+
+	Rank      int        `json:"rank,omitempty"`
+	ChunkID   int64      `json:"chunkId,omitempty" jsonschema:"the chunk: its text is read from the index when the result carries none, or a shortened one"`
+	Heading   string     `json:"heading,omitempty"`
+	Lines     *[2]int    `json:"lines,omitempty"`
+	Text      string     `json:"text,omitempty" jsonschema:"the result's text, as sagasu_query and sagasu_search return it"`
+	Truncated bool       `json:"truncated,omitempty"`
+	Source    *SourceRef `json:"source,omitempty"`
+	URI       string     `json:"uri,omitempty"`
+	Resource  string     `json:"resource,omitempty"`
+	Original  *Original  `json:"original,omitempty"`
 }
 
 // EvaluateOutput is the judgement, in the seed's field names.
@@ -143,7 +161,7 @@ func (t *Toolset) chunkHits(ctx context.Context, ids []int64) ([]doc.Hit, error)
 		return nil, fmt.Errorf("read chunks: %w", err)
 	}
 	if len(hits) < len(ids) {
-		return nil, fmt.Errorf("%d of the %d chunkIds are not in the index (it may have been re-indexed): search again", len(ids)-len(hits), len(ids))
+		return nil, missingf("%d of the %d chunkIds are not in the index (it may have been re-indexed): search again", len(ids)-len(hits), len(ids))
 	}
 	return hits, nil
 }
@@ -155,9 +173,12 @@ func (t *Toolset) Evaluate(ctx context.Context, in EvaluateInput) (loop.Evaluati
 	if err != nil {
 		return loop.Evaluation{}, err
 	}
-	for _, r := range in.Results {
-		hits = append(hits, fromEvalResult(r))
+	given, err := t.evalResults(ctx, in.Results)
+	if err != nil {
+		return loop.Evaluation{}, err
 	}
+	hits = append(hits, given...)
+	hits = append(hits, in.Hits...)
 	return t.steps.Evaluate(ctx, loop.EvaluateInput{
 		Goal: in.Goal, Query: in.Query, Results: hits, Aspects: in.Aspects, Iteration: in.Iteration,
 		PreviousScore: in.PreviousScore, MinConfidence: in.MinConfidence,
@@ -182,10 +203,55 @@ func EvaluateOutputOf(ev loop.Evaluation, items int) EvaluateOutput {
 	return out
 }
 
-// fromEvalResult reads a result an agent passed in, in the seed's shape. A
-// heading path comes as users read it ("Guide > Routing").
+// evalResults reads the results an agent passed in. A result that carries
+// no text, or a shortened one, but names its chunk is read from the index,
+// so what a summary or a budget cut short is judged whole.
+func (t *Toolset) evalResults(ctx context.Context, rs []EvalResult) ([]doc.Hit, error) {
+	out := make([]doc.Hit, len(rs))
+	var read []int64
+	at := map[int64][]int{}
+	for i, r := range rs {
+		h := fromEvalResult(r)
+		if h.Chunk.Text == "" || r.Truncated {
+			if h.Chunk.ID == 0 {
+				return nil, invalidf("results[%d]: no text: give content (or text), or the chunkId of a search result", i)
+			}
+			if len(at[h.Chunk.ID]) == 0 {
+				read = append(read, h.Chunk.ID)
+			}
+			at[h.Chunk.ID] = append(at[h.Chunk.ID], i)
+		}
+		out[i] = h
+	}
+	if len(read) > 0 {
+		hits, err := t.store.Hits(ctx, read)
+		if err != nil {
+			return nil, fmt.Errorf("read chunks: %w", err)
+		}
+		for _, h := range hits {
+			for _, i := range at[h.Chunk.ID] {
+				score := out[i].Score
+				out[i] = h
+				out[i].Score = score
+			}
+			delete(at, h.Chunk.ID)
+		}
+		for _, id := range read {
+			if is, ok := at[id]; ok {
+				return nil, missingf("results[%d]: chunk %d is not in the index (it may have been re-indexed): search again", is[0], id)
+			}
+		}
+	}
+	return out, nil
+}
+
+// fromEvalResult reads a result an agent passed in, in sagasu's shapes or
+// the seed's. A heading path comes as users read it ("Guide > Routing").
 func fromEvalResult(r EvalResult) doc.Hit {
-	h := doc.Hit{Chunk: doc.Chunk{Text: r.Content}, Score: r.Score}
+	h := doc.Hit{Chunk: doc.Chunk{ID: r.ChunkID, Text: r.Content}, Score: r.Score}
+	if h.Chunk.Text == "" {
+		h.Chunk.Text = r.Text
+	}
 	str := func(keys ...string) string {
 		for _, k := range keys {
 			if s, ok := r.Metadata[k].(string); ok && s != "" {
@@ -194,15 +260,34 @@ func fromEvalResult(r EvalResult) doc.Hit {
 		}
 		return ""
 	}
-	if id, ok := r.Metadata["chunkId"].(float64); ok {
+	if id, ok := r.Metadata["chunkId"].(float64); ok && h.Chunk.ID == 0 {
 		h.Chunk.ID = int64(id)
 	}
-	if hp := str("heading", "section", "headingPath"); hp != "" {
+	hp := r.Heading
+	if hp == "" {
+		hp = str("heading", "section", "headingPath")
+	}
+	if hp != "" {
 		h.Chunk.Heading = strings.Split(hp, " > ")
 	}
-	h.Source.URI = str("uri", "path", "sourceUri", "source")
+	if r.Lines != nil {
+		h.Chunk.StartLine, h.Chunk.EndLine = r.Lines[0], r.Lines[1]
+	}
+	h.Source.URI = firstOf(r.URI, str("uri", "path", "sourceUri", "source"))
 	h.Source.Title = str("title", "sourceTitle")
+	if s := r.Source; s != nil {
+		h.Source = doc.Source{ID: s.ID, URI: firstOf(s.URI, h.Source.URI), Title: firstOf(s.Title, h.Source.Title), Type: doc.SourceType(s.Type)}
+	}
 	return h
+}
+
+func firstOf(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
 }
 
 // strategyFor maps an evaluation's action to the refinement strategy that
@@ -321,7 +406,7 @@ func (t *Toolset) PlanStage(ctx context.Context, in StageInput) (StageResult, er
 			plan.ID = in.PlanID
 		}
 		if plan.ID == "" {
-			plan.ID = "plan-" + hashOf(plan)[:12]
+			plan.ID = "plan-" + HashOf(plan)[:12]
 		}
 	case in.PlanID != "":
 		if plan, err = t.findPlan(in.PlanID); err != nil {

@@ -73,6 +73,8 @@ type Toolset struct {
 	analyst *loop.Engine // Search's analysis: records nothing
 	roots   *roots
 	log     *slog.Logger
+	// cursors page the ranked results models get (Functions).
+	cursors *Cursors
 	// openHook, when set (by tests), runs each file open of an index run
 	// in place of calling it.
 	openHook func(name string, open func() (*os.File, error)) (*os.File, error)
@@ -92,6 +94,9 @@ func New(opt Options) (*Toolset, error) {
 	}
 	var err error
 	if t.roots, err = newRoots(opt.Roots); err != nil {
+		return nil, err
+	}
+	if t.cursors, err = NewCursors(nil, 0, nil); err != nil {
 		return nil, err
 	}
 	t.steps = loop.New(opt.Engine, loop.Options{Cache: opt.Cache, Logger: t.log})
@@ -120,7 +125,7 @@ func Filter(types []string, pathGlob string, ids []string) (store.Filter, error)
 	f := store.Filter{PathGlob: pathGlob, SourceIDs: ids}
 	if pathGlob != "" {
 		if err := glob.Valid(pathGlob); err != nil {
-			return f, fmt.Errorf("glob: %w; give a pattern such as docs/**/*.md", err)
+			return f, invalidf("glob: %v; give a pattern such as docs/**/*.md", err)
 		}
 	}
 	for _, t := range types {
@@ -148,18 +153,47 @@ func (t *Toolset) retrieval(hybrid *bool) (search.Mode, []string) {
 	return search.ModeKeyword, []string{"hybrid search needs an index with embeddings and this one has none: keyword search was used"}
 }
 
+// ErrInvalidArgument marks an argument a tool cannot take (errors.Is): a
+// face answers it as the caller's mistake.
+var ErrInvalidArgument = errors.New("invalid argument")
+
+// argError is an argument a tool cannot take, in the tool's own words
+// (kind ErrInvalidArgument), or one that names what is not in the index
+// (kind store.ErrNotFound).
+type argError struct {
+	msg  string
+	kind error
+}
+
+func (e *argError) Error() string { return e.msg }
+func (e *argError) Is(target error) bool {
+	if e.kind == nil {
+		return target == ErrInvalidArgument
+	}
+	return target == e.kind
+}
+
+// invalidf is an argument a tool cannot take.
+func invalidf(format string, a ...any) error { return &argError{msg: fmt.Sprintf(format, a...)} }
+
+// missingf is an argument that names what is not in the index.
+func missingf(format string, a ...any) error {
+	return &argError{msg: fmt.Sprintf(format, a...), kind: store.ErrNotFound}
+}
+
 // badArg is the error of an argument a tool cannot take: it names the
 // argument, what was given and what is allowed
 // ("k: got 0; give a whole number from 1 to 50").
 func badArg(name string, got any, allowed string) error {
 	if s, ok := got.(string); ok {
-		return fmt.Errorf("%s: got %q; give %s", name, s, allowed)
+		return invalidf("%s: got %q; give %s", name, s, allowed)
 	}
-	return fmt.Errorf("%s: got %v; give %s", name, got, allowed)
+	return invalidf("%s: got %v; give %s", name, got, allowed)
 }
 
-// hashOf hashes values as JSON (a plan's ID when it has none).
-func hashOf(v ...any) string {
+// HashOf hashes values as JSON: the identity of a request, of what a page
+// follows, or of a plan that has no ID.
+func HashOf(v ...any) string {
 	raw, _ := json.Marshal(v)
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:12])

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/clip"
 	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
@@ -49,7 +50,7 @@ type searchOutput struct {
 
 // searchResult is one hit with a snippet around the query's words.
 type searchResult struct {
-	search.ResultView
+	tools.Result
 	Snippet   string `json:"snippet"`
 	Truncated bool   `json:"truncated"`
 }
@@ -63,43 +64,43 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusBadRequest, errors.New("the search is empty: type some words to search for"))
 		return
 	}
-	if in.K == 0 {
-		in.K = 10
-	}
-	if in.K < 1 || in.K > 100 {
-		s.fail(w, http.StatusBadRequest, fmt.Errorf("k = %d: use 1 to 100", in.K))
-		return
-	}
-	mode := search.Mode(in.Mode)
-	switch mode {
-	case "", search.ModeKeyword, search.ModeSemantic, search.ModeHybrid:
-	default:
-		s.fail(w, http.StatusBadRequest, fmt.Errorf("mode %q: use keyword, semantic or hybrid", in.Mode))
-		return
-	}
-	f, err := tools.Filter(in.Types, in.Glob, nil)
+	// The toolset's rules: k from 1 to tools.MaxQueryK (default 10), a mode
+	// of keyword, semantic or hybrid ("" for the index's default).
+	res, err := s.tools.Query(r.Context(), tools.QueryInput{Query: in.Query, K: in.K, Mode: in.Mode, Types: in.Types, Glob: in.Glob})
 	if err != nil {
-		s.fail(w, http.StatusBadRequest, err)
+		s.failErr(w, fmt.Errorf("search %q: %w", in.Query, err))
 		return
 	}
-	if (mode == search.ModeSemantic || mode == search.ModeHybrid) && s.rt.Engine.Embedder() == nil {
-		s.fail(w, http.StatusConflict, fmt.Errorf("mode %q needs an index with embeddings, and this one has none: use keyword, or index with an embedder (sagasu index --embedder)", mode))
-		return
-	}
-	resp, err := s.rt.Engine.Search(r.Context(), search.Request{Query: in.Query, K: in.K, Mode: mode, Filter: f})
-	if err != nil {
-		s.fail(w, http.StatusBadRequest, fmt.Errorf("search %q: %w", in.Query, err))
-		return
-	}
-	v := resp.View()
+	out := res.Output(len(res.Hits), tools.NoLimit, "")
 	terms := strings.Fields(in.Query)
-	results := make([]searchResult, 0, len(v.Results))
-	for _, rv := range v.Results {
+	results := make([]searchResult, 0, len(out.Results))
+	for _, rv := range out.Results {
 		snip, cut := snippet(rv.Text, terms, SnippetRunes)
-		results = append(results, searchResult{ResultView: rv, Snippet: snip, Truncated: cut})
+		results = append(results, searchResult{Result: rv, Snippet: snip, Truncated: cut})
 	}
-	writeJSON(w, http.StatusOK, searchOutput{Query: v.Query, Mode: v.Mode, TookMs: v.TookMs, Terms: terms, Results: results})
+	writeJSON(w, http.StatusOK, searchOutput{Query: out.Query, Mode: out.Mode, TookMs: out.TookMs, Terms: terms, Results: results})
 }
+
+// statusOf is the HTTP status of an operation's failure: the caller's
+// mistake (400), what the index cannot do as it is (409: a meaning search
+// without embeddings), something not there (404), an embedder that failed
+// (502), anything else the server's (500).
+func statusOf(err error) int {
+	switch {
+	case errors.Is(err, tools.ErrInvalidArgument), errors.Is(err, search.ErrBadRequest), errors.Is(err, search.ErrAmbiguous):
+		return http.StatusBadRequest
+	case errors.Is(err, search.ErrNoEmbedder):
+		return http.StatusConflict
+	case errors.Is(err, store.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, search.ErrEmbedder):
+		return http.StatusBadGateway
+	}
+	return http.StatusInternalServerError
+}
+
+// failErr answers with err and the status its kind calls for.
+func (s *Server) failErr(w http.ResponseWriter, err error) { s.fail(w, statusOf(err), err) }
 
 // snippet returns at most n runes of text around the first of terms it
 // contains (case-insensitively), and whether text was cut.
@@ -174,7 +175,7 @@ func (s *Server) evaluate(w http.ResponseWriter, r *http.Request) {
 	}
 	ev, err := s.tools.Evaluate(r.Context(), tools.EvaluateInput{Goal: in.Goal, Query: in.Query, ChunkIDs: in.ChunkIDs, Iteration: 1})
 	if err != nil {
-		s.fail(w, http.StatusBadRequest, fmt.Errorf("evaluate: %w", err))
+		s.failErr(w, fmt.Errorf("evaluate: %w", err))
 		return
 	}
 	writeJSON(w, http.StatusOK, tools.EvaluateOutputOf(ev, len(ev.Aspects)))
@@ -248,7 +249,7 @@ func (s *Server) source(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		s.fail(w, http.StatusNotFound, err)
+		s.failErr(w, err)
 		return
 	}
 	body := g.Content

@@ -12,42 +12,11 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/agent/react"
 	"github.com/sagasu-dev/sagasu/internal/app"
-	"github.com/sagasu-dev/sagasu/internal/graph"
 	"github.com/sagasu-dev/sagasu/internal/store"
 )
 
-// Event types the web face adds to a chat thread's log, beside the
-// question and answer events react.Threads records.
-const (
-	threadTurn  = "turn"       // a turn started: {"question", "mode"}
-	threadStep  = "step"       // one graph.Event of the turn's agent
-	threadSpans = "spans"      // the answer's claim spans (see span)
-	threadError = "turn_error" // the turn ended without an answer: {"error", "stopped"}
-)
-
-// historyTurns is how many earlier turns a question is asked after.
-const historyTurns = 6
-
 // ErrEmptyIndex is the answer to a question asked of an empty index.
 var ErrEmptyIndex = errors.New("the index is empty, so there is nothing to answer from: add a folder or a URL on the Index tab (or run `sagasu index DIR`), then ask again")
-
-// span is a claim's place in the answer and whether the claim checker
-// found its cited passages back it.
-type span struct {
-	Start     int  `json:"start"`
-	End       int  `json:"end"`
-	Checked   bool `json:"checked"`
-	Supported bool `json:"supported"`
-	Code      bool `json:"code,omitempty"`
-}
-
-func spansOf(res *react.Result) []span {
-	out := make([]span, 0, len(res.Claims))
-	for _, c := range res.Claims {
-		out = append(out, span{Start: c.Start, End: c.End, Checked: c.Checked, Supported: c.Supported, Code: c.Code})
-	}
-	return out
-}
 
 func threadKey(id string) string { return "thread:" + id }
 
@@ -76,11 +45,11 @@ type runView struct {
 func runsView(runs []store.Run, s *Server) []runView {
 	out := make([]runView, 0, len(runs))
 	for _, r := range runs {
-		key := threadKey(r.ID)
+		running := s.running(threadKey(r.ID))
 		if r.Kind == store.RunAgent {
-			key = runKey(r.ID)
+			running = s.runs.Running(r.ID)
 		}
-		out = append(out, runView{ID: r.ID, Kind: r.Kind, Title: r.Title, Status: r.Status, Created: r.Created, Updated: r.Updated, Running: s.running(key)})
+		out = append(out, runView{ID: r.ID, Kind: r.Kind, Title: r.Title, Status: r.Status, Created: r.Created, Updated: r.Updated, Running: running})
 	}
 	return out
 }
@@ -173,59 +142,23 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, askAccepted{Thread: id, Mode: mode})
 }
 
-// turn answers one question of a thread, logging each step as it happens.
+// turn answers one question of a thread (react.Threads.Turn records its
+// steps, answer and spans), waking the thread's streams as each event is
+// stored and passing the answer's text on as the model writes it.
 func (s *Server) turn(ctx context.Context, id, q string, in askInput, mode string) {
 	key := threadKey(id)
 	var last atomic.Int64 // the sequence number of the thread's last event
-	appendEv := func(typ string, v any) {
-		data, err := json.Marshal(v)
-		if err == nil {
-			// Steps are logged even as the turn is stopped.
-			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			var stored []store.Event
-			stored, err = s.rt.Store.AppendEvents(wctx, id, []store.Event{{Type: typ, Data: data}})
-			cancel()
-			if err == nil && len(stored) > 0 {
-				last.Store(stored[len(stored)-1].Seq)
-				s.watch.saw(id, stored[len(stored)-1].Seq)
-			}
-		}
-		if err != nil {
-			s.log.Warn("log a chat step", "thread", id, "err", err)
-		}
-		s.hub.publish(key, message{})
-	}
-	appendEv(threadTurn, map[string]string{"question": q, "mode": mode})
-	fail := func(err error) {
-		stopped := ctx.Err() != nil
-		msg := err.Error()
-		if stopped {
-			msg = "stopped: the turn was cancelled before it answered"
-		}
-		appendEv(threadError, map[string]any{"error": msg, "stopped": stopped})
-	}
-	threads := s.threads()
-	history, err := threads.History(ctx, id, historyTurns)
-	if err != nil {
-		fail(err)
-		return
-	}
 	opt := app.AskOptions{Offline: in.Offline, K: in.K,
-		OnEvent: func(ev graph.Event) { appendEv(threadStep, ev) },
 		OnDelta: func(d string) { s.hub.publish(key, message{Delta: d, After: last.Load()}) },
 	}
-	res, err := s.rt.Asker(opt).Ask(ctx, q, history)
-	if err != nil {
-		fail(err)
-		return
+	_, err := s.threads().Turn(ctx, id, s.rt.Asker(opt), q, react.TurnOptions{Mode: mode, OnStored: func(e store.Event) {
+		last.Store(e.Seq)
+		s.watch.saw(id, e.Seq)
+		s.hub.publish(key, message{})
+	}})
+	if err != nil && ctx.Err() == nil {
+		s.log.Warn("chat turn", "thread", id, "err", err)
 	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if err := threads.Record(wctx, id, res); err != nil {
-		appendEv(threadError, map[string]any{"error": err.Error()})
-		return
-	}
-	appendEv(threadSpans, map[string]any{"spans": spansOf(res)})
 }
 
 func (s *Server) stopThread(w http.ResponseWriter, r *http.Request) {

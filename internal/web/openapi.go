@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/sagasu-dev/sagasu/internal/agent/react"
 	"net/http"
 	"reflect"
 	"regexp"
@@ -139,7 +140,7 @@ func operations() map[string]op {
 		"GET /api/threads/{id}/events": {summary: "The thread's events, then new ones as they come", ok: 200, errs: []int{400, 404},
 			params: streamParams(),
 			stream: "Server-sent events, each id the event's sequence number: turn, step (a graph event), delta (a piece of a streamed answer), question, answer, spans, turn_error, status.",
-			events: []string{threadTurn, threadStep, "delta", "question", "answer", threadSpans, threadError, "status"}},
+			events: []string{react.ThreadTurn, react.ThreadStep, "delta", react.ThreadQuestion, react.ThreadAnswer, react.ThreadSpans, react.ThreadError, "status"}},
 
 		"POST /api/search": {summary: "Search the index (semantic and hybrid need an index with embeddings: 409 without)", ok: 200, out: schemaOf[searchOutput](), errs: []int{400, 409},
 			links: []link{{"passage", "get_chunks_id", "id", "/results/0/chunkId"}, {"source", "get_source", "ref", "/results/0/source/id"}},
@@ -164,12 +165,13 @@ func operations() map[string]op {
 			}},
 
 		"GET /api/runs": {summary: "Agent runs, the most recent first", ok: 200, out: schemaOf[[]runView]()},
-		"POST /api/runs": {summary: "Start a Plan-and-Act run toward a goal; its events stream from the run's events", ok: 202, out: schemaOf[runAccepted](), errs: []int{400, 409},
+		"POST /api/runs": {summary: "Start a Plan-and-Act run toward a goal; its events stream from the run's events", ok: 202, out: schemaOf[runAccepted](), errs: []int{400, 409, 429},
 			body:  bodyOf[runInput](func(s *jsonschema.Schema) { nonBlank(field(s, "goal")) }),
 			links: []link{{"run", "get_runs_id", "id", "/id"}, {"stop", "post_runs_id_stop", "id", "/id"}}},
-		"GET /api/runs/{id}":         {summary: "A run: its plan, outcome and timeline", ok: 200, out: schemaOf[runDetail](), errs: []int{404}},
-		"POST /api/runs/{id}/resume": {summary: "Resume a stopped run from its last completed step", ok: 202, out: schemaOf[runAccepted](), errs: []int{404, 409}},
-		"POST /api/runs/{id}/stop":   {summary: "Stop a running run", ok: 202, out: schemaOf[stopping](), errs: []int{409}},
+		"GET /api/runs/{id}": {summary: "A run: its plan, outcome and timeline", ok: 200, out: schemaOf[runDetail](), errs: []int{404}},
+		"POST /api/runs/{id}/resume": {summary: "Resume a stopped run from its last completed step, with the settings it recorded (its MCP servers, models, limits) and the given ones over them", ok: 202, out: schemaOf[runAccepted](), errs: []int{400, 404, 409, 429},
+			body: bodyOf[resumeInput]()},
+		"POST /api/runs/{id}/stop": {summary: "Stop a running run", ok: 202, out: schemaOf[stopping](), errs: []int{409}},
 		"GET /api/runs/{id}/events": {summary: "The run's events, then new ones as they come", ok: 200, errs: []int{400, 404},
 			params: streamParams(),
 			stream: "Server-sent events, each id the event's sequence number: state (the plan), a graph event by its type (thought, action, observation, ...), outcome, status."},

@@ -60,6 +60,8 @@ type Options struct {
 	// wrote to a watched run (default 200 ms), once per run however many
 	// streams watch it; events this server writes wake the streams at once.
 	Poll time.Duration
+	// MaxRuns is how many agent runs may run at once (default 4).
+	MaxRuns int
 }
 
 // Defaults of Options.
@@ -88,12 +90,13 @@ type Server struct {
 	streams *httpguard.Limit // live event streams
 	watch   *watchers        // one store poller per watched run
 
+	// runs drives the Plan-and-Act runs the page starts and resumes.
+	runs *app.BackgroundRuns
+
 	mu    sync.Mutex
-	tasks map[string]context.CancelFunc // running chat turns, agent runs and index jobs, by key
+	tasks map[string]context.CancelFunc // running chat turns and index jobs, by key
 	jobs  map[string]*job               // index jobs, by ID
-	// runErrors are why agent runs failed before they logged an outcome.
-	runErrors map[string]string
-	seq       int64
+	seq   int64
 }
 
 // New returns a server over rt. base bounds every background task (chat
@@ -119,8 +122,9 @@ func New(base context.Context, a *app.App, rt *app.Runtime, opt Options) (*Serve
 	base, stop := context.WithCancel(base)
 	s := &Server{app: a, rt: rt, opt: opt, log: opt.Logger, hub: newHub(), base: base, stop: stop,
 		streams: httpguard.NewLimit(opt.MaxStreams),
-		tasks:   map[string]context.CancelFunc{}, jobs: map[string]*job{}, runErrors: map[string]string{}}
+		tasks:   map[string]context.CancelFunc{}, jobs: map[string]*job{}}
 	s.watch = newWatchers(s)
+	s.runs = rt.BackgroundRuns(base, opt.MaxRuns, func(id string) { s.hub.publish(runKey(id), message{}) })
 	s.useTools(rt.Tools)
 	mux, api := s.routes()
 	doc, err := openAPI(api)
@@ -209,6 +213,7 @@ func (s *Server) routes() (*http.ServeMux, []string) {
 
 // Wait blocks until every background task has ended or ctx is done.
 func (s *Server) Wait(ctx context.Context) {
+	s.runs.Wait(ctx)
 	for {
 		s.mu.Lock()
 		n := len(s.tasks)
@@ -314,6 +319,8 @@ type infoOutput struct {
 	Index    indexCounts `json:"index"`
 	Cache    bool        `json:"cache" jsonschema:"whether an agent cache is kept"`
 	Embedder string      `json:"embedder,omitempty" jsonschema:"the index's embedder, when it has one"`
+	// MCPServers are the configured MCP servers a run may use.
+	MCPServers []string `json:"mcpServers" jsonschema:"the configured MCP servers an agent run may use, by name"`
 }
 
 // indexCounts is the index's size.
@@ -328,7 +335,8 @@ func (s *Server) info(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusInternalServerError, fmt.Errorf("read the index's statistics: %w", err))
 		return
 	}
-	out := infoOutput{Mode: s.mode(false), HasModel: s.rt.LLM != nil, Index: indexCounts{Sources: st.Sources, Chunks: st.Chunks}, Cache: s.rt.Cache != nil}
+	out := infoOutput{Mode: s.mode(false), HasModel: s.rt.LLM != nil, Index: indexCounts{Sources: st.Sources, Chunks: st.Chunks}, Cache: s.rt.Cache != nil,
+		MCPServers: s.app.MCPServerNames()}
 	if s.rt.Embedder != nil {
 		out.Embedder = s.rt.Embedder.Info().Driver
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,9 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sagasu-dev/sagasu/internal/agent/react"
 	"github.com/sagasu-dev/sagasu/internal/app"
+	"github.com/sagasu-dev/sagasu/internal/embed"
 	"github.com/sagasu-dev/sagasu/internal/llm"
 	"github.com/sagasu-dev/sagasu/internal/llm/llmtest"
+	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
@@ -199,7 +203,7 @@ func TestChatTurnStreamsStepsAnswerAndSpans(t *testing.T) {
 	if code := f.call(t, "POST", "/api/threads/"+th.ID+"/ask", map[string]any{"question": "How do I rotate the API keys?"}, nil); code != http.StatusAccepted {
 		t.Fatalf("ask: %d", code)
 	}
-	evs := f.stream(t, "/api/threads/"+th.ID+"/events", "", func(e sseEv) bool { return e.event == threadSpans })
+	evs := f.stream(t, "/api/threads/"+th.ID+"/events", "", func(e sseEv) bool { return e.event == react.ThreadSpans })
 	kinds := map[string]int{}
 	var answer struct {
 		Answer    string
@@ -217,7 +221,7 @@ func TestChatTurnStreamsStepsAnswerAndSpans(t *testing.T) {
 	if !strings.Contains(answer.Answer, "acme keys rotate") || len(answer.Citations) == 0 {
 		t.Errorf("answer %q with %d citations: want the rotation command, cited", answer.Answer, len(answer.Citations))
 	}
-	var spans struct{ Spans []span }
+	var spans struct{ Spans []react.Span }
 	_ = json.Unmarshal([]byte(evs[len(evs)-1].data), &spans)
 	if len(spans.Spans) == 0 || !spans.Spans[0].Supported || spans.Spans[0].End > len(answer.Answer) {
 		t.Errorf("spans %+v do not mark the answer's supported sentences", spans.Spans)
@@ -225,7 +229,7 @@ func TestChatTurnStreamsStepsAnswerAndSpans(t *testing.T) {
 
 	// A reconnecting stream (Last-Event-ID) gets only what came after.
 	last := evs[len(evs)-3].id
-	again := f.stream(t, "/api/threads/"+th.ID+"/events", last, func(e sseEv) bool { return e.event == threadSpans })
+	again := f.stream(t, "/api/threads/"+th.ID+"/events", last, func(e sseEv) bool { return e.event == react.ThreadSpans })
 	var replayed []string
 	for _, e := range again {
 		if e.id != "" {
@@ -282,9 +286,9 @@ func TestStoppedTurnIsLogged(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	f.srv.turn(ctx, th.ID, "How do I deploy?", askInput{}, "offline")
-	evs := f.stream(t, "/api/threads/"+th.ID+"/events", "", func(e sseEv) bool { return e.event == threadError || e.event == "answer" })
+	evs := f.stream(t, "/api/threads/"+th.ID+"/events", "", func(e sseEv) bool { return e.event == react.ThreadError || e.event == "answer" })
 	last := evs[len(evs)-1]
-	if last.event != threadError || !strings.Contains(last.data, "stopped") {
+	if last.event != react.ThreadError || !strings.Contains(last.data, "stopped") {
 		t.Errorf("a cancelled turn ended with %s %s, want a turn_error saying it was stopped", last.event, last.data)
 	}
 }
@@ -308,6 +312,25 @@ func TestSearchSourceChunkEvaluate(t *testing.T) {
 		if code := f.call(t, "POST", "/api/search", bad, &e); code != http.StatusBadRequest || e.Error == "" {
 			t.Errorf("search %v: %d %q, want 400 with a message", bad, code, e.Error)
 		}
+	}
+
+	// The toolset's k rule (1 to 50) and what the index cannot do as it is.
+	for _, tc := range []struct {
+		path string
+		body map[string]any
+		want int
+	}{
+		{"/api/search", map[string]any{"query": "x", "k": 51}, http.StatusBadRequest},
+		{"/api/search", map[string]any{"query": "x", "glob": "docs/[x"}, http.StatusBadRequest},
+		{"/api/search", map[string]any{"query": "rotate keys", "mode": "semantic"}, http.StatusConflict},
+		{"/api/evaluate", map[string]any{"goal": "keys", "chunkIds": []int64{987654}}, http.StatusNotFound},
+	} {
+		if code := f.call(t, "POST", tc.path, tc.body, &e); code != tc.want || e.Error == "" {
+			t.Errorf("%s %v: %d %q, want %d with a message", tc.path, tc.body, code, e.Error, tc.want)
+		}
+	}
+	if code := f.call(t, "GET", "/api/source?ref=nowhere.md", nil, &e); code != http.StatusNotFound {
+		t.Errorf("a source that is not there: %d, want 404", code)
 	}
 
 	var ev tools.EvaluateOutput
@@ -544,7 +567,7 @@ func TestModelAnswerStreamsDeltasToEveryTab(t *testing.T) {
 	f := newFixture(t, "", docs)
 	answer := "To rotate the API keys, run acme keys rotate and restart the server [1]."
 	f.srv.rt.LLM = llmtest.New(
-		llmtest.Calls(llmtest.Call("c1", "search_knowledge_base", `{"query":"rotate API keys"}`)),
+		llmtest.Calls(llmtest.Call("c1", tools.NameQuery, `{"query":"rotate API keys"}`)),
 		llmtest.Text(answer), llmtest.Text(answer), llmtest.Text(answer),
 	)
 	var th struct{ ID string }
@@ -559,7 +582,7 @@ func TestModelAnswerStreamsDeltasToEveryTab(t *testing.T) {
 		t.Errorf("mode %q, want the model's driver/model", started.Mode)
 	}
 	for i, tab := range []func(func(sseEv) bool) []sseEv{tab1, tab2} {
-		evs := tab(func(e sseEv) bool { return e.event == threadSpans })
+		evs := tab(func(e sseEv) bool { return e.event == react.ThreadSpans })
 		var streamed strings.Builder
 		answered := false
 		for _, e := range evs {
@@ -592,13 +615,13 @@ func TestStopCancelsAModelTurn(t *testing.T) {
 	f.call(t, "POST", "/api/threads", map[string]string{"title": "keys"}, &th)
 	tab := f.open(t, "/api/threads/"+th.ID+"/events", "")
 	f.call(t, "POST", "/api/threads/"+th.ID+"/ask", map[string]any{"question": "How do I rotate the API keys?"}, nil)
-	tab(func(e sseEv) bool { return e.event == threadTurn })
+	tab(func(e sseEv) bool { return e.event == react.ThreadTurn })
 	if code := f.call(t, "POST", "/api/threads/"+th.ID+"/stop", map[string]any{}, nil); code != http.StatusAccepted {
 		t.Fatalf("stop: %d", code)
 	}
 	close(release)
-	evs := tab(func(e sseEv) bool { return e.event == threadError || e.event == "answer" })
-	if last := evs[len(evs)-1]; last.event != threadError || !strings.Contains(last.data, `"stopped":true`) {
+	evs := tab(func(e sseEv) bool { return e.event == react.ThreadError || e.event == "answer" })
+	if last := evs[len(evs)-1]; last.event != react.ThreadError || !strings.Contains(last.data, `"stopped":true`) {
 		t.Errorf("a stopped turn ended with %s %s, want turn_error, stopped", last.event, last.data)
 	}
 }
@@ -622,5 +645,74 @@ func TestHostAllowed(t *testing.T) {
 		if got := s.hostAllowed(tt.host); got != tt.want {
 			t.Errorf("listen %s (token %q), Host %s: allowed %v, want %v", tt.listen, tt.token, tt.host, got, tt.want)
 		}
+	}
+}
+
+// failingEmbedder fails every embedding, as a server that is down does.
+type failingEmbedder struct{}
+
+func (failingEmbedder) Info() embed.Info { return embed.Info{Driver: "test", Model: "down", Dim: 4} }
+func (failingEmbedder) EmbedQuery(context.Context, string) ([]float32, error) {
+	return nil, errors.New("connection refused")
+}
+func (failingEmbedder) EmbedDocuments(context.Context, []string) ([][]float32, error) {
+	return nil, errors.New("connection refused")
+}
+
+// TestAnEmbedderThatFailsIsABadGateway: a search whose embedder fails is
+// the embedding server's failure (502), not the request's (400).
+func TestAnEmbedderThatFailsIsABadGateway(t *testing.T) {
+	f := newFixture(t, "", docs)
+	rt := *f.srv.rt
+	rt.Engine = search.New(rt.Store, search.WithEmbedder(failingEmbedder{}))
+	ts, err := tools.New(tools.Options{Engine: rt.Engine})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.Tools = ts
+	f.srv.rt = &rt
+	f.srv.useTools(ts)
+	var e struct{ Error string }
+	if code := f.call(t, "POST", "/api/search", map[string]any{"query": "rotate keys", "mode": "hybrid"}, &e); code != http.StatusBadGateway || !strings.Contains(e.Error, "connection refused") {
+		t.Errorf("hybrid search with the embedder down: %d %q, want 502 naming the cause", code, e.Error)
+	}
+}
+
+// TestRunsStartWithTheirSettings: the page starts a run with settings of
+// its own (limits here: the run is offline), which the run records and
+// the run view shows; a server the configuration does not name, a setting
+// out of range and a resume of a run that runs are refused with what to
+// do.
+func TestRunsStartWithTheirSettings(t *testing.T) {
+	f := newFixture(t, "", docs)
+	var info map[string]any
+	if code := f.call(t, "GET", "/api/info", nil, &info); code != http.StatusOK || info["mcpServers"] == nil {
+		t.Fatalf("info: %d %v: want the MCP servers a run may name", code, info)
+	}
+	var started struct{ ID string }
+	body := map[string]any{"goal": "understand how to rotate the API keys", "settings": map[string]any{"maxToolCalls": 7, "maxDuration": "3m"}}
+	if code := f.call(t, "POST", "/api/runs", body, &started); code != http.StatusAccepted {
+		t.Fatalf("start: %d", code)
+	}
+	f.srv.Wait(context.Background())
+	var show struct {
+		Settings app.RunSettings
+		Outcome  struct{ Status string }
+	}
+	if code := f.call(t, "GET", "/api/runs/"+started.ID, nil, &show); code != http.StatusOK || show.Settings.Limits.MaxToolCalls != 7 || show.Settings.Limits.MaxDuration != "3m0s" {
+		t.Errorf("show: %d, settings %+v", code, show.Settings)
+	}
+	var e struct{ Error string }
+	for _, bad := range []map[string]any{
+		{"goal": "research the keys", "mcp": []string{"nowhere"}},
+		{"goal": "research the keys", "settings": map[string]any{"temperature": 5}},
+		{"goal": "research the keys", "settings": map[string]any{"maxDuration": "soon"}},
+	} {
+		if code := f.call(t, "POST", "/api/runs", bad, &e); code != http.StatusBadRequest || e.Error == "" {
+			t.Errorf("start %v: %d %q, want 400 saying what to do", bad, code, e.Error)
+		}
+	}
+	if !strings.Contains(e.Error, "maxDuration") {
+		t.Errorf("a bad duration is not named: %q", e.Error)
 	}
 }

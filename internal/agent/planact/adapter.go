@@ -15,15 +15,14 @@ import (
 // This file is the one place that knows internal/loop's types; when loop's
 // inputs change (search.ResultView → doc.Hit), only it changes.
 
-// LoopResearch is Research over internal/loop and a search engine.
+// LoopResearch is Research over internal/loop.
 type LoopResearch struct {
-	loop   *loop.Engine
-	search *search.Engine
+	loop *loop.Engine
 }
 
 // NewLoopResearch returns Research over the index that s searches.
 func NewLoopResearch(s *search.Engine, opt loop.Options) *LoopResearch {
-	return &LoopResearch{loop: loop.New(s, opt), search: s}
+	return &LoopResearch{loop: loop.New(s, opt)}
 }
 
 // Plan makes one stage per aspect of goal (loop.Engine.Aspects), each with
@@ -50,15 +49,6 @@ func (r *LoopResearch) Plan(ctx context.Context, goal string) ([]Stage, error) {
 		return nil, errors.New("the goal has no aspects to search for")
 	}
 	return out, nil
-}
-
-// Search runs a search with the index's default mode.
-func (r *LoopResearch) Search(ctx context.Context, query string, k int) ([]doc.Hit, error) {
-	resp, err := r.search.Search(ctx, search.Request{Query: query, K: k})
-	if err != nil {
-		return nil, fmt.Errorf("search %q: %w", query, err)
-	}
-	return resp.Hits, nil
 }
 
 // maxEvidence is how many pages are cited for one aspect.

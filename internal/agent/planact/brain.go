@@ -69,7 +69,8 @@ func (s *State) hits(positions []int) []doc.Hit {
 		if p.Heading != "" {
 			heading = strings.Split(p.Heading, " > ")
 		}
-		out = append(out, doc.Hit{Chunk: doc.Chunk{ID: p.ChunkID, Text: p.Text, Heading: heading}, Source: doc.Source{URI: p.URI, Title: p.Title}})
+		out = append(out, doc.Hit{Chunk: doc.Chunk{ID: p.ChunkID, Text: p.Text, Heading: heading, StartLine: p.Lines[0], EndLine: p.Lines[1]},
+			Source: doc.Source{URI: p.URI, Title: p.Title}})
 	}
 	return out
 }

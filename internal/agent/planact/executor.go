@@ -12,6 +12,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/graph"
 	"github.com/sagasu-dev/sagasu/internal/llm"
+	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
 // keepExchanges is how many recent messages (tool calls and their results)
@@ -22,19 +23,10 @@ const keepExchanges = 6
 // whole text is in the log's Once record).
 const maxHistoryObservation = 4000
 
-// searchTool is the llm.Tool of search_knowledge_base.
-var searchTool = llm.Tool{
-	Name:        ToolSearch,
-	Description: "Search sagasu's knowledge base of indexed documents. Returns numbered passages [n] with their source and heading; cite them as [n].",
-	Parameters: json.RawMessage(`{"type":"object","properties":{` +
-		`"query":{"type":"string","description":"words to search for"},` +
-		`"k":{"type":"integer","minimum":1,"maximum":10,"description":"how many passages (default 5)"}},` +
-		`"required":["query"]}`),
-}
-
 // toolset lists the tools the executor may call: the MCP servers' tools
-// with their schemas as the servers declared them, and search_knowledge_base.
-// Servers that fail are reported in the trace; their tools are missing.
+// with their schemas as the servers declared them, and sagasu's functions
+// with the schemas of its toolset. Servers that fail are reported in the
+// trace; their tools are missing.
 func (a *Agent) toolset(ctx context.Context, rc *graph.RunContext) ([]llm.Tool, error) {
 	var out []llm.Tool
 	if a.opt.MCP != nil {
@@ -48,10 +40,23 @@ func (a *Agent) toolset(ctx context.Context, rc *graph.RunContext) ([]llm.Tool, 
 			out = append(out, llm.Tool{Name: t.FuncName, Description: t.Description, Parameters: t.InputSchema})
 		}
 	}
-	if a.opt.Research != nil {
-		out = append(out, searchTool)
+	if a.opt.Functions != nil {
+		out = append(out, a.opt.Functions.Tools()...)
 	}
 	return out, nil
+}
+
+// own reports whether tool is one of sagasu's functions.
+func (a *Agent) own(tool string) bool {
+	if a.opt.Functions == nil {
+		return false
+	}
+	for _, t := range a.opt.Functions.Tools() {
+		if t.Name == tool {
+			return true
+		}
+	}
+	return false
 }
 
 // dispatch turns the current step into one tool call (or a text reply).
@@ -66,7 +71,7 @@ func (a *Agent) dispatch(ctx context.Context, rc *graph.RunContext, s State) (St
 	s.Attempt++
 	s.Pending, s.Text = nil, ""
 	if s.Research {
-		args, _ := json.Marshal(map[string]any{"query": step.Query, "k": searchK})
+		args, _ := json.Marshal(map[string]any{"k": searchK, "query": step.Query})
 		step.Tried = append(step.Tried, step.Query)
 		s.Pending = &Call{ID: fmt.Sprintf("call-%d-%d", s.StepIdx+1, s.Attempt), Tool: ToolSearch, Args: args}
 		return s, nil
@@ -79,7 +84,7 @@ func (a *Agent) dispatch(ctx context.Context, rc *graph.RunContext, s State) (St
 	msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: fmt.Sprintf(
 		"Current step %d: %s\nCall one tool to do it. If what is shown above already answers the step, reply in text with what you read instead.",
 		s.StepIdx+1, step.Text)})
-	resp, err := a.chat(ctx, rc, &s, llm.Request{System: systemExecutor, Messages: msgs, Tools: tools, ToolChoice: llm.ToolChoiceAuto, MaxTokens: 1024})
+	resp, err := a.chat(ctx, rc, &s, a.opt.Executor, llm.Request{System: systemExecutor, Messages: msgs, Tools: tools, ToolChoice: llm.ToolChoiceAuto})
 	if err != nil {
 		return s, err
 	}
@@ -137,13 +142,16 @@ func (a *Agent) executorContext(s State, tools []llm.Tool) string {
 	return b.String()
 }
 
-// toolOutcome is what a tool call returned, as the log's Once record keeps it.
+// toolOutcome is what a tool call returned, as the log's Once record keeps
+// it. A call of sagasu's functions keeps its passages (Hits) and its text
+// apart, so the observation can number the passages as the run does.
 type toolOutcome struct {
 	Text      string    `json:"text"`
 	Full      string    `json:"full,omitempty"` // when Text was cut
 	IsError   bool      `json:"isError,omitempty"`
 	Restarted bool      `json:"restarted,omitempty"`
 	Hits      []Passage `json:"hits,omitempty"`
+	Next      string    `json:"next,omitempty"` // the cursor of a paged result
 }
 
 // onceKey names a tool call for rc.Once: a resumed run never repeats a
@@ -166,8 +174,9 @@ func (a *Agent) run(ctx context.Context, rc *graph.RunContext, s State) (State, 
 	if c.Invalid != "" {
 		out = toolOutcome{Text: "ERROR: " + c.Invalid, IsError: true}
 	} else {
+		found := s.pool()
 		raw, err := rc.Once(onceKey(rc.Run(), s), func() (json.RawMessage, error) {
-			return json.Marshal(a.callTool(ctx, c))
+			return json.Marshal(a.callTool(ctx, c, found))
 		})
 		if err != nil {
 			return s, err
@@ -176,44 +185,30 @@ func (a *Agent) run(ctx context.Context, rc *graph.RunContext, s State) (State, 
 			return s, fmt.Errorf("read the logged result of %s: %w", c.Tool, err)
 		}
 	}
-	if c.Tool == ToolSearch && !out.IsError {
+	if a.own(c.Tool) && !out.IsError {
 		s.LastHits = s.addPassages(out.Hits)
-		out.Text = passagesText(s, s.LastHits)
+		out.Text = s.observation(c.Tool, out)
 	}
 	s.Observation, s.ObsOK, s.Restarted = out.Text, !out.IsError, out.Restarted
 	return s, rc.Observation(c.Tool, out.Text, !out.IsError, time.Since(start))
 }
 
-// callTool calls sagasu's search or an MCP tool. Every failure is an
-// outcome with IsError, so that it becomes an observation the planner can
-// react to, never a hang or a crash of the run.
-func (a *Agent) callTool(ctx context.Context, c *Call) toolOutcome {
+// callTool calls one of sagasu's functions or an MCP tool. Every failure
+// is an outcome with IsError, so that it becomes an observation the
+// planner can react to, never a hang or a crash of the run.
+func (a *Agent) callTool(ctx context.Context, c *Call, found []doc.Hit) toolOutcome {
 	ctx, cancel := context.WithTimeout(ctx, a.opt.CallTimeout)
 	defer cancel()
-	if c.Tool == ToolSearch && a.opt.Research != nil {
-		in, err := llm.ParseArgs[struct {
-			Query string `json:"query"`
-			K     int    `json:"k"`
-		}](llm.ToolCall{Name: c.Tool, Arguments: c.Args})
+	if a.own(c.Tool) {
+		out, err := a.opt.Functions.Call(ctx, llm.ToolCall{ID: c.ID, Name: c.Tool, Arguments: c.Args}, found)
 		if err != nil {
 			return toolOutcome{Text: "ERROR: " + err.Error(), IsError: true}
 		}
-		if strings.TrimSpace(in.Query) == "" {
-			return toolOutcome{Text: "ERROR: the query is empty: give the words to search for", IsError: true}
+		res := toolOutcome{Text: out.Text, Next: out.NextCursor, Hits: make([]Passage, 0, len(out.Hits))}
+		for _, h := range out.Hits {
+			res.Hits = append(res.Hits, passage(h))
 		}
-		k := in.K
-		if k <= 0 || k > 10 {
-			k = searchK
-		}
-		hits, err := a.opt.Research.Search(ctx, in.Query, k)
-		if err != nil {
-			return toolOutcome{Text: "ERROR: " + err.Error(), IsError: true}
-		}
-		out := toolOutcome{Hits: make([]Passage, 0, len(hits))}
-		for _, h := range hits {
-			out.Hits = append(out.Hits, passage(h))
-		}
-		return out
+		return res
 	}
 	if a.opt.MCP == nil {
 		return toolOutcome{Text: fmt.Sprintf("ERROR: no MCP server is configured to run %q", c.Tool), IsError: true}
@@ -233,24 +228,18 @@ func (a *Agent) callTool(ctx context.Context, c *Call) toolOutcome {
 }
 
 func passage(h doc.Hit) Passage {
-	return Passage{ChunkID: h.Chunk.ID, URI: h.Source.URI, Title: h.Source.Title, Heading: h.Chunk.HeadingPath(), Text: h.Chunk.Text}
+	return Passage{ChunkID: h.Chunk.ID, URI: h.Source.URI, Title: h.Source.Title, Heading: h.Chunk.HeadingPath(), Text: h.Chunk.Text,
+		Lines: [2]int{h.Chunk.StartLine, h.Chunk.EndLine}}
 }
 
-// passagesText numbers passages for the model: [n] source > heading, text.
-func passagesText(s State, idx []int) string {
-	if len(idx) == 0 {
-		return "No passages found."
+// observation is what the model reads of a call of sagasu's functions: its
+// passages numbered [n] as the run numbers them, with its text.
+func (s *State) observation(tool string, out toolOutcome) string {
+	ns := make([]int, len(s.LastHits))
+	for i, p := range s.LastHits {
+		ns[i] = p + 1
 	}
-	var b strings.Builder
-	for _, i := range idx {
-		p := s.Passages[i]
-		fmt.Fprintf(&b, "[%d] %s", i+1, p.URI)
-		if p.Heading != "" {
-			b.WriteString(" > " + p.Heading)
-		}
-		b.WriteString("\n" + clip.Runes(strings.TrimSpace(p.Text), 600) + "\n\n")
-	}
-	return strings.TrimSpace(b.String())
+	return tools.Outcome{Tool: tool, Hits: s.lastHits(), Text: out.Text, NextCursor: out.Next}.Observation(ns)
 }
 
 // processResult formats the observation and decides whether it calls for

@@ -3,7 +3,6 @@ package planact
 import (
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/sagasu-dev/sagasu/internal/graph"
 )
@@ -102,34 +101,4 @@ func fingerprint(s State) string {
 	}
 	fmt.Fprintf(&b, "#%d/%d/%t/%t/%s/%t/%s", s.StepIdx, s.Replans, s.NeedsReplan, s.Pending != nil, s.Decision, s.Finished, s.Outcome)
 	return b.String()
-}
-
-// traces collects the events of the runs in progress.
-type traces struct {
-	mu   sync.Mutex
-	runs map[string][]graph.Event
-}
-
-func newTraces() *traces { return &traces{runs: map[string][]graph.Event{}} }
-
-func (t *traces) start(run string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.runs[run] = nil
-}
-
-func (t *traces) add(ev graph.Event) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if evs, ok := t.runs[ev.Run]; ok {
-		t.runs[ev.Run] = append(evs, ev)
-	}
-}
-
-func (t *traces) take(run string) []graph.Event {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	evs := t.runs[run]
-	delete(t.runs, run)
-	return evs
 }

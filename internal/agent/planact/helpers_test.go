@@ -15,6 +15,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/llm"
 	"github.com/sagasu-dev/sagasu/internal/llm/llmtest"
 	"github.com/sagasu-dev/sagasu/internal/mcpclient"
+	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
 // roles is a scripted model's behaviour per role, each a function of the
@@ -116,12 +117,40 @@ func tool(server, name, desc, schema string) mcpclient.Tool {
 	return mcpclient.Tool{Server: server, Name: name, FuncName: mcpclient.FuncName(server, name), Description: desc, InputSchema: json.RawMessage(schema)}
 }
 
-// fakeResearch is Research over fixed passages: a search returns the
-// passages whose text has a word of the query.
+// fakeResearch is Research and the knowledge base's functions over fixed
+// passages: sagasu_query returns the passages whose text has a word of
+// the query. Its tools are the toolset's, with their real schemas.
 type fakeResearch struct {
 	passages []doc.Hit
 	searched []string
 	onSearch func(query string) error
+}
+
+func (f *fakeResearch) Tools() []llm.Tool {
+	ts, err := tools.FunctionTools()
+	if err != nil {
+		panic(err)
+	}
+	return ts
+}
+
+func (f *fakeResearch) Call(ctx context.Context, call llm.ToolCall, _ []doc.Hit) (tools.Outcome, error) {
+	if _, err := llm.CheckToolCall(f.Tools(), call); err != nil {
+		return tools.Outcome{}, err
+	}
+	if call.Name != tools.NameQuery {
+		return tools.Outcome{}, fmt.Errorf("the fake knowledge base has no %s", call.Name)
+	}
+	in, err := llm.ParseArgs[tools.QueryInput](call)
+	if err != nil {
+		return tools.Outcome{}, err
+	}
+	k := in.K
+	if k == 0 {
+		k = 10
+	}
+	hits, err := f.Search(ctx, in.Query, k)
+	return tools.Outcome{Tool: call.Name, Hits: hits}, err
 }
 
 func (f *fakeResearch) Plan(_ context.Context, goal string) ([]Stage, error) {

@@ -40,7 +40,7 @@ const (
 
 var stepNumRE = regexp.MustCompile(`Step just run: (\d+)\.`)
 
-// killRoles plans killFacts look-ups, each one search_knowledge_base call,
+// killRoles plans killFacts look-ups, each one sagasu_query call,
 // and finishes after the last. Every answer is a function of the request
 // alone, so the resumed run (with a new scripted model) goes on the same way.
 func killRoles() roles {
@@ -114,7 +114,8 @@ func countLines(t *testing.T, path string) map[string]int {
 }
 
 func killAgent(t *testing.T, dir string, log graph.Log) *Agent {
-	return newAgent(t, Options{Model: killRoles().model(200), Research: effectResearch(filepath.Join(dir, "effects")), Log: log})
+	kb := effectResearch(filepath.Join(dir, "effects"))
+	return newAgent(t, Options{Model: killRoles().model(200), Research: kb, Functions: kb, Log: log})
 }
 
 func runKillChild(t *testing.T, dir string) {

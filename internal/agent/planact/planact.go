@@ -1,7 +1,8 @@
 // Package planact is the Plan-and-Act agent: a planner writes a plan for a
 // goal, an executor carries out one step at a time with one tool call (the
 // connected MCP servers' tools, such as Playwright MCP, and sagasu's own
-// search_knowledge_base), and after every step the planner judges the
+// functions sagasu_query, sagasu_get and sagasu_evaluate, the toolset's
+// operations as every face offers them), and after every step the planner judges the
 // result and goes on, replans, finishes with an answer or gives up. It runs
 // on internal/graph, so every run is traced, bounded by limits and guards,
 // and resumable from its log. Without a language model a deterministic
@@ -18,9 +19,11 @@ import (
 	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/clip"
+	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/graph"
 	"github.com/sagasu-dev/sagasu/internal/llm"
 	"github.com/sagasu-dev/sagasu/internal/mcpclient"
+	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
 // Node names of the Plan-and-Act graph (the seed's graph).
@@ -43,8 +46,9 @@ const (
 	BranchAfterReplan   = "after_replan"   // plan | retry | finish
 )
 
-// ToolSearch is sagasu's own tool, offered beside the MCP servers' tools.
-const ToolSearch = "search_knowledge_base"
+// ToolSearch is sagasu's search, offered beside the MCP servers' tools;
+// the research brain searches with it too.
+const ToolSearch = tools.NameQuery
 
 // Defaults.
 const (
@@ -55,6 +59,13 @@ const (
 	recallN           = 3
 	searchK           = 5
 )
+
+// Functions are the knowledge base's operations as model functions
+// (*tools.Functions): the tools offered and a call of one of them.
+type Functions interface {
+	Tools() []llm.Tool
+	Call(ctx context.Context, call llm.ToolCall, found []doc.Hit) (tools.Outcome, error)
+}
 
 // MCP is what the executor needs of *mcpclient.Manager.
 type MCP interface {
@@ -67,12 +78,23 @@ type MCP interface {
 
 // Options configure an Agent.
 type Options struct {
-	// Model plans and executes. Without one the research brain runs, and
-	// goals that need a browser are refused.
+	// Model plans and executes (the planner's model is Planner.Model when
+	// set). Without one the research brain runs, and goals that need a
+	// browser are refused.
 	Model llm.Model
+	// Planner and Executor say how each role's model calls are made: the
+	// planner writes the plan, judges every step and replans; the executor
+	// turns a step into a tool call. Zero fields take the defaults
+	// (temperature 0, replies of at most 1,024 tokens, Model).
+	Planner, Executor Role
 	// MCP gives the tools of the configured MCP servers (nil: none).
 	MCP MCP
-	// Research backs search_knowledge_base and the research brain.
+	// Functions are sagasu's own tools (sagasu_query, sagasu_get,
+	// sagasu_evaluate), offered beside the MCP servers'; the research brain
+	// searches with sagasu_query.
+	Functions Functions
+	// Research plans, judges and refines for the brain that runs without a
+	// model.
 	Research Research
 	// Memory recalls similar past runs for the planner and remembers this
 	// one (nil: no memory).
@@ -80,7 +102,7 @@ type Options struct {
 	// Log keeps the trace and checkpoints; Resume needs the same log. Nil
 	// keeps them in memory.
 	Log graph.Log
-	// OnEvent receives every trace event as it happens.
+	// OnEvent receives every trace event of every run as it happens.
 	OnEvent func(graph.Event)
 	// Limits and Guards bound a run; zero fields take this package's
 	// defaults (see DefaultLimits and DefaultGuards).
@@ -93,10 +115,36 @@ type Options struct {
 	// Table, when set, is a routing table file (graph.LoadTableFile) that
 	// replaces the built-in edges.
 	Table string
-	// Temperature of the model calls (default 0).
-	Temperature *float64
 	// Now stamps run ids and recollections (default time.Now).
 	Now func() time.Time
+}
+
+// Role is how one role's model calls are made.
+type Role struct {
+	// Model answers the role's calls (nil: Options.Model).
+	Model       llm.Model
+	Temperature *float64
+	// MaxTokens caps one reply's text (default 1,024), and ThinkingBudget
+	// is what a thinking model may spend before it (see llm.Request).
+	MaxTokens      int
+	ThinkingBudget *int
+}
+
+// DefaultReplyTokens caps one reply of the planner or the executor.
+const DefaultReplyTokens = 1024
+
+func (r Role) resolved(model llm.Model) Role {
+	if r.Model == nil {
+		r.Model = model
+	}
+	if r.Temperature == nil {
+		t := 0.0
+		r.Temperature = &t
+	}
+	if r.MaxTokens <= 0 {
+		r.MaxTokens = DefaultReplyTokens
+	}
+	return r
 }
 
 // DefaultLimits are the limits of a run: the reference code's 30 executor
@@ -116,8 +164,6 @@ func DefaultGuards() graph.Guards {
 type Agent struct {
 	opt      Options
 	compiled *graph.Compiled[State]
-	// trace collects each run's events for its Result.
-	traces *traces
 }
 
 // ErrEmptyGoal is returned for a goal without text.
@@ -135,23 +181,23 @@ func New(opt Options) (*Agent, error) {
 	if opt.Model == nil && opt.Research == nil {
 		return nil, errors.New("plan-and-act: give a language model, or a knowledge base to research (Research), or both")
 	}
+	if opt.Research != nil && opt.Functions == nil {
+		return nil, errors.New("plan-and-act: the research brain searches through the knowledge base's functions: give Functions")
+	}
 	if opt.MaxReplans <= 0 {
 		opt.MaxReplans = DefaultMaxReplans
 	}
 	if opt.CallTimeout <= 0 {
 		opt.CallTimeout = DefaultCallTimeout
 	}
-	if opt.Temperature == nil {
-		t := 0.0
-		opt.Temperature = &t
-	}
+	opt.Planner, opt.Executor = opt.Planner.resolved(opt.Model), opt.Executor.resolved(opt.Model)
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
 	if opt.Log == nil {
 		opt.Log = graph.NewMemLog()
 	}
-	a := &Agent{opt: opt, traces: newTraces()}
+	a := &Agent{opt: opt}
 	g := a.graph()
 	if opt.Table != "" {
 		if err := g.LoadTableFile(opt.Table); err != nil {
@@ -160,8 +206,7 @@ func New(opt Options) (*Agent, error) {
 	}
 	c, err := g.Compile(opt.Log,
 		graph.WithLimits(merge(opt.Limits, DefaultLimits())),
-		graph.WithGuards(mergeGuards(opt.Guards, DefaultGuards())),
-		graph.WithObserver(a.observe))
+		graph.WithGuards(mergeGuards(opt.Guards, DefaultGuards())))
 	if err != nil {
 		return nil, fmt.Errorf("plan-and-act: build the graph: %w", err)
 	}
@@ -233,14 +278,13 @@ func (a *Agent) Run(ctx context.Context, in RunInput) (*Result, error) {
 	if run == "" {
 		run = fmt.Sprintf("planact-%d", a.opt.Now().UnixNano())
 	}
-	a.traces.start(run)
-	final, out := a.compiled.Invoke(ctx, run, State{Goal: goal, Research: a.opt.Model == nil})
-	if out.Status == graph.Failure && out.Steps == 0 && out.Node == "" {
-		// The run never started: its id is taken, or the log cannot be written.
-		a.traces.take(run)
-		return nil, fmt.Errorf("start run %s: %s", run, out.Reason)
+	var trace []graph.Event
+	final, out := a.compiled.Invoke(ctx, run, State{Goal: goal, Research: a.opt.Model == nil}, a.observer(&trace))
+	var se *graph.StartError
+	if errors.As(out.Err, &se) {
+		return nil, se
 	}
-	return a.result(ctx, run, final, out), nil
+	return a.result(ctx, run, final, out, trace), nil
 }
 
 // Resume continues run from its last checkpoint in the log (after a crash
@@ -249,22 +293,22 @@ func (a *Agent) Resume(ctx context.Context, run string) (*Result, error) {
 	if strings.TrimSpace(run) == "" {
 		return nil, errors.New("resume: the run id is empty; give the id a run printed")
 	}
-	a.traces.start(run)
-	final, out := a.compiled.Resume(ctx, run)
-	if out.Status == graph.Failure && final.Goal == "" {
-		a.traces.take(run)
-		return nil, fmt.Errorf("resume %s: %s", run, out.Reason)
+	var trace []graph.Event
+	final, out := a.compiled.Resume(ctx, run, a.observer(&trace))
+	var se *graph.StartError
+	if errors.As(out.Err, &se) {
+		return nil, se
 	}
-	return a.result(ctx, run, final, out), nil
+	return a.result(ctx, run, final, out, trace), nil
 }
 
 // result turns the final state and the graph's outcome into a Result and
 // remembers the run.
-func (a *Agent) result(ctx context.Context, run string, s State, out graph.Outcome) *Result {
+func (a *Agent) result(ctx context.Context, run string, s State, out graph.Outcome, trace []graph.Event) *Result {
 	r := &Result{
 		Run: run, Goal: s.Goal, Outcome: s.Outcome, Reason: s.Reason, Answer: s.Answer,
 		Plan: s.Plan, Steps: s.History, Replans: s.Replans, Results: s.Results, Usage: out.Tokens,
-		Trace: a.traces.take(run),
+		Trace: trace,
 	}
 	switch out.Status {
 	case graph.Stopped:
@@ -305,13 +349,16 @@ func (a *Agent) result(ctx context.Context, run string, s State, out graph.Outco
 	return r
 }
 
-// observe forwards trace events to OnEvent and the run's Result.
-func (a *Agent) observe(ev graph.Event) {
-	if ev.Type == graph.TypeCheckpoint || ev.Type == graph.TypeOnce {
-		return
-	}
-	a.traces.add(ev)
-	if a.opt.OnEvent != nil {
-		a.opt.OnEvent(ev)
-	}
+// observer collects a call's trace events (not its checkpoints and Once
+// records) into trace and forwards them to OnEvent.
+func (a *Agent) observer(trace *[]graph.Event) graph.RunOption {
+	return graph.Observe(func(ev graph.Event) {
+		if ev.Type == graph.TypeCheckpoint || ev.Type == graph.TypeOnce {
+			return
+		}
+		*trace = append(*trace, ev)
+		if a.opt.OnEvent != nil {
+			a.opt.OnEvent(ev)
+		}
+	})
 }

@@ -160,9 +160,9 @@ func TestRoutingTables(t *testing.T) {
 
 func TestGoalsRefusedAtOnce(t *testing.T) {
 	kb := &fakeResearch{}
-	noModel := newAgent(t, Options{Research: kb})
+	noModel := newAgent(t, Options{Research: kb, Functions: kb})
 	withModel := newAgent(t, Options{Model: shopRoles().model(1), MCP: shop()})
-	withMCP := newAgent(t, Options{Research: kb, MCP: shop()})
+	withMCP := newAgent(t, Options{Research: kb, Functions: kb, MCP: shop()})
 	cases := []struct {
 		name string
 		a    *Agent
@@ -317,7 +317,7 @@ func TestUnsatisfiableToolSchema(t *testing.T) {
 	res, err := a.Run(context.Background(), RunInput{Goal: "Open the vault"})
 	require.NoError(t, err)
 	assert.Equal(t, OutcomeFailure, res.Outcome)
-	assert.Contains(t, res.Reason, `needs the argument(s) "token"`)
+	assert.Contains(t, res.Reason, "token: missing; it is required")
 	assert.Empty(t, web.calls, "a call that does not fit the schema is never sent")
 	require.NotEmpty(t, res.Steps)
 	assert.False(t, res.Steps[0].OK)
@@ -381,13 +381,13 @@ func TestSearchToolCitesPassages(t *testing.T) {
 		},
 		evaluate: func(req llm.Request) string {
 			u := userText(req)
-			if !strings.Contains(u, "[1] guide/tea.md > Tea") {
+			if !strings.Contains(u, "[1] guide/tea.md — Tea") {
 				return decisionJSON("fail", "", "", "no numbered passage")
 			}
 			return decisionJSON("done", "", "Brew green tea at 80 degrees [1].", "")
 		},
 	}
-	a := newAgent(t, Options{Model: r.model(10), Research: kb})
+	a := newAgent(t, Options{Model: r.model(10), Research: kb, Functions: kb})
 	res, err := a.Run(context.Background(), RunInput{Goal: "How hot should green tea be brewed?"})
 	require.NoError(t, err)
 	require.Equal(t, OutcomeSuccess, res.Outcome, res.Reason)

@@ -37,17 +37,18 @@ const (
 // must replan.
 const maxAttempts = 4
 
-// chat calls the model and records its tokens, in the run log and in s.
-func (a *Agent) chat(ctx context.Context, rc *graph.RunContext, s *State, req llm.Request) (*llm.Response, error) {
-	req.Temperature = a.opt.Temperature
-	resp, err := a.opt.Model.Chat(ctx, req)
+// chat calls the role's model and records its tokens, in the run log and
+// in s.
+func (a *Agent) chat(ctx context.Context, rc *graph.RunContext, s *State, role Role, req llm.Request) (*llm.Response, error) {
+	req.Temperature, req.MaxTokens, req.ThinkingBudget = role.Temperature, role.MaxTokens, role.ThinkingBudget
+	resp, err := role.Model.Chat(ctx, req)
 	if err != nil {
 		var stop *graph.StopError
 		if errors.As(err, &stop) {
 			return nil, err
 		}
 		_ = rc.Emit(graph.Event{Type: graph.TypeError, Text: "model: " + err.Error()})
-		return nil, fmt.Errorf("ask the model (%s): %w", a.opt.Model.Info().Model, err)
+		return nil, fmt.Errorf("ask the model (%s): %w", role.Model.Info().Model, err)
 	}
 	s.Usage.In += int64(resp.Usage.InputTokens)
 	s.Usage.Out += int64(resp.Usage.OutputTokens)
@@ -92,7 +93,7 @@ func (a *Agent) plannerInit(ctx context.Context, rc *graph.RunContext, s State) 
 	if len(s.Memory) > 0 {
 		b.WriteString("\nPast runs with similar goals:\n" + recollectionsText(s.Memory))
 	}
-	resp, err := a.chat(ctx, rc, &s, llm.Request{System: systemPlanner, Messages: []llm.Message{{Role: llm.RoleUser, Content: b.String()}}, MaxTokens: 1024})
+	resp, err := a.chat(ctx, rc, &s, a.opt.Planner, llm.Request{System: systemPlanner, Messages: []llm.Message{{Role: llm.RoleUser, Content: b.String()}}})
 	if err != nil {
 		return s, err
 	}
@@ -143,7 +144,7 @@ func (a *Agent) plannerEvaluate(ctx context.Context, rc *graph.RunContext, s Sta
 	if s.NeedsReplan {
 		fmt.Fprintf(&b, "\nShould replan: %s\n", s.Why)
 	}
-	resp, err := a.chat(ctx, rc, &s, llm.Request{System: systemEvaluator, Messages: []llm.Message{{Role: llm.RoleUser, Content: b.String()}}, MaxTokens: 1024})
+	resp, err := a.chat(ctx, rc, &s, a.opt.Planner, llm.Request{System: systemEvaluator, Messages: []llm.Message{{Role: llm.RoleUser, Content: b.String()}}})
 	if err != nil {
 		return s, err
 	}
@@ -239,7 +240,7 @@ func (a *Agent) plannerReplan(ctx context.Context, rc *graph.RunContext, s State
 	if len(s.Memory) > 0 {
 		b.WriteString("\nPast runs with similar goals:\n" + recollectionsText(s.Memory))
 	}
-	resp, err := a.chat(ctx, rc, &s, llm.Request{System: systemReplanner, Messages: []llm.Message{{Role: llm.RoleUser, Content: b.String()}}, MaxTokens: 1024})
+	resp, err := a.chat(ctx, rc, &s, a.opt.Planner, llm.Request{System: systemReplanner, Messages: []llm.Message{{Role: llm.RoleUser, Content: b.String()}}})
 	if err != nil {
 		return s, err
 	}

@@ -6,16 +6,14 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/doc"
 )
 
-// Research is what the agent needs of sagasu's own search loop: plan a
-// goal into aspects, search, judge hits against an aspect, and refine a
-// query. The search_knowledge_base tool searches through it, and without a
-// language model it is the whole brain. NewLoopResearch (adapter.go)
-// backs it with internal/loop and internal/search.
+// Research is what the research brain needs of sagasu's own search loop:
+// plan a goal into aspects, judge hits against an aspect, and refine a
+// query; it searches through the knowledge base's functions (sagasu_query).
+// Without a language model it is the whole brain. NewLoopResearch
+// (adapter.go) backs it with internal/loop.
 type Research interface {
 	// Plan splits goal into stages, one per aspect.
 	Plan(ctx context.Context, goal string) ([]Stage, error)
-	// Search returns the best k hits for query.
-	Search(ctx context.Context, query string, k int) ([]doc.Hit, error)
 	// Evaluate judges whether hits (all a run has gathered) cover aspect of
 	// goal, and which cover it best.
 	Evaluate(ctx context.Context, goal, aspect string, hits []doc.Hit) (Coverage, error)

@@ -14,7 +14,9 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/graph"
 	"github.com/sagasu-dev/sagasu/internal/loop"
+	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/testcorpus"
+	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
 // TestResearchWithoutAModel runs the research brain on the Kumo corpus
@@ -22,7 +24,11 @@ import (
 func TestResearchWithoutAModel(t *testing.T) {
 	e := testcorpus.Kumo(t, "en")
 	docs := testcorpus.KumoDocs()
-	a := newAgent(t, Options{Research: NewLoopResearch(e, loop.Options{}), Log: graph.NewMemLog()})
+	ts, err := tools.New(tools.Options{Engine: e})
+	require.NoError(t, err)
+	fns, err := ts.Functions()
+	require.NoError(t, err)
+	a := newAgent(t, Options{Research: NewLoopResearch(e, loop.Options{}), Functions: fns, Log: graph.NewMemLog()})
 	ctx := context.Background()
 
 	start := time.Now()
@@ -105,7 +111,7 @@ func TestResearchRefinesMissingAspects(t *testing.T) {
 		}
 		return nil
 	}
-	a := newAgent(t, Options{Research: kb})
+	a := newAgent(t, Options{Research: kb, Functions: kb})
 	res, err := a.Run(context.Background(), RunInput{Goal: "kettle"})
 	require.NoError(t, err)
 	require.Equal(t, OutcomeSuccess, res.Outcome, res.Reason)
@@ -115,7 +121,7 @@ func TestResearchRefinesMissingAspects(t *testing.T) {
 	assert.Contains(t, res.Answer, "kitchen.md > Kettle [1]")
 
 	kb = &fakeResearch{}
-	a = newAgent(t, Options{Research: kb})
+	a = newAgent(t, Options{Research: kb, Functions: kb})
 	res, err = a.Run(context.Background(), RunInput{Goal: "coffee"})
 	require.NoError(t, err)
 	assert.Equal(t, OutcomeFailure, res.Outcome)
@@ -134,7 +140,7 @@ func (s *stuckResearch) Refine(_ context.Context, _, _, query string, _ []doc.Hi
 
 func TestResearchStopsWhenRefiningGivesNothingNew(t *testing.T) {
 	kb := &stuckResearch{}
-	a := newAgent(t, Options{Research: kb})
+	a := newAgent(t, Options{Research: kb, Functions: kb})
 	res, err := a.Run(context.Background(), RunInput{Goal: "teapot"})
 	require.NoError(t, err)
 	assert.Equal(t, OutcomeFailure, res.Outcome)
@@ -160,9 +166,9 @@ func TestLoopResearchCitesTheBestPagesPerAspect(t *testing.T) {
 	ctx := context.Background()
 	var pool []doc.Hit
 	for _, q := range []string{"sidebar", "collapsible sidebar groups", "deploy GitHub Pages"} {
-		hits, err := r.Search(ctx, q, 8)
+		resp, err := e.Search(ctx, search.Request{Query: q, K: 8})
 		require.NoError(t, err)
-		pool = append(pool, hits...)
+		pool = append(pool, resp.Hits...)
 	}
 	goal := "Set up a sidebar with collapsible groups and deploy to GitHub Pages"
 	cov, err := r.Evaluate(ctx, goal, "sidebar with collapsible groups", pool)

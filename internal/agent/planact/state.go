@@ -82,6 +82,7 @@ type Passage struct {
 	URI     string `json:"uri"`
 	Title   string `json:"title,omitempty"`
 	Heading string `json:"heading,omitempty"`
+	Lines   [2]int `json:"lines,omitzero"`
 	Text    string `json:"text"`
 }
 

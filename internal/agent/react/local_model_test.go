@@ -12,8 +12,6 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/llm"
 	"github.com/sagasu-dev/sagasu/internal/llm/llmtest"
 	"github.com/sagasu-dev/sagasu/internal/llm/openai"
-	"github.com/sagasu-dev/sagasu/internal/search"
-	"github.com/sagasu-dev/sagasu/internal/testcorpus"
 )
 
 // TestLocalModelAnswersVitePressQuestions asks the real local chat model
@@ -32,7 +30,7 @@ func TestLocalModelAnswersVitePressQuestions(t *testing.T) {
 	}
 	const maxTurns = 4
 	a := New(e, Options{}).WithModel(LLMOptions{Model: llm.WithRetry(model, llm.RetryOptions{MaxAttempts: 2}),
-		Library: e.Store(), MaxTurns: maxTurns, Timeout: 10 * time.Minute})
+		MaxTurns: maxTurns, Timeout: 10 * time.Minute})
 	stopped := 0
 	for _, q := range []string{
 		"How do I enable the local search provider?",
@@ -71,6 +69,3 @@ func TestLocalModelAnswersVitePressQuestions(t *testing.T) {
 	}
 	t.Logf("guards ended %d of 3 runs", stopped)
 }
-
-// vitepress is the VitePress documentation, indexed once per test binary.
-func vitepress(t *testing.T) *search.Engine { return testcorpus.VitePress(t) }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
 )
 
@@ -46,5 +47,57 @@ func TestThreadsKeepTurnsAcrossOpens(t *testing.T) {
 	}
 	if _, err := th.Get(ctx, "chat-nope"); err == nil || !strings.Contains(err.Error(), "--list") {
 		t.Errorf("unknown thread: %v", err)
+	}
+}
+
+// TestTurnRecordsEachStep: a turn of a thread records its start, every
+// step of the agent, the question and answer and the answer's spans, in
+// that order; the next turn is asked after the first; a turn that fails
+// records why.
+func TestTurnRecordsEachStep(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "idx.db"), sqlite.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	th := NewThreads(st)
+	id, err := th.Start(ctx, "local search")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored []string
+	a := New(vitepress(t), Options{})
+	res, err := th.Turn(ctx, id, a, "How do I enable the local search provider?", TurnOptions{Mode: "offline", OnStored: func(e store.Event) {
+		stored = append(stored, e.Type)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := st.Events(ctx, id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, e := range evs {
+		kinds = append(kinds, e.Type)
+	}
+	want := []string{ThreadTurn}
+	for range res.Trace {
+		want = append(want, ThreadStep)
+	}
+	want = append(want, ThreadQuestion, ThreadAnswer, ThreadSpans)
+	if strings.Join(kinds, ",") != strings.Join(want, ",") || strings.Join(stored, ",") != strings.Join(want, ",") {
+		t.Errorf("recorded %v, told %v; want %v", kinds, stored, want)
+	}
+	if hist, _ := th.History(ctx, id, HistoryTurns); len(hist) != 1 || hist[0].Answer != res.Answer {
+		t.Errorf("history after one turn: %+v", hist)
+	}
+	if _, err := th.Turn(ctx, id, a, "   ", TurnOptions{}); err == nil {
+		t.Fatal("an empty question was answered")
+	}
+	evs, _ = st.Events(ctx, id, 0)
+	if last := evs[len(evs)-1]; last.Type != ThreadError || !strings.Contains(string(last.Data), "empty") {
+		t.Errorf("a failed turn ends with %s %s, want %s naming why", last.Type, last.Data, ThreadError)
 	}
 }

@@ -322,6 +322,15 @@ func (m *Model) request(req llm.Request) ([]*genai.Content, *genai.GenerateConte
 	if req.MaxTokens > 0 {
 		config.MaxOutputTokens = int32(req.MaxTokens)
 	}
+	if b := req.ThinkingBudget; b != nil {
+		// Gemini counts thinking tokens in maxOutputTokens: the budget comes
+		// on top of the answer's cap, so that thinking cannot use it up.
+		budget := int32(*b)
+		config.ThinkingConfig = &genai.ThinkingConfig{ThinkingBudget: &budget}
+		if req.MaxTokens > 0 {
+			config.MaxOutputTokens += budget
+		}
+	}
 	return contents, config, nil
 }
 

@@ -74,6 +74,29 @@ func TestChat(t *testing.T) {
 		"generationConfig":{"temperature":0.5,"maxOutputTokens":100}}`, string(got.Body))
 }
 
+// TestThinkingBudget: a thinking budget is sent as Gemini's thinkingConfig,
+// and on top of the answer's cap, since Gemini counts thinking tokens in
+// maxOutputTokens; a budget of 0 turns thinking off.
+func TestThinkingBudget(t *testing.T) {
+	for _, tc := range []struct {
+		budget int
+		want   string
+	}{
+		{1024, `{"temperature":0,"maxOutputTokens":1424,"thinkingConfig":{"thinkingBudget":1024}}`},
+		{0, `{"temperature":0,"maxOutputTokens":400,"thinkingConfig":{"thinkingBudget":0}}`},
+	} {
+		srv := fakeserver.New(t, fakeserver.Reply{Body: response(`[{"text":"ok"}]`, "STOP")})
+		zero, budget := 0.0, tc.budget
+		_, err := newModel(t, srv).Chat(context.Background(), llm.Request{Messages: ask.Messages, Temperature: &zero, MaxTokens: 400, ThinkingBudget: &budget})
+		require.NoError(t, err)
+		var body struct {
+			GenerationConfig json.RawMessage `json:"generationConfig"`
+		}
+		require.NoError(t, json.Unmarshal(srv.Last().Body, &body))
+		assert.JSONEq(t, tc.want, string(body.GenerationConfig))
+	}
+}
+
 func TestToolRoundTripRequest(t *testing.T) {
 	srv := fakeserver.New(t, fakeserver.Reply{Body: response(`[{"text":"Found."}]`, "STOP")})
 	_, err := newModel(t, srv).Chat(context.Background(), llm.Request{

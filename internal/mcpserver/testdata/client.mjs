@@ -79,7 +79,7 @@ async function check() {
   const ajv = new Ajv({ strict: false, allErrors: true });
   const validators = {};
   for (const t of tools) validators[t.name] = ajv.compile(t.outputSchema);
-  ok("tools/list lists 11 tools", tools.length === 11, tools.map((t) => t.name).join(","));
+  ok("tools/list lists 15 tools", tools.length === 15, tools.map((t) => t.name).join(","));
 
   async function call(name, args, options) {
     const res = await client.callTool({ name, arguments: args }, undefined, options);
@@ -136,6 +136,29 @@ async function check() {
   ok("sagasu_delete dryRun lists and keeps", dr.dryRun === true && dr.deleted === 0 && dr.sources.some((x) => x.title === "extra"), JSON.stringify(dr));
   const del = await good("sagasu_delete", { glob: "text:*" });
   ok("sagasu_delete deletes", del.deleted === dr.sources.length && del.index.sources === dr.index.sources - del.deleted, JSON.stringify(del));
+
+  // A Plan-and-Act run in the background: start returns its ID at once,
+  // status reads it until it stops at its one-tool-call limit, resume
+  // continues it (with the limit given here) to its answer.
+  const waitRun = async (id) => {
+    for (let i = 0; i < 1200; i++) {
+      const st = await good("sagasu_agent_status", { id });
+      if (!st.running) return st;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return {};
+  };
+  const started = await good("sagasu_agent_start", { goal, offline: true, settings: { maxToolCalls: 1, maxDuration: "5m" } });
+  ok("sagasu_agent_start returns a run ID while it runs", /^planact-/.test(started.id || "") && started.status === "running", JSON.stringify(started));
+  const stopped = await waitRun(started.id);
+  ok("sagasu_agent_status reads the run stopped at its limit", stopped.outcome?.status === "stopped" && stopped.outcome?.guard === "max_tool_calls", JSON.stringify(stopped).slice(0, 600));
+  ok("the run recorded its settings", stopped.settings?.offline === true && stopped.settings?.limits?.maxToolCalls === 1 && stopped.settings?.limits?.maxDuration === "5m0s", JSON.stringify(stopped.settings));
+  await good("sagasu_agent_resume", { id: started.id, settings: { maxToolCalls: 30 } });
+  const finished = await waitRun(started.id);
+  ok("sagasu_agent_resume continues the run to its answer", finished.outcome?.status === "success" && (finished.plan || []).every((s) => s.status === "done") && finished.results?.length > 0, JSON.stringify(finished).slice(0, 600));
+  ok("the resumed run kept its recorded settings", finished.settings?.limits?.maxDuration === "5m0s" && finished.settings?.limits?.maxToolCalls === 30, JSON.stringify(finished.settings));
+  await bad("sagasu_agent_status", { id: "planact-none" }, "no such agent run");
+  await bad("sagasu_agent_stop", { id: started.id }, "not running");
 
   // A resource behind a result's resource_link.
   const res = await client.callTool({ name: "sagasu_query", arguments: { query: "sidebar", k: 1 } });

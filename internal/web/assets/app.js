@@ -40,6 +40,15 @@ async function loadInfo() {
   try {
     const info = await api('/api/info');
     $('#mode').textContent = t('mode.badge', { mode: info.mode === 'offline' ? t('chat.offline') : info.mode, sources: num(info.index.sources), chunks: num(info.index.chunks) });
+    $('#run-mcp').replaceChildren(...(info.mcpServers || []).map((name) => {
+      const label = el('label', 'inline');
+      const box = el('input');
+      box.type = 'checkbox';
+      box.name = 'mcp';
+      box.value = name;
+      label.append(box, document.createTextNode(` ${name}`));
+      return label;
+    }));
     if (!info.index.sources) notice(t('notice.empty'));
   } catch (e) { notice(e.message); }
 }
@@ -346,6 +355,7 @@ async function showRun(id) {
   const status = r.run.running ? 'running' : (r.outcome?.status || r.run.status);
   head.append(el('p', 'meta run-status', `${r.run.id} · ${statusLabel(status)}${r.outcome?.reason ? ' — ' + r.outcome.reason : ''}`));
   if (r.error) head.append(el('p', 'warn', r.error));
+  if (r.settings) head.append(el('p', 'meta run-settings', settingsText(r.settings)));
   const row = el('p', 'row');
   if (r.run.running) {
     const b = el('button', '', t('runs.stop'));
@@ -388,15 +398,54 @@ function openRun(id) {
     pending = true;
     setTimeout(() => { pending = false; showRun(id); loadRuns(); }, 150);
   };
-  for (const t of ['plan', 'replan', 'thought', 'action', 'observation', 'answer', 'error', 'state', 'outcome', 'status']) es.addEventListener(t, refresh);
-  es.addEventListener('outcome', () => { es.close(); refresh(); });
+  for (const t of ['plan', 'replan', 'thought', 'action', 'observation', 'answer', 'error', 'state']) es.addEventListener(t, refresh);
+  // The run is over once it has an outcome and the server says it no
+  // longer runs (it logs the outcome first): show it once more and stop
+  // listening.
+  let ended = false;
+  es.addEventListener('outcome', () => { ended = true; refresh(); });
+  es.addEventListener('status', (m) => {
+    refresh();
+    if (ended && !JSON.parse(m.data).running) es.close();
+  });
+}
+
+// settingsText says what a run runs with: its MCP servers, models, limits.
+function settingsText(s) {
+  const parts = [];
+  if (s.mcp?.length) parts.push(t('runs.settingsMCP', { servers: s.mcp.join(', ') }));
+  for (const role of ['planner', 'executor']) {
+    const m = s[role];
+    if (!m) continue;
+    const thinking = m.thinkingBudget != null ? t('runs.settingsThinking', { n: num(m.thinkingBudget) }) : '';
+    parts.push(t('runs.settingsModel', { role: t(`runs.role.${role}`), driver: m.driver, model: m.model, temperature: m.temperature, tokens: num(m.maxTokens), thinking }));
+  }
+  if (s.offline || (!s.planner && !s.executor)) parts.push(t('chat.offline'));
+  if (s.limits) parts.push(t('runs.settingsLimits', { calls: num(s.limits.maxToolCalls), duration: s.limits.maxDuration }));
+  return parts.join(' · ');
+}
+
+// runSettings reads the form's settings; empty fields keep the configuration's.
+function runSettings() {
+  const out = {};
+  const text = (id, key) => { const v = $(id).value.trim(); if (v) out[key] = v; };
+  const number = (id, key) => { const v = $(id).value.trim(); if (v !== '') out[key] = Number(v); };
+  text('#run-planner', 'plannerModel');
+  text('#run-executor', 'executorModel');
+  number('#run-temperature', 'temperature');
+  number('#run-max-tokens', 'maxTokens');
+  number('#run-thinking', 'thinkingBudget');
+  number('#run-tool-calls', 'maxToolCalls');
+  text('#run-duration', 'maxDuration');
+  return out;
 }
 
 $('#run-form').addEventListener('submit', async (e) => {
   e.preventDefault();
   notice('');
+  const mcp = [...document.querySelectorAll('#run-mcp input:checked')].map((b) => b.value);
   try {
-    const r = await api('/api/runs', { method: 'POST', body: { goal: $('#goal').value } });
+    const r = await api('/api/runs', { method: 'POST', body: { goal: $('#goal').value, mcp, settings: runSettings() } });
     openRun(r.id);
   } catch (err) { notice(err.message); }
 });

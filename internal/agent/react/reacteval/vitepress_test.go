@@ -9,6 +9,7 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/agent/react"
 	"github.com/sagasu-dev/sagasu/internal/testcorpus"
+	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
 func TestMain(m *testing.M) {
@@ -23,7 +24,15 @@ func answerSet(t *testing.T, file string) Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Evaluate(context.Background(), react.New(testcorpus.VitePress(t), react.Options{}), set)
+	ts, err := tools.New(tools.Options{Engine: testcorpus.VitePress(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fns, err := ts.Functions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Evaluate(context.Background(), react.New(fns, react.Options{}), set)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,10 +44,8 @@ func citeFor(t *testing.T, sentence, quote string) llmtest.Step {
 
 func llmAgent(t *testing.T, m llm.Model, opt LLMOptions) *Agent {
 	t.Helper()
-	e := testcorpus.Kumo(t)
 	opt.Model = m
-	opt.Library = e.Store()
-	return New(e, Options{}).WithModel(opt)
+	return New(functions(t, testcorpus.Kumo(t)), Options{}).WithModel(opt)
 }
 
 // TestReActThenReflection: the model searches, drafts an answer with one

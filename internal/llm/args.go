@@ -1,8 +1,7 @@
-package mcpserver
+package llm
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,16 +12,16 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Arguments are checked against the tool's input schema before the SDK
-// sees them, so that a bad call is answered in the agent's terms: which
-// argument, what was given and what is allowed
-// (`options.k: got -1; give a whole number from 1 to 10`), rather than in
-// the validator's (`validating /properties/options/properties/k: minimum:
-// -1/1 is less than 1.000000`). The SDK validates again behind this check;
-// what passes here also decodes into the tool's input struct.
+// CheckArgs is sagasu's one check of a tool call's arguments against the
+// tool's input schema, for every caller of a tool: an MCP client calling
+// sagasu's tools, a model calling the agents' tools or an MCP server's. A
+// bad call is answered in the caller's terms: which argument, what was
+// given and what is allowed (`options.k: got -1; give a whole number from
+// 1 to 10`), rather than in a validator's (`validating
+// /properties/options/properties/k: minimum: -1/1 is less than 1.000000`).
+// What passes it also decodes into the tool's input struct.
 
 // maxArgDepth bounds how deeply arguments may nest (the SDK refuses 1,000
 // levels with a message that names no argument).
@@ -31,37 +30,38 @@ const maxArgDepth = 64
 // maxArgProblems is how many problems one answer lists.
 const maxArgProblems = 8
 
-// argError is a tool call's bad arguments, one line per problem.
-type argError struct {
-	tool     string
-	problems []string
+// ArgError is a tool call's bad arguments, one line per problem.
+type ArgError struct {
+	Tool     string
+	Problems []string
 }
 
-func (e *argError) Error() string {
-	if len(e.problems) == 1 {
-		return e.problems[0]
+func (e *ArgError) Error() string {
+	if len(e.Problems) == 1 {
+		return e.Problems[0]
 	}
-	return fmt.Sprintf("%d problems with the arguments of %s:\n%s", len(e.problems), e.tool, strings.Join(e.problems, "\n"))
+	return fmt.Sprintf("%d problems with the arguments of %s:\n%s", len(e.Problems), e.Tool, strings.Join(e.Problems, "\n"))
 }
 
-// checkArgs checks a tool call's raw arguments against its input schema and
-// returns an *argError listing the problems, or nil.
-func checkArgs(tool string, schema *jsonschema.Schema, raw json.RawMessage) error {
+// CheckArgs checks a tool call's raw arguments against the tool's input
+// schema and returns an *ArgError listing the problems, or nil. Empty
+// arguments count as {}.
+func CheckArgs(tool string, schema *jsonschema.Schema, raw json.RawMessage) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		raw = []byte("{}")
 	}
 	if d := depth(raw); d > maxArgDepth {
-		return &argError{tool: tool, problems: []string{fmt.Sprintf("arguments: nested %d levels deep; give at most %d", d, maxArgDepth)}}
+		return &ArgError{Tool: tool, Problems: []string{fmt.Sprintf("arguments: nested %d levels deep; give at most %d", d, maxArgDepth)}}
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return &argError{tool: tool, problems: []string{fmt.Sprintf("arguments: not valid JSON (%v); give a JSON object", err)}}
+		return &ArgError{Tool: tool, Problems: []string{fmt.Sprintf("arguments: not valid JSON (%v); give a JSON object", err)}}
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return &argError{tool: tool, problems: []string{"arguments: more follows the first JSON value; give one JSON object"}}
+		return &ArgError{Tool: tool, Problems: []string{"arguments: more follows the first JSON value; give one JSON object"}}
 	}
 	c := &checker{}
 	if _, ok := v.(map[string]any); !ok {
@@ -76,7 +76,7 @@ func checkArgs(tool string, schema *jsonschema.Schema, raw json.RawMessage) erro
 		n := len(c.problems) - maxArgProblems
 		c.problems = append(c.problems[:maxArgProblems], fmt.Sprintf("… and %d more", n))
 	}
-	return &argError{tool: tool, problems: c.problems}
+	return &ArgError{Tool: tool, Problems: c.problems}
 }
 
 // depth is how deeply raw JSON nests, ignoring brackets inside strings.
@@ -382,22 +382,4 @@ func shown(v any) string {
 		return string(r[:most]) + "…"
 	}
 	return string(raw)
-}
-
-// checkCalls answers a tools/call whose arguments break the tool's input
-// schema with an isError result that names them, before the SDK decodes
-// them.
-func (s *Server) checkCalls(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if r, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" && r.Params != nil {
-			if schema, ok := s.schemas[r.Params.Name]; ok {
-				if err := checkArgs(r.Params.Name, schema, r.Params.Arguments); err != nil {
-					res := &mcp.CallToolResult{}
-					res.SetError(err)
-					return res, nil
-				}
-			}
-		}
-		return next(ctx, method, req)
-	}
 }

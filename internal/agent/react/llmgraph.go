@@ -1,0 +1,197 @@
+package react
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/graph"
+	"github.com/sagasu-dev/sagasu/internal/llm"
+)
+
+// The model's ReAct + Reflection run:
+//
+//	START → react ─┬─ again → react
+//	               ├─ out_of_turns → answer_now → reflect
+//	               └─ draft → reflect → settle → END
+
+// state is the ReAct run's state: everything resume needs.
+type state struct {
+	Question string        `json:"question"`
+	Lang     Lang          `json:"lang"`
+	Messages []llm.Message `json:"messages"`
+	Hits     []doc.Hit     `json:"hits"` // passages in number order
+	Draft    string        `json:"draft"`
+	Final    string        `json:"final"`
+	Turns    int           `json:"turns"`
+	// NoNew counts turns in a row whose searches found no new passage.
+	NoNew int `json:"noNew"`
+	// Answer and Reflection are the checked answer (settle).
+	Answer     string     `json:"answer,omitempty"`
+	Reflection Reflection `json:"reflection"`
+}
+
+func (s *state) passages() *Passages {
+	var p Passages
+	p.Add(s.Hits...)
+	return &p
+}
+
+// Node names of the ReAct graph.
+const (
+	nodeReact   = "react"
+	nodeAnswer  = "answer_now"
+	nodeReflect = "reflect"
+	nodeSettle  = "settle"
+)
+
+func (a *Agent) graph() (*graph.Compiled[state], error) {
+	g := graph.New[state]()
+	g.AddNode(nodeReact, a.reactNode)
+	g.AddNode(nodeAnswer, a.answerNode)
+	g.AddNode(nodeReflect, a.reflectNode)
+	g.AddNode(nodeSettle, a.settleNode)
+	g.RegisterBranch("after_react", func(s state) string {
+		switch {
+		case s.Draft != "":
+			return "draft"
+		case s.Turns >= a.llm.MaxTurns:
+			return "out_of_turns"
+		}
+		return "again"
+	})
+	g.AddEdge(graph.START, nodeReact)
+	g.AddConditionalEdges(nodeReact, "after_react", map[string]string{"draft": nodeReflect, "out_of_turns": nodeAnswer, "again": nodeReact})
+	g.AddEdge(nodeAnswer, nodeReflect)
+	g.AddEdge(nodeReflect, nodeSettle)
+	g.AddEdge(nodeSettle, graph.END)
+	// Progress is new passages, not a changed message list.
+	g.SetFingerprint(func(s state) string { return fmt.Sprintf("%d/%t", len(s.Hits), s.Draft != "") })
+	return g.Compile(a.log(),
+		graph.WithLimits(graph.Limits{MaxSteps: 2*a.llm.MaxTurns + 6, MaxDuration: a.llm.Timeout, MaxToolCalls: 4 * a.llm.MaxTurns, MaxTokens: a.llm.RunTokens}),
+		graph.WithGuards(graph.Guards{RepeatMax: 3, RepeatWindow: 10, NoProgressSteps: 4, MaxParseFailures: 3}))
+}
+
+// reactNode is one turn: the model thinks and calls tools, or drafts.
+func (a *Agent) reactNode(ctx context.Context, rc *graph.RunContext, s state) (state, error) {
+	resp, err := a.call(ctx, rc, s, llm.ToolChoiceAuto, a.fns.Tools())
+	if err != nil {
+		return s, err
+	}
+	s.Turns++
+	msg := resp.Message
+	for i, c := range msg.ToolCalls {
+		// Keep the conversation encodable (it is checkpointed) when a weak
+		// model sends arguments that are not JSON: as a JSON string.
+		if !json.Valid(c.Arguments) {
+			raw, _ := json.Marshal(string(c.Arguments))
+			msg.ToolCalls[i].Arguments = raw
+		}
+	}
+	s.Messages = append(s.Messages, msg)
+	ps := s.passages()
+	if len(msg.ToolCalls) == 0 && len(s.Hits) == 0 {
+		// The model answered before looking anything up. An answer must
+		// stand on passages, so the agent searches for the question itself
+		// and hands the model the results to answer from.
+		if err := rc.Trace(graph.TypeThought, "The model answered without searching; search the knowledge base for the question first."); err != nil {
+			return s, err
+		}
+		call := a.searchCall(fmt.Sprintf("auto-%d", s.Turns), s.Question, 5)
+		s.Messages[len(s.Messages)-1] = llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{call}}
+		c, err := a.toolCall(ctx, rc, ps, call)
+		if err != nil {
+			return s, err
+		}
+		s.Hits = ps.All()
+		s.Messages = append(s.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: c.Observation})
+		if len(s.Hits) > 0 {
+			return s, rc.Progress(fmt.Sprintf("%d passages", len(s.Hits)))
+		}
+		return s, nil
+	}
+	if len(msg.ToolCalls) == 0 {
+		s.Draft = strings.TrimSpace(msg.Content)
+		if s.Draft == "" {
+			// An empty reply is not an answer: ask again.
+			s.Messages = append(s.Messages, llm.Message{Role: llm.RoleUser, Content: "Your reply was empty. Search the knowledge base, or answer with citations."})
+			return s, rc.ParseFailure("empty reply")
+		}
+		return s, rc.Trace(graph.TypeThought, "Draft: "+s.Draft)
+	}
+	if t := strings.TrimSpace(msg.Content); t != "" {
+		if err := rc.Trace(graph.TypeThought, t); err != nil {
+			return s, err
+		}
+	}
+	before := len(s.Hits)
+	for _, call := range msg.ToolCalls {
+		c, err := a.toolCall(ctx, rc, ps, call)
+		if err != nil {
+			return s, err
+		}
+		s.Messages = append(s.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: c.Observation})
+	}
+	s.Hits = ps.All()
+	if len(s.Hits) > before {
+		s.NoNew = 0
+		return s, rc.Progress(fmt.Sprintf("%d new passages", len(s.Hits)-before))
+	}
+	s.NoNew++
+	return s, nil
+}
+
+// answerNode makes the model answer now, without tools: the turns are used up.
+func (a *Agent) answerNode(ctx context.Context, rc *graph.RunContext, s state) (state, error) {
+	if err := rc.Trace(graph.TypeThought, fmt.Sprintf("%d turns used: answer with what was found.", s.Turns)); err != nil {
+		return s, err
+	}
+	s.Messages = append(s.Messages, llm.Message{Role: llm.RoleUser, Content: "Answer now from the passages you have, with [n] citations. Do not call tools."})
+	resp, err := a.call(ctx, rc, s, llm.ToolChoiceNone, nil)
+	if err != nil {
+		return s, err
+	}
+	s.Messages = append(s.Messages, resp.Message)
+	s.Draft = strings.TrimSpace(resp.Message.Content)
+	return s, rc.Trace(graph.TypeThought, "Draft: "+s.Draft)
+}
+
+// reflectNode asks the model, in the same conversation, to check its draft
+// for accuracy, relevance and style and to write the final answer. The
+// claim checker then has the last word (settle).
+func (a *Agent) reflectNode(ctx context.Context, rc *graph.RunContext, s state) (state, error) {
+	ps := s.passages()
+	var unsupported []Claim
+	for _, c := range a.Checker().Check(s.Draft, ps) {
+		if c.Checked && !c.Supported {
+			unsupported = append(unsupported, c)
+		}
+	}
+	prompt := reflectionPrompt(s.Question, s.Lang, unsupported)
+	if err := rc.Trace(graph.TypeReflection, prompt); err != nil {
+		return s, err
+	}
+	s.Messages = append(s.Messages, llm.Message{Role: llm.RoleUser, Content: prompt})
+	resp, err := a.call(ctx, rc, s, llm.ToolChoiceNone, nil)
+	if err != nil {
+		return s, err
+	}
+	s.Messages = append(s.Messages, resp.Message)
+	s.Final = strings.TrimSpace(resp.Message.Content)
+	if s.Final == "" {
+		s.Final = s.Draft
+	}
+	return s, nil
+}
+
+// settleNode checks the final answer with the claim checker, keeps what
+// its passages back, and gives the answer.
+func (a *Agent) settleNode(_ context.Context, rc *graph.RunContext, s state) (state, error) {
+	s.Answer, s.Reflection = a.settle(s, s.passages())
+	if err := rc.Trace(graph.TypeReflection, s.Reflection.summary()); err != nil {
+		return s, err
+	}
+	return s, rc.Trace(graph.TypeAnswer, s.Answer)
+}

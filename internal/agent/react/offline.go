@@ -1,0 +1,177 @@
+package react
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/graph"
+)
+
+// The offline answerer runs on the graph runtime like the model's ReAct
+// loop: its searches are actions of the toolset's sagasu_query, every step
+// is in the run's log with its real step number, and the run is bounded by
+// limits.
+//
+//	START → search → draft ─┬─ again → search (once: the question's topic words)
+//	                        └─ settle → END
+
+// Node names of the offline graph.
+const (
+	nodeSearch = "search"
+	nodeDraft  = "draft"
+)
+
+// offline is the offline run's state.
+type offline struct {
+	Question string `json:"question"`
+	Lang     Lang   `json:"lang"`
+	// Query is what the next search looks for; Retried is set once the
+	// topic words were searched.
+	Query   string `json:"query"`
+	Retried bool   `json:"retried,omitempty"`
+	// Hits are the passages in number order; Found are the searches'
+	// results in the order they came, which the answer is drawn from.
+	Hits  []doc.Hit `json:"hits"`
+	Found []doc.Hit `json:"found"`
+	Draft string    `json:"draft"`
+	Turns int       `json:"turns"`
+	// Answer and Reflection are the checked answer.
+	Answer     string     `json:"answer"`
+	Reflection Reflection `json:"reflection"`
+}
+
+func (s offline) passages() *Passages {
+	var p Passages
+	p.Add(s.Hits...)
+	return &p
+}
+
+// offlineLimits bound an offline run: two searches and three nodes each.
+var offlineLimits = graph.Limits{MaxSteps: 8, MaxToolCalls: 4, MaxDuration: time.Minute}
+
+func (a *Agent) offlineGraph() (*graph.Compiled[offline], error) {
+	g := graph.New[offline]()
+	g.AddNode(nodeSearch, a.searchNode)
+	g.AddNode(nodeDraft, a.draftNode)
+	g.AddNode(nodeSettle, a.checkNode)
+	g.RegisterBranch("after_draft", func(s offline) string {
+		if s.Draft == "" && s.Query != "" {
+			return "again"
+		}
+		return "settle"
+	})
+	g.AddEdge(graph.START, nodeSearch)
+	g.AddEdge(nodeSearch, nodeDraft)
+	g.AddConditionalEdges(nodeDraft, "after_draft", map[string]string{"again": nodeSearch, "settle": nodeSettle})
+	g.AddEdge(nodeSettle, graph.END)
+	return g.Compile(a.log(), graph.WithLimits(offlineLimits))
+}
+
+// Answer answers question without a language model: it searches, picks the
+// sentences of the results that answer the question (extractive), and
+// reflects on the draft with the lexical claim checker.
+func (a *Agent) Answer(ctx context.Context, question string) (*Result, error) {
+	return a.answer(ctx, question, nil)
+}
+
+func (a *Agent) answer(ctx context.Context, question string, onEvent func(graph.Event)) (*Result, error) {
+	question = strings.TrimSpace(question)
+	if question == "" {
+		return nil, ErrEmptyQuestion
+	}
+	start := time.Now()
+	res := &Result{Question: question, Mode: "offline"}
+	g, err := a.offlineGraph()
+	if err != nil {
+		return nil, fmt.Errorf("build the offline graph: %w", err)
+	}
+	final, out := g.Invoke(ctx, a.runID(), offline{Question: question, Lang: a.lang(question), Query: question}, a.observer(res, onEvent))
+	res.Turns, res.Usage = final.Turns, out.Tokens
+	switch {
+	case errors.Is(out.Err, ErrEmptyIndex):
+		return res, ErrEmptyIndex
+	case out.Status != graph.Success:
+		return res, fmt.Errorf("answer offline: %s", out.Reason)
+	}
+	a.result(res, final.Answer, final.Reflection, final.passages())
+	res.TookMs = time.Since(start).Milliseconds()
+	return res, nil
+}
+
+// searchNode searches for the question (or, the second time, its topic
+// words) through sagasu_query.
+func (a *Agent) searchNode(ctx context.Context, rc *graph.RunContext, s offline) (offline, error) {
+	why := "Search the knowledge base for the question's words."
+	if s.Retried {
+		why = "No sentence of the results answers it; search again with the topic words only."
+	}
+	if err := rc.Trace(graph.TypeThought, why); err != nil {
+		return s, err
+	}
+	ps := s.passages()
+	c, err := a.toolCall(ctx, rc, ps, a.searchCall(fmt.Sprintf("search-%d", s.Turns+1), s.Query, a.opt.K))
+	if err != nil {
+		return s, err
+	}
+	if !c.OK {
+		return s, fmt.Errorf("search the knowledge base: %w", c.Err)
+	}
+	s.Turns++
+	s.Hits = ps.All()
+	s.Found = append(s.Found, c.Hits...)
+	if len(s.Found) == 0 {
+		if empty, err := a.fns.Empty(ctx); err == nil && empty {
+			return s, ErrEmptyIndex
+		}
+	}
+	s.Query = ""
+	return s, rc.Progress(fmt.Sprintf("%d passages", len(s.Hits)))
+}
+
+// draftNode picks the sentences that answer the question; when the
+// question's words matched chunks but no sentence, it asks for one more
+// search with the topic words alone.
+func (a *Agent) draftNode(ctx context.Context, rc *graph.RunContext, s offline) (offline, error) {
+	s.Draft = Extract(a.an, s.Question, s.Found, s.passages(), a.extractOptions(ctx, s.Question))
+	if s.Draft == "" && len(s.Found) > 0 && !s.Retried {
+		if q := a.contentQuery(s.Question); q != "" && q != s.Question {
+			s.Query, s.Retried = q, true
+			return s, nil
+		}
+	}
+	if s.Draft == "" {
+		return s, nil
+	}
+	return s, rc.Trace(graph.TypeThought, "Draft: "+s.Draft)
+}
+
+// extractOptions ranks the answer's sentences by meaning too when the
+// index compares texts by meaning (each sentence by how close its chunk's
+// stored vector is to the question); by words alone otherwise.
+func (a *Agent) extractOptions(ctx context.Context, question string) ExtractOptions {
+	if a.fns == nil || !a.fns.ComparesMeaning() {
+		return ExtractOptions{}
+	}
+	return ExtractOptions{
+		Related: func(ids []int64) (map[int64]float64, error) { return a.fns.Relatedness(ctx, question, ids) },
+	}
+}
+
+// checkNode reflects on the draft with the lexical checker and gives the
+// answer.
+func (a *Agent) checkNode(_ context.Context, rc *graph.RunContext, s offline) (offline, error) {
+	if s.Draft == "" {
+		s.Answer = notFound(s.Lang)
+		s.Reflection = Reflection{Relevance: Verdict{Note: "nothing in the index answers the question"}}
+		return s, rc.Trace(graph.TypeAnswer, s.Answer)
+	}
+	s.Answer, s.Reflection = a.reflect(s.Question, s.Draft, s.passages(), s.Lang)
+	if err := rc.Trace(graph.TypeReflection, s.Reflection.summary()); err != nil {
+		return s, err
+	}
+	return s, rc.Trace(graph.TypeAnswer, s.Answer)
+}
