@@ -23,8 +23,8 @@ var layers = [][]string{
 	{"internal/index"},
 	{"internal/source", "internal/chunk", "internal/agentcache"},
 	{"internal/store"},
-	{"internal/embed", "internal/llm", "internal/budget", "internal/analyze", "internal/glob", "internal/httpguard"},
-	{"internal/doc", "internal/userfile", "internal/testenv", "internal/clip", "internal/mcpconfig"},
+	{"internal/embed", "internal/llm", "internal/budget", "internal/analyze", "internal/glob", "internal/httpguard", "internal/mcpconfig"},
+	{"internal/doc", "internal/userfile", "internal/testenv", "internal/clip"},
 }
 
 // layerOf returns the layer of a package path relative to the module.

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/sagasu-dev/sagasu/internal/userfile"
 )
 
 // Written says what WriteFile did.
@@ -102,20 +104,9 @@ func backup(path string, data []byte, mode fs.FileMode) (string, error) {
 // replace writes data over path atomically with mode, unless the file no
 // longer holds was (the client or the user changed it meanwhile).
 func replace(path string, was, data []byte, mode fs.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	tmp, err := userfile.WriteTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*", data, mode)
 	if err != nil {
 		return err
-	}
-	tmp := f.Name()
-	err = f.Chmod(mode)
-	if err == nil {
-		_, err = f.Write(data)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
 	}
 	if err == nil {
 		now, rerr := os.ReadFile(path)

@@ -6,6 +6,7 @@ package userfile
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -55,13 +56,36 @@ func Write(path string, data []byte) error {
 	if err := MkdirAll(dir); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
-	f, err := os.CreateTemp(dir, ".tmp-*")
+	tmp, err := WriteTemp(dir, ".tmp-*", data, FileMode)
 	if err != nil {
 		return err
 	}
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// Exposed reports whether a file or folder that holds the user's data can
+// be read by other users of this machine (a group or world permission
+// bit), for checks such as `sagasu doctor`. It reports false on platforms
+// without Unix permissions.
+func Exposed(fi os.FileInfo) bool {
+	return exposed(fi)
+}
+
+// WriteTemp writes data to a new file in dir named after pattern (as
+// os.CreateTemp), with mode, synced to disk, and returns its name: the first
+// half of an atomic replace, which the caller ends with os.Rename (or
+// removes). Nothing is left behind when it fails.
+func WriteTemp(dir, pattern string, data []byte, mode fs.FileMode) (string, error) {
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return "", err
+	}
 	tmp := f.Name()
-	// CreateTemp already makes 0600 files; say so for platforms that differ.
-	err = f.Chmod(FileMode)
+	err = f.Chmod(mode)
 	if err == nil {
 		_, err = f.Write(data)
 	}
@@ -71,19 +95,9 @@ func Write(path string, data []byte) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
 	if err != nil {
 		_ = os.Remove(tmp)
+		return "", err
 	}
-	return err
-}
-
-// Exposed reports whether a file or folder that holds the user's data can
-// be read by other users of this machine (a group or world permission
-// bit), for checks such as `sagasu doctor`. It reports false on platforms
-// without Unix permissions.
-func Exposed(fi os.FileInfo) bool {
-	return exposed(fi)
+	return tmp, nil
 }
