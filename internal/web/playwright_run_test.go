@@ -105,17 +105,10 @@ func scriptedBrowsing(t *testing.T, site string) (url string, step2 chan struct{
 // again. Screenshots of both pages go to the artifact folder (docs/img
 // with SAGASU_WRITE_SCREENSHOTS=1).
 func TestBrowserPlaywrightRunResumedAfterKill(t *testing.T) {
-	testenv.Short(t, "the browser test is not short")
+	node, modules := browserTools(t)
 	root := repoRoot(t)
-	modules := filepath.Join(root, ".tools", "web-test", "node_modules")
-	_, err := os.Stat(filepath.Join(modules, "playwright-core"))
-	testenv.Need(t, err == nil, "playwright-core is not installed: run bash scripts/web-test.sh")
-	_, err = os.Stat(filepath.Join(root, ".tools", "playwright-mcp", "node_modules", "@playwright", "mcp", "cli.js"))
+	_, err := os.Stat(filepath.Join(root, ".tools", "playwright-mcp", "node_modules", "@playwright", "mcp", "cli.js"))
 	testenv.Need(t, err == nil, "Playwright MCP is not installed: run bash scripts/playwright-mcp.sh")
-	_, err = os.Stat("/usr/bin/chromium")
-	testenv.Need(t, err == nil, "/usr/bin/chromium is missing: run bash scripts/playwright-mcp.sh")
-	node, err := exec.LookPath("node")
-	testenv.Need(t, err == nil, "node is not installed (apt-get install nodejs)")
 
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
