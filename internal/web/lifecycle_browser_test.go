@@ -32,11 +32,7 @@ func TestBrowserLifecycle(t *testing.T) {
 		RunEvents                   int
 		RunViewEmpty                bool
 	}
-	line := strings.TrimSpace(stdout.String())
-	if i := strings.LastIndexByte(line, '\n'); i >= 0 {
-		line = line[i+1:]
-	}
-	if err := json.Unmarshal([]byte(line), &rep); err != nil {
+	if err := json.Unmarshal(reportLine(stdout.String()), &rep); err != nil {
 		t.Fatalf("lifecycle.mjs: %v (%v)\nstdout: %s\nstderr: %s", err, runErr, stdout.String(), stderr.String())
 	}
 	if rep.Failure != "" || runErr != nil {
@@ -61,4 +57,13 @@ func TestBrowserLifecycle(t *testing.T) {
 	if len(rep.Errors) > 0 {
 		t.Errorf("console errors: %q", rep.Errors)
 	}
+}
+
+// reportLine is the last line a browser script printed: its JSON report.
+func reportLine(stdout string) []byte {
+	line := strings.TrimSpace(stdout)
+	if i := strings.LastIndexByte(line, '\n'); i >= 0 {
+		line = line[i+1:]
+	}
+	return []byte(line)
 }
