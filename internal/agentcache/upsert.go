@@ -39,22 +39,9 @@ func (c *Cache) Upsert(k Kind, key string, update func(old Record, found bool) (
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	suffix := "-" + keyID(key) + ".json"
-	names, err := c.names(k)
+	old, found, err := c.Keyed(k, key)
 	if err != nil {
 		return Record{}, err
-	}
-	var old Record
-	found := false
-	for i := len(names) - 1; i >= 0; i-- {
-		if strings.HasSuffix(names[i], suffix) {
-			old, err = c.read(k, names[i])
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return Record{}, err
-			}
-			found = err == nil
-			break
-		}
 	}
 	rec, err := update(old, found)
 	if err != nil {
@@ -84,4 +71,24 @@ func (c *Cache) Upsert(k Kind, key string, update func(old Record, found bool) (
 		c.log.Warn("agent cache summary not updated", "dir", c.dir, "err", err)
 	}
 	return rec, nil
+}
+
+// Keyed returns the record of kind k kept under key by Upsert; found is
+// false when there is none.
+func (c *Cache) Keyed(k Kind, key string) (rec Record, found bool, err error) {
+	suffix := "-" + keyID(key) + ".json"
+	names, err := c.names(k)
+	if err != nil {
+		return Record{}, false, err
+	}
+	for i := len(names) - 1; i >= 0; i-- {
+		if strings.HasSuffix(names[i], suffix) {
+			rec, err = c.read(k, names[i])
+			if errors.Is(err, fs.ErrNotExist) {
+				return Record{}, false, nil
+			}
+			return rec, err == nil, err
+		}
+	}
+	return Record{}, false, nil
 }

@@ -275,6 +275,10 @@ type sessionRecord struct {
 	Results []resultRef `json:"results"`
 	// Done is false while the loop runs (and for one cut short).
 	Done bool `json:"done"`
+	// Steps are the calls an agent made itself in the same session
+	// (recorded by the tools package), kept as they were.
+	Steps        json.RawMessage `json:"steps,omitempty"`
+	DroppedSteps json.RawMessage `json:"droppedSteps,omitempty"`
 }
 
 type resultRef struct {
@@ -310,12 +314,17 @@ func (e *Engine) saveSession(res RunResult, hits []doc.Hit, done bool) string {
 	summary := fmt.Sprintf("loop %s: %d iterations, %d of %d aspects; %s", res.SessionID, len(res.Iterations), len(last.FoundAspects), len(res.Aspects), state)
 	rec := sessionRecord{RunResult: res, Results: refs(Views(hits)), Done: done}
 	rec.RunResult.Results = nil
-	raw, err := json.Marshal(rec)
-	if err != nil {
-		e.log.Warn("agent cache: session not saved", "err", err)
-		return ""
-	}
-	saved, err := e.opt.Cache.Upsert(agentcache.Sessions, res.SessionID, func(agentcache.Record, bool) (agentcache.Record, error) {
+	saved, err := e.opt.Cache.Upsert(agentcache.Sessions, res.SessionID, func(old agentcache.Record, found bool) (agentcache.Record, error) {
+		if found {
+			var prev sessionRecord
+			if json.Unmarshal(old.Data, &prev) == nil {
+				rec.Steps, rec.DroppedSteps = prev.Steps, prev.DroppedSteps
+			}
+		}
+		raw, err := json.Marshal(rec)
+		if err != nil {
+			return agentcache.Record{}, err
+		}
 		return agentcache.Record{Goal: res.Goal, Query: res.FinalQuery, Score: conf, Summary: summary, Data: raw}, nil
 	})
 	if err != nil {
