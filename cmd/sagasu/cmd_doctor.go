@@ -42,7 +42,7 @@ configured are reported, not failed.`,
 				printDoctor(g.stdout, r)
 			}
 			if r.Failed() {
-				return errors.New("something configured does not work (see above)")
+				return reportedError{errors.New("something configured does not work (see above)")}
 			}
 			return nil
 		},
