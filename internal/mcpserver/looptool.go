@@ -19,9 +19,7 @@ const ToolLoop = tools.NameLoop
 // second), and the answer — iterations in brief, merged results — is
 // fitted to the cap like a stage's.
 func (s *Server) runLoop(ctx context.Context, req *mcp.CallToolRequest, in tools.LoopInput) (*mcp.CallToolResult, tools.LoopOutput, error) {
-	if in.SessionID == "" {
-		in.SessionID = s.sessionOf(req, in.Goal)
-	}
+	in.SessionID = s.sessionOf(req, in.SessionID, in.Goal)
 	res, err := s.tools.RunLoop(ctx, in)
 	if err != nil {
 		return nil, tools.LoopOutput{}, err

@@ -20,9 +20,7 @@ func (s *Server) addLoopTools() {
 }
 
 func (s *Server) evaluate(ctx context.Context, req *mcp.CallToolRequest, in tools.EvaluateInput) (*mcp.CallToolResult, tools.EvaluateOutput, error) {
-	if in.SessionID == "" {
-		in.SessionID = s.sessionOf(req, in.Goal)
-	}
+	in.SessionID = s.sessionOf(req, in.SessionID, in.Goal)
 	ev, err := s.tools.Evaluate(ctx, in)
 	if err != nil {
 		return nil, tools.EvaluateOutput{}, err
@@ -52,9 +50,7 @@ func (s *Server) evaluate(ctx context.Context, req *mcp.CallToolRequest, in tool
 }
 
 func (s *Server) refine(ctx context.Context, req *mcp.CallToolRequest, in tools.RefineInput) (*mcp.CallToolResult, tools.RefineOutput, error) {
-	if in.SessionID == "" {
-		in.SessionID = s.sessionOf(req, in.Goal)
-	}
+	in.SessionID = s.sessionOf(req, in.SessionID, in.Goal)
 	r, err := s.tools.Refine(ctx, in)
 	if err != nil {
 		return nil, tools.RefineOutput{}, err

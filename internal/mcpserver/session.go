@@ -23,8 +23,12 @@ func newNonce() string {
 	return hex.EncodeToString(b[:])
 }
 
-// sessionOf derives the session ID of a call toward goal.
-func (s *Server) sessionOf(req *mcp.CallToolRequest, goal string) string {
+// sessionOf returns the session of a call toward goal: given, as the
+// client named it, or derived.
+func (s *Server) sessionOf(req *mcp.CallToolRequest, given, goal string) string {
+	if given != "" {
+		return given
+	}
 	conn := ""
 	if req != nil && req.Session != nil {
 		conn = s.connOf(req.Session)

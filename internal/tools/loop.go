@@ -465,15 +465,23 @@ func (r StageResult) Output(items, text int) StageOutput {
 	out := StageOutput{
 		PlanID: res.PlanID, StageIndex: res.StageIndex, StageNumber: res.StageNumber, Description: res.Description, Query: res.Query,
 		Success: res.Success, Evaluation: res.Evaluation, ShouldContinue: res.ShouldContinue, AgentGuidance: GuidanceOf(res),
-		Results: []Result{}, Plan: r.Plan, Notes: r.Notes, TookMs: res.TookMs,
+		Plan: r.Plan, Notes: r.Notes, TookMs: res.TookMs,
 	}
-	for i, h := range res.Hits[:items] {
-		rr, cut := Hit{Hit: h, Rank: i + 1}.Result(text)
-		out.Results = append(out.Results, rr)
-		out.Truncated = out.Truncated || cut
-	}
-	out.OmittedResults = len(res.Hits) - items
+	out.Results, out.Truncated, out.OmittedResults = rankedResults(res.Hits, items, text)
 	return out
+}
+
+// rankedResults renders the first items of hits, ranked from 1, with their
+// texts cut to at most text runes; it says whether a text was cut and how
+// many hits were left out.
+func rankedResults(hits []doc.Hit, items, text int) (out []Result, truncated bool, omitted int) {
+	out = []Result{}
+	for i, h := range hits[:items] {
+		rr, cut := Hit{Hit: h, Rank: i + 1}.Result(text)
+		out = append(out, rr)
+		truncated = truncated || cut
+	}
+	return out, truncated, len(hits) - items
 }
 
 // plan converts an agent's plan, filling the defaults.

@@ -124,7 +124,7 @@ func (r LoopResult) Output(items, text int) LoopOutput {
 	res := r.RunResult
 	out := LoopOutput{
 		Goal: res.Goal, Aspects: res.Aspects, SessionID: res.SessionID, SessionRecord: res.SessionRecord,
-		Iterations: []LoopIteration{}, FinalQuery: res.FinalQuery, Stopped: res.Stopped, Results: []Result{},
+		Iterations: []LoopIteration{}, FinalQuery: res.FinalQuery, Stopped: res.Stopped,
 		FoundAspects: []string{}, Missing: []string{},
 	}
 	for _, it := range res.Iterations {
@@ -137,12 +137,7 @@ func (r LoopResult) Output(items, text int) LoopOutput {
 		out.Iterations = append(out.Iterations, li)
 		out.Confidence, out.FoundAspects, out.Missing = ev.Confidence, ev.FoundAspects, ev.MissingAspects
 	}
-	for i, h := range res.Hits[:items] {
-		rr, cut := Hit{Hit: h, Rank: i + 1}.Result(text)
-		out.Results = append(out.Results, rr)
-		out.Truncated = out.Truncated || cut
-	}
-	out.OmittedResults = len(res.Hits) - items
+	out.Results, out.Truncated, out.OmittedResults = rankedResults(res.Hits, items, text)
 	return out
 }
 
