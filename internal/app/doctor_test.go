@@ -108,9 +108,9 @@ func TestDoctor(t *testing.T) {
 		})
 	}
 
-	// The probe offers the agents' own functions, with their schemas, forced,
-	// within the reply size the real-model test proves enough.
-	want, err := tools.FunctionTools()
+	// The probe offers sagasu_query as the agents offer it, forced, within
+	// the reply size the real-model test proves enough.
+	want, err := tools.FunctionTools(tools.NameQuery)
 	if err != nil {
 		t.Fatal(err)
 	}
