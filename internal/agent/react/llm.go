@@ -103,8 +103,8 @@ func (a *Agent) ask(ctx context.Context, question string, history []Turn, onEven
 	switch {
 	case out.Status == graph.Success:
 		a.result(res, final.Answer, final.Reflection, ps)
-	case ctx.Err() != nil:
-		return res, fmt.Errorf("cancelled after %d turns: %w", final.Turns, ctx.Err())
+	case errors.Is(out.Err, graph.ErrCancelled):
+		return res, fmt.Errorf("cancelled after %d turns: %w", final.Turns, out.Err)
 	default:
 		// A guard, a limit or a failure ended the run before it settled:
 		// the best cited answer so far, checked the same way.
@@ -113,7 +113,7 @@ func (a *Agent) ask(ctx context.Context, question string, history []Turn, onEven
 			res.Stopped = out.Guard + ": " + out.Reason
 		}
 		if out.Status == graph.Failure && ps.Len() == 0 {
-			return res, fmt.Errorf("the agent failed before it found anything: %s", out.Reason)
+			return res, fmt.Errorf("the agent failed before it found anything: %w", out.Err)
 		}
 		if final.Draft == "" {
 			final.Draft = Extract(a.an, question, ps.All(), ps, ExtractOptions{})

@@ -95,7 +95,7 @@ func (a *Agent) answer(ctx context.Context, question string, onEvent func(graph.
 	case errors.Is(out.Err, ErrEmptyIndex):
 		return res, ErrEmptyIndex
 	case out.Status != graph.Success:
-		return res, fmt.Errorf("answer offline: %s", out.Reason)
+		return res, fmt.Errorf("answer offline: %w", out.Err)
 	}
 	a.result(res, final.Answer, final.Reflection, final.passages())
 	res.TookMs = time.Since(start).Milliseconds()
