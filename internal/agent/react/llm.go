@@ -91,12 +91,13 @@ func (a *Agent) ask(ctx context.Context, question string, history []Turn, onEven
 	st.Messages = append(st.Messages, llm.Message{Role: llm.RoleUser, Content: question})
 
 	res := &Result{Question: question, Mode: "llm", Model: a.llm.Model.Info().Model}
-	g, err := a.graph()
+	g, err := a.llmGraph()
 	if err != nil {
 		return nil, fmt.Errorf("build the agent graph: %w", err)
 	}
 	run := a.runID()
-	final, out := g.Invoke(ctx, run, st, a.observer(res, onEvent))
+	final, out := g.Invoke(ctx, run, st, a.observer(res, onEvent), graph.Bound(a.llmLimits()))
+	a.ended(run)
 	res.Turns = final.Turns
 	res.Usage = out.Tokens
 	ps := final.passages()

@@ -85,11 +85,13 @@ func (a *Agent) answer(ctx context.Context, question string, onEvent func(graph.
 	}
 	start := time.Now()
 	res := &Result{Question: question, Mode: "offline"}
-	g, err := a.offlineGraph()
+	g, err := a.offlineGraphOnce()
 	if err != nil {
 		return nil, fmt.Errorf("build the offline graph: %w", err)
 	}
-	final, out := g.Invoke(ctx, a.runID(), offline{Question: question, Lang: a.lang(question), Query: question}, a.observer(res, onEvent))
+	run := a.runID()
+	final, out := g.Invoke(ctx, run, offline{Question: question, Lang: a.lang(question), Query: question}, a.observer(res, onEvent))
+	a.ended(run)
 	res.Turns, res.Usage = final.Turns, out.Tokens
 	switch {
 	case errors.Is(out.Err, ErrEmptyIndex):
