@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -90,4 +91,38 @@ func TestResumeALogOfWholeStates(t *testing.T) {
 	again, out := run.Resume(ctx, "old-run")
 	assert.Equal(t, Success, out.Status)
 	assert.Equal(t, final, again, "the mixed log replays to the same state")
+}
+
+// TestCheckpointBytes: a log of whole states measures the same either way;
+// the deltas of the resumed run measure less than their whole states.
+func TestCheckpointBytes(t *testing.T) {
+	log, err := OpenFileLog(filepath.Join(t.TempDir(), "run.jsonl"))
+	require.NoError(t, err)
+	defer log.Close()
+	raw, err := os.ReadFile("testdata/full-checkpoints.jsonl")
+	require.NoError(t, err)
+	var old []Event
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var ev Event
+		require.NoError(t, json.Unmarshal([]byte(line), &ev))
+		old = append(old, ev)
+	}
+	stored, whole, err := CheckpointBytes(old)
+	require.NoError(t, err)
+	assert.Positive(t, stored)
+	assert.Equal(t, stored, whole, "whole states measure the same as stored")
+
+	run, err := readPages().Compile(log)
+	require.NoError(t, err)
+	_, out := run.Invoke(context.Background(), "new", growing{Goal: "read ten pages"})
+	require.Equal(t, Success, out.Status, out.Reason)
+	evs, err := log.Events(context.Background(), "new")
+	require.NoError(t, err)
+	stored, whole, err = CheckpointBytes(evs)
+	require.NoError(t, err)
+	assert.Less(t, stored, whole)
+	t.Logf("ten steps: checkpoints %d bytes stored, %d as whole states", stored, whole)
+
+	_, _, err = CheckpointBytes(evs[2:])
+	assert.Error(t, err, "deltas without a whole state before them")
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // functions are the toolset's functions over e, as the agent calls them.
-func functions(t *testing.T, e *search.Engine) *tools.Functions {
+func functions(t testing.TB, e *search.Engine) *tools.Functions {
 	t.Helper()
 	ts, err := tools.New(tools.Options{Engine: e})
 	if err != nil {
