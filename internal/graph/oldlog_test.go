@@ -93,9 +93,9 @@ func TestResumeALogOfWholeStates(t *testing.T) {
 	assert.Equal(t, final, again, "the mixed log replays to the same state")
 }
 
-// TestCheckpointBytes: a log of whole states measures the same either way;
+// TestMeasure: a log of whole states measures the same either way;
 // the deltas of the resumed run measure less than their whole states.
-func TestCheckpointBytes(t *testing.T) {
+func TestMeasure(t *testing.T) {
 	log, err := OpenFileLog(filepath.Join(t.TempDir(), "run.jsonl"))
 	require.NoError(t, err)
 	defer log.Close()
@@ -107,10 +107,11 @@ func TestCheckpointBytes(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(line), &ev))
 		old = append(old, ev)
 	}
-	stored, whole, err := CheckpointBytes(old)
+	size, err := Measure(old)
 	require.NoError(t, err)
-	assert.Positive(t, stored)
-	assert.Equal(t, stored, whole, "whole states measure the same as stored")
+	assert.Positive(t, size.Checkpoints)
+	assert.Equal(t, size.Checkpoints, size.WholeCheckpoints, "whole states measure the same as stored")
+	assert.Equal(t, len(raw), size.Log, "the log's bytes are its lines")
 
 	run, err := readPages().Compile(log)
 	require.NoError(t, err)
@@ -118,11 +119,12 @@ func TestCheckpointBytes(t *testing.T) {
 	require.Equal(t, Success, out.Status, out.Reason)
 	evs, err := log.Events(context.Background(), "new")
 	require.NoError(t, err)
-	stored, whole, err = CheckpointBytes(evs)
+	size, err = Measure(evs)
 	require.NoError(t, err)
-	assert.Less(t, stored, whole)
-	t.Logf("ten steps: checkpoints %d bytes stored, %d as whole states", stored, whole)
+	assert.Less(t, size.Checkpoints, size.WholeCheckpoints)
+	assert.Equal(t, size.Log-size.Checkpoints+size.WholeCheckpoints, size.WholeLog())
+	t.Logf("ten steps: checkpoints %d bytes stored, %d as whole states", size.Checkpoints, size.WholeCheckpoints)
 
-	_, _, err = CheckpointBytes(evs[2:])
+	_, err = Measure(evs[2:])
 	assert.Error(t, err, "deltas without a whole state before them")
 }

@@ -5,31 +5,50 @@ import (
 	"fmt"
 )
 
-// CheckpointBytes measures a run's checkpoints as JSON: stored is what
-// they take in the log as written, whole what they would take with the
-// whole state in every one (the format before checkpoints stored what
-// changed), for the benchmarks that report a run's log size.
-func CheckpointBytes(evs []Event) (stored, whole int, err error) {
+// Size is what a run's log takes as JSON lines, for the benchmarks that
+// report it.
+type Size struct {
+	Log         int // every event, a line each
+	Checkpoints int // the checkpoints as written
+	// WholeCheckpoints is what the checkpoints would take with the whole
+	// state in every one (the format before checkpoints stored what
+	// changed).
+	WholeCheckpoints int
+}
+
+// WholeLog is what the log would take with the whole state in every
+// checkpoint.
+func (s Size) WholeLog() int { return s.Log - s.Checkpoints + s.WholeCheckpoints }
+
+// Plus is s and o added up.
+func (s Size) Plus(o Size) Size {
+	return Size{Log: s.Log + o.Log, Checkpoints: s.Checkpoints + o.Checkpoints, WholeCheckpoints: s.WholeCheckpoints + o.WholeCheckpoints}
+}
+
+// Measure returns the size of a run's events.
+func Measure(evs []Event) (Size, error) {
 	var rep Replayer
+	var s Size
 	for _, ev := range evs {
+		raw, err := json.Marshal(ev)
+		if err != nil {
+			return s, fmt.Errorf("encode event %d: %w", ev.Seq, err)
+		}
+		s.Log += len(raw) + 1
 		ok, err := rep.Add(ev)
 		if err != nil {
-			return 0, 0, err
+			return s, err
 		}
 		if !ok {
 			continue
 		}
-		raw, err := json.Marshal(ev)
-		if err != nil {
-			return 0, 0, fmt.Errorf("encode checkpoint %d: %w", ev.Seq, err)
-		}
-		stored += len(raw)
+		s.Checkpoints += len(raw)
 		full := ev
 		full.State, full.Delta = rep.State(), nil
 		if raw, err = json.Marshal(full); err != nil {
-			return 0, 0, fmt.Errorf("encode checkpoint %d: %w", ev.Seq, err)
+			return s, fmt.Errorf("encode checkpoint %d: %w", ev.Seq, err)
 		}
-		whole += len(raw)
+		s.WholeCheckpoints += len(raw)
 	}
-	return stored, whole, nil
+	return s, nil
 }

@@ -20,7 +20,7 @@ import (
 func BenchmarkScriptedRunLog(b *testing.B) {
 	for _, page := range []int{0, 4000} {
 		b.Run(fmt.Sprintf("page=%d", page), func(b *testing.B) {
-			var runs, logBytes, stored, whole int
+			var size graph.Size
 			for i := range b.N {
 				web := shop()
 				if page > 0 {
@@ -44,20 +44,17 @@ func BenchmarkScriptedRunLog(b *testing.B) {
 					b.Fatalf("run: %v %+v", err, res)
 				}
 				evs, _ := log.Events(context.Background(), run)
-				for _, ev := range evs {
-					line, _ := json.Marshal(ev)
-					logBytes += len(line) + 1
-				}
-				s, w, err := graph.CheckpointBytes(evs)
+				s, err := graph.Measure(evs)
 				if err != nil {
 					b.Fatal(err)
 				}
-				runs, stored, whole = runs+1, stored+s, whole+w
+				size = size.Plus(s)
 			}
-			b.ReportMetric(float64(logBytes)/float64(runs), "log-B/run")
-			b.ReportMetric(float64(stored)/float64(runs), "checkpoint-B/run")
-			b.ReportMetric(float64(whole)/float64(runs), "whole-checkpoint-B/run")
-			b.ReportMetric(float64(logBytes-stored+whole)/float64(runs), "whole-log-B/run")
+			n := float64(b.N)
+			b.ReportMetric(float64(size.Log)/n, "log-B/run")
+			b.ReportMetric(float64(size.Checkpoints)/n, "checkpoint-B/run")
+			b.ReportMetric(float64(size.WholeCheckpoints)/n, "whole-checkpoint-B/run")
+			b.ReportMetric(float64(size.WholeLog())/n, "whole-log-B/run")
 		})
 	}
 }

@@ -27,7 +27,8 @@ func BenchmarkOfflineRunLog(b *testing.B) {
 	}
 	fns := functions(b, testcorpus.VitePress(b))
 	b.ResetTimer()
-	var runs, logBytes, stored, whole int
+	var runs int
+	var size graph.Size
 	for range b.N {
 		log := graph.NewMemLog()
 		a := New(fns, Options{Log: log})
@@ -37,19 +38,20 @@ func BenchmarkOfflineRunLog(b *testing.B) {
 				b.Fatal(err)
 			}
 			evs, _ := log.Events(context.Background(), res.Trace[0].Run)
-			for _, ev := range evs {
-				line, _ := json.Marshal(ev)
-				logBytes += len(line) + 1
-			}
-			s, w, err := graph.CheckpointBytes(evs)
+			s, err := graph.Measure(evs)
 			if err != nil {
 				b.Fatal(err)
 			}
-			runs, stored, whole = runs+1, stored+s, whole+w
+			runs, size = runs+1, size.Plus(s)
 		}
 	}
-	b.ReportMetric(float64(logBytes)/float64(runs), "log-B/run")
-	b.ReportMetric(float64(stored)/float64(runs), "checkpoint-B/run")
-	b.ReportMetric(float64(whole)/float64(runs), "whole-checkpoint-B/run")
-	b.ReportMetric(float64(logBytes-stored+whole)/float64(runs), "whole-log-B/run")
+	reportSize(b, size, runs)
+}
+
+// reportSize reports a log's bytes per run.
+func reportSize(b *testing.B, s graph.Size, runs int) {
+	b.ReportMetric(float64(s.Log)/float64(runs), "log-B/run")
+	b.ReportMetric(float64(s.Checkpoints)/float64(runs), "checkpoint-B/run")
+	b.ReportMetric(float64(s.WholeCheckpoints)/float64(runs), "whole-checkpoint-B/run")
+	b.ReportMetric(float64(s.WholeLog())/float64(runs), "whole-log-B/run")
 }
