@@ -29,8 +29,9 @@ var (
 // cancelled is the error of a call whose context ended with cause.
 func cancelled(cause error) error { return fmt.Errorf("%w: %w", ErrCancelled, cause) }
 
-// NodeError is a node that returned an error, panicked, or is not in the
-// graph any more (a resumed run's checkpoint names a renamed node).
+// NodeError is a node that returned an error or panicked. (A resumed
+// run whose checkpoint names a node the graph lacks does not start: its
+// StartError wraps ErrBadCheckpoint.)
 type NodeError struct {
 	Node string
 	Err  error

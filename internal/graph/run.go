@@ -338,9 +338,6 @@ func (r *runner[S]) loop(ctx context.Context, state S, next string) (S, Outcome)
 		if o, stop := r.check(ctx, next); stop {
 			return r.finish(state, o)
 		}
-		if r.c.nodes[next] == nil {
-			return r.finish(state, failed(next, &NodeError{Node: next, Err: fmt.Errorf("%w: no such node in the graph (was it renamed since the run was checkpointed?)", ErrBadCheckpoint)}))
-		}
 		start := time.Now()
 		s, err := r.runNode(ctx, next, state)
 		r.t.mu.Lock()
