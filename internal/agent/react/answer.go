@@ -116,8 +116,6 @@ func New(fns *tools.Functions, opt Options) *Agent {
 	return &Agent{fns: fns, an: an, opt: opt, g: &graphs{mem: graph.NewMemLog()}}
 }
 
-// log is where a run's events go.
-
 // Checker is the agent's claim checker.
 func (a *Agent) Checker() Checker { return Checker{An: a.an} }
 

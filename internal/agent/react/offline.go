@@ -133,8 +133,8 @@ func (a *Agent) searchNode(ctx context.Context, rc *graph.RunContext, s offline)
 		return s, fmt.Errorf("search the knowledge base: %w", c.Err)
 	}
 	s.Turns++
+	s.Found = append(s.Found, ps.Add(c.Hits...)...)
 	s.Hits = ps.All()
-	s.Found = append(s.Found, ps.Add(c.Hits...)...) // numbered by the call already
 	if len(s.Found) == 0 {
 		if empty, err := a.fns.Empty(ctx); err == nil && empty {
 			return s, ErrEmptyIndex
