@@ -113,7 +113,7 @@ a new thread, /quit (or end of input) leaves.`,
 					}
 					continue
 				}
-				printAnswer(g.stdout, res)
+				f.live.answer(g.stdout, res)
 				fmt.Fprintln(g.stdout)
 			}
 		},
