@@ -659,9 +659,9 @@ func (failingEmbedder) EmbedDocuments(context.Context, []string) ([][]float32, e
 	return nil, errors.New("connection refused")
 }
 
-// TestAnEmbedderThatFailsIsABadGateway: a search whose embedder fails is
-// the embedding server's failure (502), not the request's (400).
-func TestAnEmbedderThatFailsIsABadGateway(t *testing.T) {
+// TestAnEmbedderThatFailsIsUnavailable: a search whose embedder fails is
+// the embedding server's failure (503), not the request's (400).
+func TestAnEmbedderThatFailsIsUnavailable(t *testing.T) {
 	f := newFixture(t, "", docs)
 	rt := *f.srv.rt
 	rt.Engine = search.New(rt.Store, search.WithEmbedder(failingEmbedder{}))
@@ -673,8 +673,8 @@ func TestAnEmbedderThatFailsIsABadGateway(t *testing.T) {
 	f.srv.rt = &rt
 	f.srv.useTools(ts)
 	var e struct{ Error string }
-	if code := f.call(t, "POST", "/api/search", map[string]any{"query": "rotate keys", "mode": "hybrid"}, &e); code != http.StatusBadGateway || !strings.Contains(e.Error, "connection refused") {
-		t.Errorf("hybrid search with the embedder down: %d %q, want 502 naming the cause", code, e.Error)
+	if code := f.call(t, "POST", "/api/search", map[string]any{"query": "rotate keys", "mode": "hybrid"}, &e); code != http.StatusServiceUnavailable || !strings.Contains(e.Error, "connection refused") {
+		t.Errorf("hybrid search with the embedder down: %d %q, want 503 naming the cause", code, e.Error)
 	}
 }
 
