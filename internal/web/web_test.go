@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -285,7 +286,7 @@ func TestStoppedTurnIsLogged(t *testing.T) {
 	f.call(t, "POST", "/api/threads", map[string]string{"title": "q"}, &th)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	f.srv.turn(ctx, th.ID, "How do I deploy?", askInput{}, "offline")
+	f.srv.turn(ctx, th.ID, "How do I deploy?", f.srv.rt.Asker(app.AskOptions{}), new(atomic.Int64))
 	evs := f.stream(t, "/api/threads/"+th.ID+"/events", "", func(e sseEv) bool { return e.event == react.ThreadError || e.event == "answer" })
 	last := evs[len(evs)-1]
 	if last.event != react.ThreadError || !strings.Contains(last.data, "stopped") {
