@@ -58,9 +58,9 @@ func (f *askFlags) options(g *globals, a *app.App) (app.AskOptions, error) {
 	// text to stdout as it arrives when stdout is a terminal (or with
 	// --stream), as the page streams it, and to stderr with --json so
 	// that stdout stays one document.
-	live := &liveView{steps: g.stderr, text: g.stdout}
+	live := &liveView{steps: g.stderr, text: g.stdout, inline: true}
 	if a.Config.JSON {
-		live.text = g.stderr
+		live.text, live.inline = g.stderr, false
 	}
 	f.live = live
 	live.showSteps = f.trace || (!a.Config.JSON && isTerminal(g.stderr))
@@ -79,10 +79,12 @@ func (f *askFlags) options(g *globals, a *app.App) (app.AskOptions, error) {
 // model call after it is a new draft.
 type liveView struct {
 	steps, text io.Writer
-	showSteps   bool
-	mu          sync.Mutex
-	midLine     bool
-	newDraft    bool
+	// inline says the text goes where the answer is printed (stdout).
+	inline    bool
+	showSteps bool
+	mu        sync.Mutex
+	midLine   bool
+	newDraft  bool
 	// draft is the text of the latest model call, streamed.
 	draft strings.Builder
 	trace func(graph.Event)
@@ -129,13 +131,13 @@ func (l *liveView) end() {
 	l.newDraft = true
 }
 
-// answer writes the checked answer to w after what was streamed: when
-// the model's last draft went to w and is the answer as checked, only
-// the sources and notes follow it; otherwise the whole answer does (after
-// a line saying so when drafts were shown).
+// answer writes the checked answer to w, where the streamed text went
+// when l.inline: when the model's last draft is the answer as checked,
+// only the sources and notes follow it; otherwise the whole answer does
+// (after a line saying so when drafts were shown).
 func (l *liveView) answer(w io.Writer, res *react.Result) {
 	l.mu.Lock()
-	streamed := l.text == w && l.draft.Len() > 0
+	streamed := l.inline && l.draft.Len() > 0
 	same := streamed && strings.TrimSpace(l.draft.String()) == strings.TrimSpace(res.Answer)
 	l.draft.Reset()
 	l.mu.Unlock()

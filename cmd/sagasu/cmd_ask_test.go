@@ -91,7 +91,7 @@ func TestAskAndChatStreamTheModelsText(t *testing.T) {
 // steps' writer, and a step ends the streamed line.
 func TestStreamedAnswerIsNotRepeated(t *testing.T) {
 	var text, steps strings.Builder
-	l := &liveView{steps: &steps, text: &text, showSteps: true}
+	l := &liveView{steps: &steps, text: &text, inline: true, showSteps: true}
 	l.delta("A first ")
 	l.delta("thought.")
 	l.event(graph.Event{Type: graph.TypeThought, Text: "search first"})
@@ -107,9 +107,11 @@ func TestStreamedAnswerIsNotRepeated(t *testing.T) {
 	if !strings.Contains(steps.String(), "search first") || strings.Contains(steps.String(), "Deploy") {
 		t.Errorf("steps %q: want the thought only", steps.String())
 	}
-	// Nothing streamed (or streamed elsewhere): the whole answer.
+	// Streamed elsewhere (stderr, with --json): the whole answer.
 	var plain strings.Builder
-	(&liveView{steps: &steps, text: &steps}).answer(&plain, res)
+	elsewhere := &liveView{steps: &steps, text: &steps}
+	elsewhere.delta("Deploy with the CLI [1].")
+	elsewhere.answer(&plain, res)
 	if !strings.HasPrefix(plain.String(), "Deploy with the CLI [1].\n\n[1]") {
 		t.Errorf("unstreamed answer %q", plain.String())
 	}
