@@ -22,18 +22,24 @@ func (f failingStore) KeywordSearch(context.Context, []string, int, store.Filter
 	return nil, f.err
 }
 
-// withStoreFailing makes the fixture's searches fail with err.
-func (f *fixture) withStoreFailing(t *testing.T, err error) {
+// useEngine makes the fixture search with e.
+func (f *fixture) useEngine(t *testing.T, e *search.Engine) {
 	t.Helper()
 	rt := *f.srv.rt
-	rt.Engine = search.New(failingStore{Store: rt.Store, err: err})
-	ts, terr := tools.New(tools.Options{Engine: rt.Engine})
-	if terr != nil {
-		t.Fatal(terr)
+	rt.Engine = e
+	ts, err := tools.New(tools.Options{Engine: e})
+	if err != nil {
+		t.Fatal(err)
 	}
 	rt.Tools = ts
 	f.srv.rt = &rt
 	f.srv.useTools(ts)
+}
+
+// withStoreFailing makes the fixture's searches fail with err.
+func (f *fixture) withStoreFailing(t *testing.T, err error) {
+	t.Helper()
+	f.useEngine(t, search.New(failingStore{Store: f.srv.rt.Store, err: err}))
 }
 
 // TestSearchErrorsByClass: the page's search answers by the toolset's

@@ -664,15 +664,7 @@ func (failingEmbedder) EmbedDocuments(context.Context, []string) ([][]float32, e
 // the embedding server's failure (503), not the request's (400).
 func TestAnEmbedderThatFailsIsUnavailable(t *testing.T) {
 	f := newFixture(t, "", docs)
-	rt := *f.srv.rt
-	rt.Engine = search.New(rt.Store, search.WithEmbedder(failingEmbedder{}))
-	ts, err := tools.New(tools.Options{Engine: rt.Engine})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt.Tools = ts
-	f.srv.rt = &rt
-	f.srv.useTools(ts)
+	f.useEngine(t, search.New(f.srv.rt.Store, search.WithEmbedder(failingEmbedder{})))
 	var e struct{ Error string }
 	if code := f.call(t, "POST", "/api/search", map[string]any{"query": "rotate keys", "mode": "hybrid"}, &e); code != http.StatusServiceUnavailable || !strings.Contains(e.Error, "connection refused") {
 		t.Errorf("hybrid search with the embedder down: %d %q, want 503 naming the cause", code, e.Error)
