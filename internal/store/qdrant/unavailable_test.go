@@ -18,7 +18,9 @@ import (
 func TestWrapMarksUnreachableServerUnavailable(t *testing.T) {
 	s := &Store{set: Settings{Host: "127.0.0.1", Port: 6334}}
 	// The client wraps gRPC statuses in an error of its own.
-	call := func(c codes.Code) error { return fmt.Errorf("search points: %w", status.Error(c, "connection refused")) }
+	call := func(c codes.Code) error {
+		return fmt.Errorf("search points: %w", status.Error(c, "connection refused"))
+	}
 	err := s.wrap("keyword search", call(codes.Unavailable))
 	if !errors.Is(err, store.ErrUnavailable) || !strings.Contains(err.Error(), "cannot reach Qdrant at 127.0.0.1:6334") {
 		t.Errorf("unavailable: %v", err)
