@@ -60,6 +60,11 @@ type usageError struct{ error }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
+// reportedError is a failure the command has already reported on stdout
+// (doctor's report says what failed): with --json, stdout stays one JSON
+// document, so no error object follows it.
+type reportedError struct{ error }
+
 // run executes one sagasu command line and returns the exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, environ []string) int {
 	g := &globals{stdout: stdout, stderr: stderr, stdin: stdin, environ: environ}
@@ -96,7 +101,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case errors.As(err, &ue):
 		code, name = exitUsage, "usage"
 	}
-	if g.json || slices.Contains(args, "--json") {
+	var reported reportedError
+	if (g.json || slices.Contains(args, "--json")) && !errors.As(err, &reported) {
 		// A tool reading --json output gets the error as JSON too (and
 		// people reading stderr still see it).
 		_ = writeJSON(stdout, map[string]any{"error": map[string]any{"code": name, "message": err.Error()}})

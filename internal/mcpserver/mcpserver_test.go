@@ -225,7 +225,7 @@ func TestToolsListedWithSchemas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{ToolIndex, ToolDelete, ToolQuery, ToolSearch, ToolGet, ToolList, ToolEvaluate, ToolRefine, ToolExecuteStage, ToolReadCache}
+	want := []string{ToolIndex, ToolDelete, ToolQuery, ToolSearch, ToolGet, ToolList, ToolEvaluate, ToolRefine, ToolExecuteStage, ToolLoop, ToolReadCache}
 	got := map[string]*mcp.Tool{}
 	for _, tl := range res.Tools {
 		got[tl.Name] = tl
