@@ -18,10 +18,11 @@ func newDoctorCmd(g *globals) *cobra.Command {
 		Short: "Check the index, the embedder, the language model and the MCP servers",
 		Long: `Doctor checks what sagasu is configured to use: the index (opens it and counts
 what it holds), the embedder (embeds a probe), the language model (one chat
-and one forced tool call, which the agents need) and each MCP server in
-mcp_servers: (lists its tools). It prints what is wrong and what to do, and
-exits non-zero when something configured does not work. Parts that are not
-configured are reported, not failed.`,
+and one forced call of the agents' own functions, which the agents need) and
+each MCP server in mcp_servers: (lists its tools). It prints what is wrong and
+what to do, and exits non-zero when something configured does not work. Parts
+that are not configured are reported, not failed. With --json stdout is the
+report alone, also when a check fails.`,
 		Example: `  sagasu doctor
   eval "$(scripts/local-models.sh start)"; sagasu doctor --json`,
 		Args: cobra.NoArgs,
@@ -42,7 +43,7 @@ configured are reported, not failed.`,
 				printDoctor(g.stdout, r)
 			}
 			if r.Failed() {
-				return errors.New("something configured does not work (see above)")
+				return reportedError{errors.New("something configured does not work (see above)")}
 			}
 			return nil
 		},

@@ -14,6 +14,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/loop"
 	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
 // agentFlags are the flags the loop, plan and cache commands share.
@@ -51,12 +52,12 @@ func (f *agentFlags) open(cmd *cobra.Command, a *app.App) (*app.Runtime, error) 
 
 func newLoopCmd(g *globals) *cobra.Command {
 	var (
-		goal, query, mode, pathGlob string
-		aspects                     []string
-		maxIt                       int
-		minConf                     float64
-		verbose                     bool
-		af                          agentFlags
+		goal, query, mode, pathGlob, session string
+		aspects                              []string
+		maxIt                                int
+		minConf                              float64
+		verbose                              bool
+		af                                   agentFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "loop --goal TEXT",
@@ -72,8 +73,10 @@ with one topic is expanded into the sections the index has for it. Give
 --aspect (repeatable) to say them yourself. Without --query the first query is
 the goal without its boilerplate ("understand how to", "を理解する").
 
-Every evaluation, refinement and the session are recorded in the agent cache
-(see sagasu cache). --json prints the iterations and the top -k merged results
+At most 10 searches run (--max-iterations, default 5), as over MCP
+(sagasu_loop). Every evaluation and refinement is recorded in the agent cache,
+and the loop as one session record, updated after every iteration (see sagasu
+cache; --session names the session). --json prints the iterations and the top -k merged results
 in the same shape as sagasu query --json.`,
 		Example: `  sagasu loop --goal "VitePressの設定方法を理解する"
   sagasu loop --goal "Deploy to GitHub Pages and generate a sitemap" --query "deploy" --json
@@ -104,21 +107,21 @@ in the same shape as sagasu query --json.`,
 				return err
 			}
 			defer rt.Close()
-			opt := loop.RunOptions{
-				Goal: goal, Query: query, Aspects: aspects, K: k, Mode: search.Mode(mode),
-				MaxIterations: maxIt, MinConfidence: minConf, Filter: store.Filter{PathGlob: pathGlob},
+			in := tools.LoopInput{
+				Goal: goal, Query: query, Aspects: aspects, K: k, MaxK: search.MaxK, Mode: search.Mode(mode),
+				MaxIterations: maxIt, MinConfidence: minConf, Filter: store.Filter{PathGlob: pathGlob}, SessionID: session,
 			}
 			if verbose || isTerminal(g.stderr) {
-				opt.OnEvent = func(ev loop.Event) { traceEvent(g.stderr, ev) }
+				in.OnEvent = func(ev loop.Event) { traceEvent(g.stderr, ev) }
 			}
-			res, err := rt.Tools.Loop().Run(cmd.Context(), opt)
+			res, err := rt.Tools.RunLoop(cmd.Context(), in)
 			if err != nil {
 				return err
 			}
 			if a.Config.JSON {
-				return writeJSON(g.stdout, res)
+				return writeJSON(g.stdout, res.RunResult)
 			}
-			printRun(g.stdout, res)
+			printRun(g.stdout, res.RunResult)
 			return nil
 		},
 	}
@@ -127,7 +130,8 @@ in the same shape as sagasu query --json.`,
 	f.StringVar(&query, "query", "", "first query (default: the goal's own words)")
 	f.StringArrayVar(&aspects, "aspect", nil, "an aspect the results must cover (repeatable; default: from the goal)")
 	f.IntP("k", "k", 10, "number of merged results")
-	f.IntVar(&maxIt, "max-iterations", loop.DefaultMaxIterations, "most searches to run")
+	f.IntVar(&maxIt, "max-iterations", tools.DefaultLoopIterations, fmt.Sprintf("most searches to run (1 to %d)", tools.MaxLoopIterations))
+	f.StringVar(&session, "session", "", "record the loop in this agent-cache session (default: a new loop-… session)")
 	f.Float64Var(&minConf, "min-confidence", loop.DefaultMinConfidence, "confidence at which the results are enough")
 	f.StringVar(&mode, "mode", "", "retrieval mode: keyword, semantic, hybrid (default: the index's, hybrid when it has an embedder)")
 	f.StringVar(&pathGlob, "glob", "", "only sources whose URI matches this glob")
@@ -166,8 +170,8 @@ func searchK(a *app.App, maxIterations int) (int, error) {
 	if k < 1 || k > search.MaxK {
 		return 0, usagef("-k %d is out of range: use 1 to %d", k, search.MaxK)
 	}
-	if maxIterations < 1 || maxIterations > 50 {
-		return 0, usagef("--max-iterations %d is out of range: use 1 to 50", maxIterations)
+	if maxIterations < 1 || maxIterations > tools.MaxLoopIterations {
+		return 0, usagef("--max-iterations %d is out of range: use 1 to %d", maxIterations, tools.MaxLoopIterations)
 	}
 	return k, nil
 }

@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -120,6 +121,7 @@ type Cache struct {
 	log *slog.Logger
 	seq atomic.Uint64
 	pid int
+	mu  sync.Mutex // serializes Upsert's read-modify-write
 }
 
 // Open returns the cache in dir. Nothing is created until the first write;

@@ -6,7 +6,11 @@ import (
 	"fmt"
 	"sync"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/sagasu-dev/sagasu/internal/agent/planact"
+	"github.com/sagasu-dev/sagasu/internal/telemetry"
 )
 
 // BackgroundRuns drives Plan-and-Act runs in the background for the
@@ -53,11 +57,13 @@ func (b *BackgroundRuns) Start(ctx context.Context, opt PlanActOptions) (string,
 	if err := b.room(""); err != nil {
 		return "", err
 	}
+	sp := b.span(&opt)
 	run, err := b.rt.NewPlanActRun(ctx, opt)
 	if err != nil {
+		sp.end(err)
 		return "", err
 	}
-	return run.ID, b.launch(run, func(ctx context.Context) error { _, err := run.Start(ctx); return err })
+	return run.ID, b.launch(run, sp, func(ctx context.Context) error { _, err := run.Start(ctx); return err })
 }
 
 // Resume prepares run id to continue with its recorded settings (opt's
@@ -66,11 +72,31 @@ func (b *BackgroundRuns) Resume(ctx context.Context, id string, opt PlanActOptio
 	if err := b.room(id); err != nil {
 		return err
 	}
+	sp := b.span(&opt)
 	run, err := b.rt.OpenPlanActRun(ctx, id, opt)
 	if err != nil {
+		sp.end(err)
 		return err
 	}
-	return b.launch(run, func(ctx context.Context) error { _, err := run.Resume(ctx); return err })
+	return b.launch(run, sp, func(ctx context.Context) error { _, err := run.Resume(ctx); return err })
+}
+
+// runSpan is a background run's trace span: ctx carries it (and derives
+// from the runs' base context, not from the request that started the run,
+// which ends at once).
+type runSpan struct {
+	ctx context.Context
+	end func(error)
+}
+
+// span starts the invoke_agent span of a background run, as `sagasu agent
+// run` starts one: its model calls nest under it, and opt's event handler
+// records its tool calls under it too.
+func (b *BackgroundRuns) span(opt *PlanActOptions) runSpan {
+	tr := b.rt.app.Tracer
+	ctx, end := tr.StartAgent(b.base, "sagasu plan-and-act", "")
+	opt.OnEvent = tr.OnEvent(ctx, opt.OnEvent)
+	return runSpan{ctx: ctx, end: end}
 }
 
 // room checks that a run may start (id, when it is known, is not running).
@@ -86,19 +112,24 @@ func (b *BackgroundRuns) room(id string) error {
 	return nil
 }
 
-func (b *BackgroundRuns) launch(run *PlanActRun, fn func(context.Context) error) error {
+func (b *BackgroundRuns) launch(run *PlanActRun, sp runSpan, fn func(context.Context) error) error {
+	trace.SpanFromContext(sp.ctx).SetAttributes(attribute.String(telemetry.AttrConversation, run.ID))
 	b.mu.Lock()
 	if _, busy := b.running[run.ID]; busy {
 		b.mu.Unlock()
 		run.Close()
-		return fmt.Errorf("run %s: %w", run.ID, ErrRunning)
+		err := fmt.Errorf("run %s: %w", run.ID, ErrRunning)
+		sp.end(err)
+		return err
 	}
 	if len(b.running) >= b.max {
 		b.mu.Unlock()
 		run.Close()
-		return fmt.Errorf("%w: %d are running, the most this server runs", ErrTooManyRuns, len(b.running))
+		err := fmt.Errorf("%w: %d are running, the most this server runs", ErrTooManyRuns, len(b.running))
+		sp.end(err)
+		return err
 	}
-	ctx, cancel := context.WithCancel(b.base)
+	ctx, cancel := context.WithCancel(sp.ctx)
 	b.running[run.ID] = cancel
 	b.forget(run.ID)
 	b.wg.Add(1)
@@ -117,7 +148,9 @@ func (b *BackgroundRuns) launch(run *PlanActRun, fn func(context.Context) error)
 				b.onDone(run.ID)
 			}
 		}()
-		if err := fn(ctx); err != nil && ctx.Err() == nil {
+		err := fn(ctx)
+		sp.end(err)
+		if err != nil && ctx.Err() == nil {
 			b.rt.app.Log.Warn("agent run failed", "run", run.ID, "err", err)
 			b.fail(run.ID, err.Error())
 		}

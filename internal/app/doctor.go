@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -171,18 +170,10 @@ func (a *App) doctorLLM(ctx context.Context, timeout time.Duration) DoctorModel 
 		m.Error = "the model answered with nothing"
 		return m
 	}
-	tool := llm.Tool{Name: "echo", Description: "Repeat a text.", Parameters: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)}
-	resp, err = model.Chat(ctx, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "Call echo with the text hello."}},
-		Tools: []llm.Tool{tool}, ToolChoice: llm.ToolChoiceRequired, MaxTokens: 256, Temperature: &zero})
+	resp, err = model.Chat(ctx, ToolCallProbe(zero))
 	called, why := false, ""
-	if err == nil && len(resp.Message.ToolCalls) > 0 {
-		_, cerr := llm.CheckToolCall([]llm.Tool{tool}, resp.Message.ToolCalls[0])
-		called = cerr == nil
-		if cerr != nil {
-			why = fmt.Sprintf(": %v", cerr)
-		}
-	} else if err == nil {
-		why = fmt.Sprintf(" (it answered in text: %.80q)", resp.Message.Content)
+	if err == nil {
+		called, why = probeCalled(resp)
 	}
 	m.ToolCall = &called
 	switch {

@@ -3,28 +3,44 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"reflect"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
-// fakeChat speaks just enough of the OpenAI chat API: text, or a tool call
-// when tools are offered and toolCalls is set.
-func fakeChat(t *testing.T, toolCalls bool) *httptest.Server {
+// fakeChat speaks just enough of the OpenAI chat API: text, or, when
+// tools are offered, text and a call of sagasu_query with each of calls'
+// arguments (none: text only). The tools request it got is kept in got.
+func fakeChat(t *testing.T, got *probeRequest, calls ...string) *httptest.Server {
+	var mu sync.Mutex
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Tools []json.RawMessage `json:"tools"`
-		}
+		var req probeRequest
 		_ = json.NewDecoder(r.Body).Decode(&req)
 		msg := map[string]any{"role": "assistant", "content": "OK"}
 		finish := "stop"
-		if len(req.Tools) > 0 && toolCalls {
-			msg = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{
-				"id": "call_1", "type": "function", "function": map[string]any{"name": "echo", "arguments": `{"text":"hello"}`}}}}
-			finish = "tool_calls"
+		if len(req.Tools) > 0 {
+			if got != nil {
+				mu.Lock()
+				*got = req
+				mu.Unlock()
+			}
+			if len(calls) > 0 {
+				var tcs []any
+				for i, args := range calls {
+					tcs = append(tcs, map[string]any{"id": fmt.Sprintf("call_%d", i), "type": "function",
+						"function": map[string]any{"name": "sagasu_query", "arguments": args}})
+				}
+				msg = map[string]any{"role": "assistant", "content": "sagasu_query(", "tool_calls": tcs}
+				finish = "tool_calls"
+			}
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"id": "x", "object": "chat.completion", "created": 1, "model": "tiny",
@@ -33,6 +49,19 @@ func fakeChat(t *testing.T, toolCalls bool) *httptest.Server {
 	}))
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// probeRequest is what doctor's forced call sends, as far as the test
+// looks.
+type probeRequest struct {
+	Tools []struct {
+		Function struct {
+			Name       string          `json:"name"`
+			Parameters json.RawMessage `json:"parameters"`
+		} `json:"function"`
+	} `json:"tools"`
+	ToolChoice any `json:"tool_choice"`
+	MaxTokens  int `json:"max_tokens"`
 }
 
 func TestDoctor(t *testing.T) {
@@ -45,6 +74,7 @@ func TestDoctor(t *testing.T) {
 	}
 	st.Close()
 
+	var sent probeRequest
 	for _, tc := range []struct {
 		name      string
 		url       string
@@ -52,8 +82,12 @@ func TestDoctor(t *testing.T) {
 		wantTool  bool
 		wantError bool
 	}{
-		{"model with tool calls", fakeChat(t, true).URL + "/v1", true, true, false},
-		{"model without tool calls", fakeChat(t, false).URL + "/v1", false, false, true},
+		{"model with tool calls", fakeChat(t, &sent, `{"query":"sitemap"}`).URL + "/v1", true, true, false},
+		// What SmolLM2-135M does: a word of text, the call, the call again
+		// until the token limit cuts the last one short.
+		{"a valid call among others", fakeChat(t, nil, `{"query":"sitemap"}`, `{"query":"sitemap"}`, `{"`).URL + "/v1", true, true, false},
+		{"only a broken call", fakeChat(t, nil, `{"`).URL + "/v1", false, false, true},
+		{"model without tool calls", fakeChat(t, nil).URL + "/v1", false, false, true},
 		{"model down", "http://127.0.0.1:1/v1", false, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,6 +108,22 @@ func TestDoctor(t *testing.T) {
 		})
 	}
 
+	// The probe offers sagasu_query as the agents offer it, forced, within
+	// the reply size the real-model test proves enough.
+	want, err := tools.FunctionTools(tools.NameQuery)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sent.Tools) != len(want) || sent.ToolChoice != "required" || sent.MaxTokens != probeMaxTokens {
+		t.Fatalf("the probe sent %d tools, tool_choice %v, max_tokens %d; want the agents' %d, required, %d",
+			len(sent.Tools), sent.ToolChoice, sent.MaxTokens, len(want), probeMaxTokens)
+	}
+	for i, w := range want {
+		if got := sent.Tools[i].Function; got.Name != w.Name || !jsonEqual(got.Parameters, w.Parameters) {
+			t.Errorf("probe tool %d: %s %s; want the agents' %s %s", i, got.Name, got.Parameters, w.Name, w.Parameters)
+		}
+	}
+
 	c := Defaults()
 	c.DB = filepath.Join(dir, "missing.db")
 	a := &App{Config: c, Log: nopLogger(), Getenv: func(string) string { return "" }}
@@ -83,3 +133,8 @@ func TestDoctor(t *testing.T) {
 }
 
 func nopLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func jsonEqual(a, b json.RawMessage) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
+}

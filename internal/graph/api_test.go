@@ -197,3 +197,68 @@ func TestCheckpointsStoreWhatChanged(t *testing.T) {
 	assert.Equal(t, Success, out.Status)
 	assert.Equal(t, final, resumed)
 }
+
+// appendSignal is a MemLog that tells when an event with a given text is
+// in the log.
+type appendSignal struct {
+	*MemLog
+	text string
+	in   chan struct{}
+}
+
+func (l appendSignal) Append(ctx context.Context, ev Event) error {
+	err := l.MemLog.Append(ctx, ev)
+	if ev.Text == l.text {
+		close(l.in)
+	}
+	return err
+}
+
+// TestABlockedObserverHoldsNoLock: while a run's observer is blocked (the
+// web chat writes to the store there), another goroutine of the same node
+// still gets its event into the log, and another run of the same compiled
+// graph runs to its end. Under the run's lock the event's append would wait
+// for the observer and the test would never see it in the log.
+func TestABlockedObserverHoldsNoLock(t *testing.T) {
+	log := appendSignal{MemLog: NewMemLog(), text: "second", in: make(chan struct{})}
+	entered, release, secondDone := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	run, err := loop(func(_ context.Context, rc *RunContext, n int) (int, error) {
+		if n != 7 {
+			return -1, nil
+		}
+		go func() {
+			<-entered
+			secondDone <- rc.Trace(TypeThought, "second")
+		}()
+		return -1, rc.Trace(TypeThought, "block")
+	}).Compile(log)
+	require.NoError(t, err)
+
+	var seen []Event
+	done := make(chan Outcome, 1)
+	go func() {
+		_, out := run.Invoke(context.Background(), "blocked", 7, Observe(func(ev Event) {
+			seen = append(seen, ev)
+			if ev.Text == "block" {
+				close(entered)
+				<-release
+			}
+		}))
+		done <- out
+	}()
+	<-entered
+	_, other := run.Invoke(context.Background(), "other", 0)
+	assert.Equal(t, Success, other.Status, "another run goes on while an observer blocks")
+	select {
+	case <-log.in:
+	case <-time.After(30 * time.Second):
+		close(release)
+		t.Fatal("the node's second event did not reach the log while the observer blocked: the observer holds the run's lock")
+	}
+	close(release)
+	require.NoError(t, <-secondDone)
+	out := <-done
+	require.Equal(t, Success, out.Status, out.Reason)
+	logged, _ := log.Events(context.Background(), "blocked")
+	assert.Equal(t, logged, seen, "the observer saw every event, in log order")
+}

@@ -18,9 +18,12 @@
 // repeated, no progress, repeated parse failures); they are on by default
 // and the first to trip ends the run with Outcome{Status: Stopped, Guard:
 // its name}. Node errors, node panics and branch keys without a route end
-// it with Status Failure; a run that could not start at all has
-// Outcome.Err a *StartError (ErrRunExists, ErrNoCheckpoint), and a log
-// that cannot be written a *LogError. The runner never panics and never
+// it with Status Failure. Outcome.Err says which, for errors.Is and
+// errors.As: a *StopError (ErrStopped) for a limit or guard, ErrCancelled
+// with the context's cause for a cancelled call, a *NodeError (ErrPanic
+// for a panic) or *RouteError for a failure, a *StartError (ErrRunExists,
+// ErrNoCheckpoint, ErrBadCheckpoint) for a call that ran nothing, and a
+// *LogError for a log that cannot be written. The runner never panics and never
 // hangs: a node that ignores its cancelled context is abandoned after a
 // grace period. Invoke and Resume take per-call options: Observe (this
 // call's events, in order, delivered outside the run's lock), Bound and

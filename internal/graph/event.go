@@ -98,6 +98,13 @@ func (m *MemLog) Append(_ context.Context, ev Event) error {
 	return nil
 }
 
+// Forget drops run's events, for a log that holds runs only while they go.
+func (m *MemLog) Forget(run string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.events, run)
+}
+
 // Events returns a copy of run's events.
 func (m *MemLog) Events(_ context.Context, run string) ([]Event, error) {
 	m.mu.Lock()

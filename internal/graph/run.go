@@ -208,13 +208,13 @@ func (c *Compiled[S]) Resume(ctx context.Context, run string, opts ...RunOption)
 			continue
 		}
 		if _, err := rep.Add(ev); err != nil {
-			return zero, notStarted("resume", run, err)
+			return zero, notStarted("resume", run, fmt.Errorf("%w: %w", ErrBadCheckpoint, err))
 		}
 		raw := rep.State()
 		var s S
 		if c.fingerprint != nil { // the default fingerprint needs only the JSON
 			if s, err = c.decode(raw); err != nil {
-				return zero, notStarted("resume", run, fmt.Errorf("checkpoint %d: %w", ev.Seq, err))
+				return zero, notStarted("resume", run, fmt.Errorf("%w: checkpoint %d: %w", ErrBadCheckpoint, ev.Seq, err))
 			}
 		}
 		r.t.endStep(ev.Step, c.fp(s, raw))
@@ -226,7 +226,10 @@ func (c *Compiled[S]) Resume(ctx context.Context, run string, opts ...RunOption)
 	cp := evs[last]
 	state, err := c.decode(rep.State())
 	if err != nil {
-		return zero, notStarted("resume", run, fmt.Errorf("checkpoint %d: %w", cp.Seq, err))
+		return zero, notStarted("resume", run, fmt.Errorf("%w: checkpoint %d: %w", ErrBadCheckpoint, cp.Seq, err))
+	}
+	if cp.Next != END && c.nodes[cp.Next] == nil {
+		return zero, notStarted("resume", run, fmt.Errorf("%w: checkpoint %d continues at node %q, which the graph does not have (was it renamed?)", ErrBadCheckpoint, cp.Seq, cp.Next))
 	}
 	if end := evs[len(evs)-1]; end.Type == TypeOutcome && cp.Next == END {
 		var o Outcome
@@ -281,7 +284,7 @@ func (c *Compiled[S]) route(from string, s S) (next string, err error) {
 	cd := c.conds[from]
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("branch %q after %s panicked: %v", cd.branch, from, p)
+			err = &RouteError{From: from, Branch: cd.branch, Reason: fmt.Sprintf("branch %q after %s panicked: %v", cd.branch, from, p)}
 		}
 	}()
 	key := c.branches[cd.branch](s)
@@ -289,12 +292,14 @@ func (c *Compiled[S]) route(from string, s S) (next string, err error) {
 		if key == END || c.nodes[key] != nil {
 			return key, nil
 		}
-		return "", fmt.Errorf("branch %q after %s returned %q, which is not a node", cd.branch, from, key)
+		return "", &RouteError{From: from, Branch: cd.branch, Key: key,
+			Reason: fmt.Sprintf("branch %q after %s returned %q, which is not a node", cd.branch, from, key)}
 	}
 	to, ok := cd.routes[key]
 	if !ok {
-		return "", fmt.Errorf("branch %q after %s returned route key %q, which has no route; add it to the routes (known: %v)",
-			cd.branch, from, key, sortedKeys(cd.routes))
+		return "", &RouteError{From: from, Branch: cd.branch, Key: key,
+			Reason: fmt.Sprintf("branch %q after %s returned route key %q, which has no route; add it to the routes (known: %v)",
+				cd.branch, from, key, sortedKeys(cd.routes))}
 	}
 	return to, nil
 }
@@ -333,9 +338,6 @@ func (r *runner[S]) loop(ctx context.Context, state S, next string) (S, Outcome)
 		if o, stop := r.check(ctx, next); stop {
 			return r.finish(state, o)
 		}
-		if r.c.nodes[next] == nil {
-			return r.finish(state, failed(next, fmt.Errorf("no node %q in the graph (was it renamed since the run was checkpointed?)", next)))
-		}
 		start := time.Now()
 		s, err := r.runNode(ctx, next, state)
 		r.t.mu.Lock()
@@ -348,7 +350,7 @@ func (r *runner[S]) loop(ctx context.Context, state S, next string) (S, Outcome)
 			o, _ := r.check(ctx, next)
 			return r.finish(state, o)
 		case err != nil:
-			return r.finish(state, failed(next, fmt.Errorf("node %q: %w", next, err)))
+			return r.finish(state, failed(next, &NodeError{Node: next, Err: err}))
 		}
 		after, err := r.c.route(next, s)
 		if err != nil {
@@ -378,7 +380,7 @@ func (r *runner[S]) check(ctx context.Context, node string) (Outcome, bool) {
 			t.trip(GuardMaxDuration, "the run took longer than %s", l.MaxDuration)
 		case ctx.Err() != nil:
 			err := context.Cause(ctx)
-			return Outcome{Status: Stopped, Reason: "cancelled: " + err.Error(), Node: node, Next: node, Err: err}, true
+			return Outcome{Status: Stopped, Reason: "cancelled: " + err.Error(), Node: node, Next: node, Err: cancelled(err)}, true
 		case l.MaxSteps > 0 && t.step >= l.MaxSteps:
 			t.trip(GuardMaxSteps, "%d steps reached the limit of %d before %s", t.step, l.MaxSteps, node)
 		case l.MaxTokens > 0 && t.tokens.Total() > l.MaxTokens:
@@ -418,7 +420,7 @@ func (r *runner[S]) runNode(ctx context.Context, name string, state S) (S, error
 	go func() {
 		defer func() {
 			if p := recover(); p != nil {
-				done <- result{state, fmt.Errorf("panic: %v", p)}
+				done <- result{state, fmt.Errorf("%w: %v", ErrPanic, p)}
 			}
 		}()
 		s, err := r.c.nodes[name](nctx, rc, state)

@@ -2,6 +2,9 @@ package loop
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -30,6 +33,10 @@ type RunOptions struct {
 	// OnEvent, when set, hears each step as it happens (a live trace). It
 	// runs on the loop's goroutine: keep it quick.
 	OnEvent func(Event)
+	// Session names the loop's session in the agent cache; "" draws a new
+	// one. The session record is written after every iteration, so a loop
+	// cut short (cancelled, timed out) still leaves what it did.
+	Session string
 }
 
 // EventKind names a step of a loop.
@@ -77,6 +84,10 @@ type RunResult struct {
 	Hits []doc.Hit `json:"-"`
 	// Stopped says why the loop ended.
 	Stopped string `json:"stopped"`
+	// SessionID names the loop's session; SessionRecord is the ID of its
+	// record in the agent cache ("" without a cache).
+	SessionID     string `json:"sessionId"`
+	SessionRecord string `json:"sessionRecord,omitempty"`
 }
 
 // Iteration is one search of a loop.
@@ -136,7 +147,10 @@ func (e *Engine) Run(ctx context.Context, opt RunOptions) (RunResult, error) {
 	if err != nil {
 		return RunResult{}, err
 	}
-	res := RunResult{Goal: opt.Goal, Iterations: []Iteration{}}
+	res := RunResult{Goal: opt.Goal, Iterations: []Iteration{}, SessionID: opt.Session}
+	if res.SessionID == "" {
+		res.SessionID = NewSessionID("loop")
+	}
 	for _, a := range aspects {
 		res.Aspects = append(res.Aspects, a.name)
 	}
@@ -217,6 +231,7 @@ func (e *Engine) Run(ctx context.Context, opt RunOptions) (RunResult, error) {
 		queries = append(queries, ref.RefinedQuery)
 		q = ref.RefinedQuery
 		pending = &ref
+		res.SessionRecord = e.saveSession(res, sel, false)
 	}
 	if res.Stopped == "" {
 		res.Stopped = fmt.Sprintf("%s: iteration limit (%d) reached", ActionStop, maxIt)
@@ -224,7 +239,7 @@ func (e *Engine) Run(ctx context.Context, opt RunOptions) (RunResult, error) {
 	emit(Event{Kind: EventStop, Iteration: len(res.Iterations), Query: res.FinalQuery, Stopped: res.Stopped})
 	res.Hits = p.top(aspects, k)
 	res.Results = Views(res.Hits)
-	e.saveSession(res)
+	res.SessionRecord = e.saveSession(res, res.Hits, true)
 	return res, nil
 }
 
@@ -258,6 +273,12 @@ func (e *Engine) nextRefinement(ev Evaluation, q string, attempts map[string]int
 type sessionRecord struct {
 	RunResult
 	Results []resultRef `json:"results"`
+	// Done is false while the loop runs (and for one cut short).
+	Done bool `json:"done"`
+	// Steps are the calls an agent made itself in the same session
+	// (recorded by the tools package), kept as they were.
+	Steps        json.RawMessage `json:"steps,omitempty"`
+	DroppedSteps json.RawMessage `json:"droppedSteps,omitempty"`
 }
 
 type resultRef struct {
@@ -274,17 +295,50 @@ func refs(rs []search.ResultView) []resultRef {
 	return out
 }
 
-func (e *Engine) saveSession(res RunResult) {
+// saveSession writes the loop's session record as it stands, with hits as
+// its results, and returns the record's ID ("" without a cache).
+func (e *Engine) saveSession(res RunResult, hits []doc.Hit, done bool) string {
+	if e.opt.Cache == nil {
+		return ""
+	}
 	var conf *float64
 	last := Evaluation{}
 	if n := len(res.Iterations); n > 0 {
 		last = res.Iterations[n-1].Evaluation
 		conf = ptr(last.Confidence)
 	}
-	summary := fmt.Sprintf("%d iterations, %d of %d aspects; %s", len(res.Iterations), len(last.FoundAspects), len(res.Aspects), res.Stopped)
-	rec := sessionRecord{RunResult: res, Results: refs(res.Results)}
+	state := res.Stopped
+	if !done {
+		state = "running"
+	}
+	summary := fmt.Sprintf("loop %s: %d iterations, %d of %d aspects; %s", res.SessionID, len(res.Iterations), len(last.FoundAspects), len(res.Aspects), state)
+	rec := sessionRecord{RunResult: res, Results: refs(Views(hits)), Done: done}
 	rec.RunResult.Results = nil
-	e.save(agentcache.Sessions, res.Goal, res.FinalQuery, conf, summary, rec)
+	saved, err := e.opt.Cache.Upsert(agentcache.Sessions, res.SessionID, func(old agentcache.Record, found bool) (agentcache.Record, error) {
+		if found {
+			var prev sessionRecord
+			if json.Unmarshal(old.Data, &prev) == nil {
+				rec.Steps, rec.DroppedSteps = prev.Steps, prev.DroppedSteps
+			}
+		}
+		raw, err := json.Marshal(rec)
+		if err != nil {
+			return agentcache.Record{}, err
+		}
+		return agentcache.Record{Goal: res.Goal, Query: res.FinalQuery, Score: conf, Summary: summary, Data: raw}, nil
+	})
+	if err != nil {
+		e.log.Warn("agent cache: session not saved", "err", err)
+		return ""
+	}
+	return saved.ID
+}
+
+// NewSessionID draws a session ID that starts with prefix ("loop-3f2a...").
+func NewSessionID(prefix string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return prefix + "-" + hex.EncodeToString(b[:])
 }
 
 // pool holds every hit a loop has seen.

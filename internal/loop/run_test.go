@@ -239,3 +239,60 @@ func TestRunWithAnUnreadableCache(t *testing.T) {
 		})
 	}
 }
+
+// TestRunSavesItsSessionEveryIteration: the loop's session record exists
+// from the end of its first iteration on, holding the iterations done so
+// far (not done yet), and ends as one record, done, under the loop's
+// session ID; a loop given a session ID updates that session's record.
+func TestRunSavesItsSessionEveryIteration(t *testing.T) {
+	cache, err := agentcache.Open(t.TempDir(), agentcache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type saved struct {
+		SessionID  string            `json:"sessionId"`
+		Iterations []json.RawMessage `json:"iterations"`
+		Done       bool              `json:"done"`
+	}
+	read := func() (agentcache.Record, saved) {
+		t.Helper()
+		recs, err := cache.List(agentcache.ListOptions{Kind: agentcache.Sessions})
+		if err != nil || len(recs) != 1 {
+			t.Fatalf("sessions: %d records, %v; want one", len(recs), err)
+		}
+		var s saved
+		if err := json.Unmarshal(recs[0].Data, &s); err != nil {
+			t.Fatal(err)
+		}
+		return recs[0], s
+	}
+	e := testEngine(t, corpus, Options{Cache: cache})
+	seen := 0
+	res, err := e.Run(context.Background(), RunOptions{Goal: deployGoal, Query: "deploy", K: 4, OnEvent: func(ev Event) {
+		if ev.Kind == EventSearch && ev.Iteration > 1 {
+			_, s := read()
+			if len(s.Iterations) != ev.Iteration-1 || s.Done {
+				t.Errorf("before iteration %d the session holds %d iterations, done %t", ev.Iteration, len(s.Iterations), s.Done)
+			}
+			seen++
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Iterations) < 2 || seen != len(res.Iterations)-1 {
+		t.Fatalf("%d iterations, %d checked in flight: the corpus should take the loop past one iteration", len(res.Iterations), seen)
+	}
+	rec, s := read()
+	if !s.Done || len(s.Iterations) != len(res.Iterations) || s.SessionID != res.SessionID || rec.ID != res.SessionRecord ||
+		!strings.HasPrefix(res.SessionID, "loop-") {
+		t.Fatalf("final session: done %t, %d iterations, id %q record %q; result %q %q", s.Done, len(s.Iterations), s.SessionID, rec.ID, res.SessionID, res.SessionRecord)
+	}
+	again, err := e.Run(context.Background(), RunOptions{Goal: deployGoal, Query: "deploy", K: 4, Session: res.SessionID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec2, _ := read(); again.SessionRecord != rec.ID || rec2.ID != rec.ID {
+		t.Fatalf("a loop given session %q wrote record %q, want %q", res.SessionID, again.SessionRecord, rec.ID)
+	}
+}

@@ -114,6 +114,8 @@ func battery(t *testing.T, limits budget.Limits) map[string]int {
 			"queryOptions": map[string]any{"k": 20}})
 		measure("sagasu_plan_execute_stage", limits.Cap, ToolExecuteStage, map[string]any{"planId": stage["planId"], "stageIndex": 0,
 			"queryOptions": map[string]any{"k": 20}})
+		measure("sagasu_loop", limits.Cap, ToolLoop, map[string]any{"goal": g.goal, "query": g.query, "k": tools.MaxSearchK,
+			"maxIterations": tools.MaxLoopIterations})
 	}
 	measure("sagasu_get", limits.Cap, ToolGet, map[string]any{"source": "docs/ja0.md"})
 	measure("sagasu_get", limits.Cap, ToolGet, map[string]any{"source": "docs/guide0.md"})
@@ -127,7 +129,7 @@ func battery(t *testing.T, limits budget.Limits) map[string]int {
 		labels = append(labels, l)
 	}
 	slices.Sort(labels)
-	if len(labels) != 11 {
+	if len(labels) != 12 {
 		t.Errorf("measured %d tool/mode pairs: %v", len(labels), labels)
 	}
 	for _, l := range labels {

@@ -68,6 +68,7 @@ var toolInputs = map[string]reflect.Type{
 	ToolEvaluate:     reflect.TypeFor[tools.EvaluateInput](),
 	ToolRefine:       reflect.TypeFor[tools.RefineInput](),
 	ToolExecuteStage: reflect.TypeFor[tools.StageInput](),
+	ToolLoop:         reflect.TypeFor[tools.LoopInput](),
 	ToolReadCache:    reflect.TypeFor[tools.ReadCacheInput](),
 }
 

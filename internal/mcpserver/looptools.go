@@ -15,10 +15,12 @@ func (s *Server) addLoopTools() {
 	addTool(s, s.def(ToolEvaluate), s.evaluate)
 	addTool(s, s.def(ToolRefine), s.refine)
 	addTool(s, s.def(ToolExecuteStage), s.executeStage)
+	addTool(s, s.def(ToolLoop), s.runLoop)
 	addTool(s, s.def(ToolReadCache), s.readCache)
 }
 
 func (s *Server) evaluate(ctx context.Context, req *mcp.CallToolRequest, in tools.EvaluateInput) (*mcp.CallToolResult, tools.EvaluateOutput, error) {
+	in.SessionID = s.sessionOf(req, in.SessionID, in.Goal)
 	ev, err := s.tools.Evaluate(ctx, in)
 	if err != nil {
 		return nil, tools.EvaluateOutput{}, err
@@ -26,6 +28,7 @@ func (s *Server) evaluate(ctx context.Context, req *mcp.CallToolRequest, in tool
 	limit := s.limits.Cap
 	return fit(s, req, limit, budget.Shape{Items: len(ev.Aspects)}, 0, func(sh budget.Shape, est int) view[tools.EvaluateOutput] {
 		out := tools.EvaluateOutputOf(ev, sh.Items)
+		out.SessionID = in.SessionID
 		out.Measured = tools.Measured{EstimatedTokens: est, Budget: limit}
 		var b strings.Builder
 		fmt.Fprintf(&b, "Evaluation of %q for goal %q (iteration %d)\nconfidence %.2f · coverage %.2f · relevance %.2f\n",
@@ -47,6 +50,7 @@ func (s *Server) evaluate(ctx context.Context, req *mcp.CallToolRequest, in tool
 }
 
 func (s *Server) refine(ctx context.Context, req *mcp.CallToolRequest, in tools.RefineInput) (*mcp.CallToolResult, tools.RefineOutput, error) {
+	in.SessionID = s.sessionOf(req, in.SessionID, in.Goal)
 	r, err := s.tools.Refine(ctx, in)
 	if err != nil {
 		return nil, tools.RefineOutput{}, err

@@ -226,7 +226,7 @@ func TestToolsListedWithSchemas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{ToolIndex, ToolDelete, ToolQuery, ToolSearch, ToolGet, ToolList, ToolEvaluate, ToolRefine, ToolExecuteStage, ToolReadCache,
+	want := []string{ToolIndex, ToolDelete, ToolQuery, ToolSearch, ToolGet, ToolList, ToolEvaluate, ToolRefine, ToolExecuteStage, ToolLoop, ToolReadCache,
 		runs.NameList, runs.NameDelete, runs.NamePrune, runs.NameExport}
 	got := map[string]*mcp.Tool{}
 	for _, tl := range res.Tools {

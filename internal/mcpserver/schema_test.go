@@ -65,6 +65,7 @@ func TestSchemasDerivedFromTools(t *testing.T) {
 		ToolEvaluate:     {derived[tools.EvaluateInput](t), derived[tools.EvaluateOutput](t)},
 		ToolRefine:       {derived[tools.RefineInput](t), derived[tools.RefineOutput](t)},
 		ToolExecuteStage: {derived[tools.StageInput](t), derived[tools.StageOutput](t)},
+		ToolLoop:         {derived[tools.LoopInput](t), derived[tools.LoopOutput](t)},
 		ToolReadCache:    {derived[tools.ReadCacheInput](t), derived[tools.ReadCacheOutput](t)},
 		runs.NameList:    {derived[runs.ListInput](t), derived[RunsList](t)},
 		runs.NameDelete:  {derived[runs.DeleteInput](t), derived[RunsDeleted](t)},

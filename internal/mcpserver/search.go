@@ -38,6 +38,7 @@ func (s *Server) search(ctx context.Context, req *mcp.CallToolRequest, in tools.
 	if err != nil {
 		return nil, tools.SearchOutput{}, err
 	}
+	in.SessionID = s.sessionOf(req, in.SessionID, in.Goal)
 	args := tools.HashOf(ToolSearch, in.Goal, in.Query, st.Context, st.K, st.Hybrid)
 	res, err := ranked(s, ToolSearch, in.Cursor, args, func(offset int) (tools.SearchResult, error) {
 		in.Offset = offset

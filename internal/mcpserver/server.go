@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"math"
 	"reflect"
+	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -84,6 +85,10 @@ type Server struct {
 	schemas map[string]*jsonschema.Schema
 	// queue admits quick tool calls in turn (queueCalls).
 	queue *queue
+	// nonce and conns name connections in derived session IDs (sessionOf):
+	// conns maps a connection without an MCP session ID to a drawn one.
+	nonce string
+	conns sync.Map
 }
 
 // Tool names (the tools package owns them).
@@ -101,7 +106,7 @@ const (
 
 // New builds a server with every tool and resource registered.
 func New(opt Options) (*Server, error) {
-	s := &Server{opt: opt, tools: opt.Tools, counter: opt.Counter, limits: opt.Limits, log: opt.Logger, schemas: map[string]*jsonschema.Schema{}, queue: newQueue(opt.MaxConcurrentCalls)}
+	s := &Server{opt: opt, tools: opt.Tools, counter: opt.Counter, limits: opt.Limits, log: opt.Logger, schemas: map[string]*jsonschema.Schema{}, queue: newQueue(opt.MaxConcurrentCalls), nonce: newNonce()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

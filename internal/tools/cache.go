@@ -18,6 +18,7 @@ import (
 type ReadCacheInput struct {
 	Kind        string `json:"kind,omitempty" jsonschema:"evaluations, refinements, stages or sessions; all when empty"`
 	ID          string `json:"id,omitempty" jsonschema:"one record, with its data"`
+	SessionID   string `json:"sessionId,omitempty" jsonschema:"the record of one session (the sessionId sagasu_loop, sagasu_search, sagasu_evaluate or sagasu_refine_query returned), with its data"`
 	Goal        string `json:"goal,omitempty" jsonschema:"only records whose goal contains this text"`
 	Limit       int    `json:"limit,omitempty" jsonschema:"newest records to return, 1 to 100 (default 10)"`
 	IncludeData bool   `json:"includeData,omitempty" jsonschema:"include each record's full data"`
@@ -75,13 +76,25 @@ func (t *Toolset) ReadCache(_ context.Context, in ReadCacheInput) (CacheResult, 
 	}
 	var recs []agentcache.Record
 	withData := in.IncludeData
-	if in.ID != "" {
+	switch {
+	case in.ID != "" && in.SessionID != "":
+		return CacheResult{}, errors.New("give id or sessionId, not both")
+	case in.ID != "":
 		r, err := c.Get(in.ID)
 		if err != nil {
 			return CacheResult{}, err
 		}
 		recs, withData = []agentcache.Record{r}, true
-	} else {
+	case in.SessionID != "":
+		r, found, err := c.Keyed(agentcache.Sessions, in.SessionID)
+		if err != nil {
+			return CacheResult{}, err
+		}
+		if !found {
+			return CacheResult{}, missingf("session %q has no record in the agent cache: list the sessions with kind sessions", in.SessionID)
+		}
+		recs, withData = []agentcache.Record{r}, true
+	default:
 		var kind agentcache.Kind
 		if in.Kind != "" {
 			k, err := agentcache.ParseKind(in.Kind)

@@ -127,6 +127,16 @@ func Defs(opt DefOptions) []Def {
 				Between(Prop(in, "stageIndex"), 0, 100)
 				Between(Prop(in, "queryOptions", "k"), 1, 20)
 			}),
+		Define[LoopInput](Def{Name: NameLoop, Title: "Search in a loop toward a goal",
+			Description: "The whole agent-in-the-loop cycle in one call: search, judge the merged results against the goal's aspects, refine the query toward what is missing, search again (never returning a chunk twice), " +
+				"until the results are enough or maxIterations (default 5, at most 10) searches have run. Returns each iteration in brief and the top k merged results, fitted to the 25K cap. " +
+				"The loop is recorded as one session in the agent cache (sessionId, sessionRecord), updated after every iteration."},
+			func(in *jsonschema.Schema) {
+				NotEmpty(Prop(in, "goal"))
+				Between(Prop(in, "k"), 1, MaxSearchK)
+				Between(Prop(in, "maxIterations"), 1, MaxLoopIterations)
+				Between(Prop(in, "minConfidence"), 0, 1)
+			}),
 		Define[ReadCacheInput](Def{Name: NameReadCache, Title: "Read the agent cache", ReadOnly: true,
 			Description: "Read the agent cache: recorded evaluations, refinements, plan stages and sessions (newest first), one record by id, or the Markdown summary agent-cache.md."},
 			func(in *jsonschema.Schema) {

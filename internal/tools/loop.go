@@ -23,6 +23,7 @@ type EvaluateInput struct {
 	Iteration     int          `json:"iteration,omitempty" jsonschema:"1 for the first search of a goal"`
 	PreviousScore *float64     `json:"previousScore,omitempty" jsonschema:"confidence of the previous iteration"`
 	MinConfidence float64      `json:"minConfidence,omitempty" jsonschema:"confidence at which the results are enough (default 0.7)"`
+	SessionID     string       `json:"sessionId,omitempty" jsonschema:"the agent-cache session this step belongs to (default over MCP: one per MCP session and goal)"`
 
 	// Hits are more results to judge, handed over by an agent (the
 	// passages its run found), not by a client.
@@ -69,6 +70,7 @@ type EvaluateOutput struct {
 	SkippedResults  int                 `json:"skippedResults,omitempty" jsonschema:"results without text"`
 	NextStep        *Action             `json:"nextStep,omitempty"`
 	OmittedAspects  int                 `json:"omittedAspects,omitempty"`
+	SessionID       string              `json:"sessionId,omitempty" jsonschema:"the agent-cache session this step was recorded in"`
 	Measured
 }
 
@@ -81,6 +83,7 @@ type RefineInput struct {
 	Strategy        string   `json:"strategy,omitempty" jsonschema:"broaden, narrow, pivot or combine (default: combine when aspects are missing, else narrow)"`
 	PreviousQueries []string `json:"previousQueries,omitempty" jsonschema:"queries already issued; the refined query is none of them"`
 	ChunkIDs        []int64  `json:"chunkIds,omitempty" jsonschema:"results to mine for words; without them the server searches itself"`
+	SessionID       string   `json:"sessionId,omitempty" jsonschema:"the agent-cache session this step belongs to (default over MCP: one per MCP session and goal)"`
 }
 
 // RefineOutput is a better query, in the seed's field names.
@@ -93,6 +96,7 @@ type RefineOutput struct {
 	Reasoning    string             `json:"reasoning"`
 	Alternatives []loop.Alternative `json:"alternatives"`
 	NextStep     Action             `json:"nextStep"`
+	SessionID    string             `json:"sessionId,omitempty" jsonschema:"the agent-cache session this step was recorded in"`
 	Measured
 }
 
@@ -179,10 +183,15 @@ func (t *Toolset) Evaluate(ctx context.Context, in EvaluateInput) (loop.Evaluati
 	}
 	hits = append(hits, given...)
 	hits = append(hits, in.Hits...)
-	return t.steps.Evaluate(ctx, loop.EvaluateInput{
+	ev, err := t.steps.Evaluate(ctx, loop.EvaluateInput{
 		Goal: in.Goal, Query: in.Query, Results: hits, Aspects: in.Aspects, Iteration: in.Iteration,
 		PreviousScore: in.PreviousScore, MinConfidence: in.MinConfidence,
 	})
+	if err == nil {
+		t.recordStep(in.SessionID, in.Goal, SessionStep{Tool: NameEvaluate, Query: in.Query, Iteration: ev.Iteration, Results: ev.Results,
+			Confidence: &ev.Confidence, FoundAspects: ev.FoundAspects, MissingAspects: ev.MissingAspects, Action: ev.Recommendation.Action})
+	}
+	return ev, err
 }
 
 // EvaluateOutputOf renders an evaluation with its first items aspects, and
@@ -310,22 +319,31 @@ func (t *Toolset) Refine(ctx context.Context, in RefineInput) (loop.Refinement, 
 	if err != nil {
 		return loop.Refinement{}, err
 	}
-	return t.steps.Refine(ctx, loop.RefineInput{
+	r, err := t.steps.Refine(ctx, loop.RefineInput{
 		CurrentQuery: in.CurrentQuery, Goal: in.Goal, MissingAspects: in.MissingAspects, FoundAspects: in.FoundAspects,
 		Strategy: in.Strategy, Results: hits, Avoid: in.PreviousQueries,
 	})
+	if err == nil {
+		t.recordStep(in.SessionID, in.Goal, SessionStep{Tool: NameRefine, Query: in.CurrentQuery, MissingAspects: in.MissingAspects,
+			RefinedQuery: r.RefinedQuery, Strategy: r.Strategy, Action: "search"})
+	}
+	return r, err
 }
 
 // RefineOutputOf renders a refinement with its first items alternatives
 // and the next step: searching with it.
 func RefineOutputOf(in RefineInput, r loop.Refinement, items int) RefineOutput {
-	return RefineOutput{
+	out := RefineOutput{
 		CurrentQuery: echo(r.CurrentQuery), RefinedQuery: r.RefinedQuery, Strategy: r.Strategy, Target: r.Target, Origin: string(r.Origin),
-		Reasoning: r.Reasoning, Alternatives: r.Alternatives[:items],
+		Reasoning: r.Reasoning, Alternatives: r.Alternatives[:items], SessionID: in.SessionID,
 		NextStep: Action{Action: "search", Reason: "run the refined query and evaluate its results", SuggestedTool: NameSearch,
 			Parameters: map[string]any{"goal": echo(in.Goal), "query": r.RefinedQuery,
 				"context": map[string]any{"previousQueries": append(append([]string{}, in.PreviousQueries...), echo(in.CurrentQuery))}}},
 	}
+	if in.SessionID != "" {
+		out.NextStep.Parameters["sessionId"] = in.SessionID
+	}
+	return out
 }
 
 // Guidance tells the agent what to do after a stage, naming the tools.
@@ -447,15 +465,23 @@ func (r StageResult) Output(items, text int) StageOutput {
 	out := StageOutput{
 		PlanID: res.PlanID, StageIndex: res.StageIndex, StageNumber: res.StageNumber, Description: res.Description, Query: res.Query,
 		Success: res.Success, Evaluation: res.Evaluation, ShouldContinue: res.ShouldContinue, AgentGuidance: GuidanceOf(res),
-		Results: []Result{}, Plan: r.Plan, Notes: r.Notes, TookMs: res.TookMs,
+		Plan: r.Plan, Notes: r.Notes, TookMs: res.TookMs,
 	}
-	for i, h := range res.Hits[:items] {
-		rr, cut := Hit{Hit: h, Rank: i + 1}.Result(text)
-		out.Results = append(out.Results, rr)
-		out.Truncated = out.Truncated || cut
-	}
-	out.OmittedResults = len(res.Hits) - items
+	out.Results, out.Truncated, out.OmittedResults = rankedResults(res.Hits, items, text)
 	return out
+}
+
+// rankedResults renders the first items of hits, ranked from 1, with their
+// texts cut to at most text runes; it says whether a text was cut and how
+// many hits were left out.
+func rankedResults(hits []doc.Hit, items, text int) (out []Result, truncated bool, omitted int) {
+	out = []Result{}
+	for i, h := range hits[:items] {
+		rr, cut := Hit{Hit: h, Rank: i + 1}.Result(text)
+		out = append(out, rr)
+		truncated = truncated || cut
+	}
+	return out, truncated, len(hits) - items
 }
 
 // plan converts an agent's plan, filling the defaults.

@@ -34,6 +34,8 @@ type SearchInput struct {
 	Context *SearchContext `json:"context,omitempty" jsonschema:"what the agent already did"`
 	Options *SearchOptions `json:"options,omitempty"`
 	Cursor  string         `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page; pass the same goal, query, context and k"`
+	// SessionID names the agent-cache session the search is recorded in.
+	SessionID string `json:"sessionId,omitempty" jsonschema:"the agent-cache session this step belongs to (default over MCP: one per MCP session and goal)"`
 
 	// Offset is where the page starts in the ranking; a face sets it (the
 	// MCP server from a cursor), agents do not.
@@ -72,6 +74,7 @@ type SearchOutput struct {
 	Notes          []string       `json:"notes,omitempty"`
 	Debug          *Debug         `json:"debug,omitempty"`
 	Offset         int            `json:"offset" jsonschema:"how many results of the ranking come before this page"`
+	SessionID      string         `json:"sessionId,omitempty" jsonschema:"the agent-cache session this step was recorded in"`
 	Paging
 }
 
@@ -209,6 +212,9 @@ func (t *Toolset) Search(ctx context.Context, in SearchInput) (SearchResult, err
 		return SearchResult{}, err
 	}
 	res.AnalysisTook = time.Since(start)
+	ev := res.eval
+	t.recordStep(in.SessionID, in.Goal, SessionStep{Tool: NameSearch, Query: in.Query, Results: len(p.Hits), Confidence: &ev.Confidence,
+		FoundAspects: ev.FoundAspects, MissingAspects: ev.MissingAspects, Action: res.primary.Action})
 	return res, nil
 }
 
@@ -226,7 +232,7 @@ func (r SearchResult) Output(items, text int, cursor string) SearchOutput {
 	in, mode := r.Input, r.Settings.Mode
 	out := SearchOutput{
 		Goal: echo(in.Goal), Query: echo(in.Query), Mode: mode, Summary: r.summary,
-		PrimaryAction: r.primary, Offset: r.Offset, Notes: r.Notes,
+		PrimaryAction: r.primary, Offset: r.Offset, Notes: r.Notes, SessionID: in.SessionID,
 	}
 	kept := r.Hits[:items]
 	if mode == ModeSummary {

@@ -2,7 +2,6 @@ package react
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -95,6 +94,7 @@ type Agent struct {
 	an  *analyze.Analyzer
 	opt Options
 	llm *LLMOptions // nil: offline
+	g   *graphs
 }
 
 // New returns an agent that reads the knowledge base through fns, the
@@ -113,19 +113,8 @@ func New(fns *tools.Functions, opt Options) *Agent {
 			an = x // the index's own
 		}
 	}
-	return &Agent{fns: fns, an: an, opt: opt}
+	return &Agent{fns: fns, an: an, opt: opt, g: &graphs{mem: graph.NewMemLog()}}
 }
-
-// log is where a run's events go.
-func (a *Agent) log() graph.Log {
-	if a.opt.Log != nil {
-		return a.opt.Log
-	}
-	return graph.NewMemLog()
-}
-
-// runID names a new run in the log.
-func (a *Agent) runID() string { return fmt.Sprintf("ask-%d", a.opt.Now().UnixNano()) }
 
 // Checker is the agent's claim checker.
 func (a *Agent) Checker() Checker { return Checker{An: a.an} }

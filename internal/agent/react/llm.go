@@ -91,20 +91,21 @@ func (a *Agent) ask(ctx context.Context, question string, history []Turn, onEven
 	st.Messages = append(st.Messages, llm.Message{Role: llm.RoleUser, Content: question})
 
 	res := &Result{Question: question, Mode: "llm", Model: a.llm.Model.Info().Model}
-	g, err := a.graph()
+	g, err := a.llmGraph()
 	if err != nil {
 		return nil, fmt.Errorf("build the agent graph: %w", err)
 	}
 	run := a.runID()
-	final, out := g.Invoke(ctx, run, st, a.observer(res, onEvent))
+	final, out := g.Invoke(ctx, run, st, a.observer(res, onEvent), graph.Bound(a.llmLimits()))
+	a.ended(run)
 	res.Turns = final.Turns
 	res.Usage = out.Tokens
 	ps := final.passages()
 	switch {
 	case out.Status == graph.Success:
 		a.result(res, final.Answer, final.Reflection, ps)
-	case ctx.Err() != nil:
-		return res, fmt.Errorf("cancelled after %d turns: %w", final.Turns, ctx.Err())
+	case errors.Is(out.Err, graph.ErrCancelled):
+		return res, fmt.Errorf("cancelled after %d turns: %w", final.Turns, out.Err)
 	default:
 		// A guard, a limit or a failure ended the run before it settled:
 		// the best cited answer so far, checked the same way.
@@ -113,7 +114,7 @@ func (a *Agent) ask(ctx context.Context, question string, history []Turn, onEven
 			res.Stopped = out.Guard + ": " + out.Reason
 		}
 		if out.Status == graph.Failure && ps.Len() == 0 {
-			return res, fmt.Errorf("the agent failed before it found anything: %s", out.Reason)
+			return res, fmt.Errorf("the agent failed before it found anything: %w", out.Err)
 		}
 		if final.Draft == "" {
 			final.Draft = Extract(a.an, question, ps.All(), ps, ExtractOptions{})

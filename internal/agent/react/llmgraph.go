@@ -69,9 +69,12 @@ func (a *Agent) graph() (*graph.Compiled[state], error) {
 	g.AddEdge(nodeSettle, graph.END)
 	// Progress is new passages, not a changed message list.
 	g.SetFingerprint(func(s state) string { return fmt.Sprintf("%d/%t", len(s.Hits), s.Draft != "") })
-	return g.Compile(a.log(),
-		graph.WithLimits(graph.Limits{MaxSteps: 2*a.llm.MaxTurns + 6, MaxDuration: a.llm.Timeout, MaxToolCalls: 4 * a.llm.MaxTurns, MaxTokens: a.llm.RunTokens}),
-		graph.WithGuards(graph.Guards{RepeatMax: 3, RepeatWindow: 10, NoProgressSteps: 4, MaxParseFailures: 3}))
+	return g.Compile(a.log(), graph.WithGuards(graph.Guards{RepeatMax: 3, RepeatWindow: 10, NoProgressSteps: 4, MaxParseFailures: 3}))
+}
+
+// llmLimits bound one run of the model's graph, from the model's options.
+func (a *Agent) llmLimits() graph.Limits {
+	return graph.Limits{MaxSteps: 2*a.llm.MaxTurns + 6, MaxDuration: a.llm.Timeout, MaxToolCalls: 4 * a.llm.MaxTurns, MaxTokens: a.llm.RunTokens}
 }
 
 // reactNode is one turn: the model thinks and calls tools, or drafts.

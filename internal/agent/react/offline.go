@@ -34,9 +34,10 @@ type offline struct {
 	Query   string `json:"query"`
 	Retried bool   `json:"retried,omitempty"`
 	// Hits are the passages in number order; Found are the searches'
-	// results in the order they came, which the answer is drawn from.
+	// results in the order they came, which the answer is drawn from, as
+	// passage numbers (a checkpoint does not hold each passage twice).
 	Hits  []doc.Hit `json:"hits"`
-	Found []doc.Hit `json:"found"`
+	Found []int     `json:"found"`
 	Draft string    `json:"draft"`
 	Turns int       `json:"turns"`
 	// Answer and Reflection are the checked answer.
@@ -48,6 +49,15 @@ func (s offline) passages() *Passages {
 	var p Passages
 	p.Add(s.Hits...)
 	return &p
+}
+
+// found is the searches' results in the order they came.
+func (s offline) found() []doc.Hit {
+	out := make([]doc.Hit, 0, len(s.Found))
+	for _, n := range s.Found {
+		out = append(out, s.Hits[n-1])
+	}
+	return out
 }
 
 // offlineLimits bound an offline run: two searches and three nodes each.
@@ -85,17 +95,19 @@ func (a *Agent) answer(ctx context.Context, question string, onEvent func(graph.
 	}
 	start := time.Now()
 	res := &Result{Question: question, Mode: "offline"}
-	g, err := a.offlineGraph()
+	g, err := a.offlineGraphOnce()
 	if err != nil {
 		return nil, fmt.Errorf("build the offline graph: %w", err)
 	}
-	final, out := g.Invoke(ctx, a.runID(), offline{Question: question, Lang: a.lang(question), Query: question}, a.observer(res, onEvent))
+	run := a.runID()
+	final, out := g.Invoke(ctx, run, offline{Question: question, Lang: a.lang(question), Query: question}, a.observer(res, onEvent))
+	a.ended(run)
 	res.Turns, res.Usage = final.Turns, out.Tokens
 	switch {
 	case errors.Is(out.Err, ErrEmptyIndex):
 		return res, ErrEmptyIndex
 	case out.Status != graph.Success:
-		return res, fmt.Errorf("answer offline: %s", out.Reason)
+		return res, fmt.Errorf("answer offline: %w", out.Err)
 	}
 	a.result(res, final.Answer, final.Reflection, final.passages())
 	res.TookMs = time.Since(start).Milliseconds()
@@ -121,8 +133,8 @@ func (a *Agent) searchNode(ctx context.Context, rc *graph.RunContext, s offline)
 		return s, fmt.Errorf("search the knowledge base: %w", c.Err)
 	}
 	s.Turns++
+	s.Found = append(s.Found, ps.Add(c.Hits...)...)
 	s.Hits = ps.All()
-	s.Found = append(s.Found, c.Hits...)
 	if len(s.Found) == 0 {
 		if empty, err := a.fns.Empty(ctx); err == nil && empty {
 			return s, ErrEmptyIndex
@@ -136,7 +148,7 @@ func (a *Agent) searchNode(ctx context.Context, rc *graph.RunContext, s offline)
 // question's words matched chunks but no sentence, it asks for one more
 // search with the topic words alone.
 func (a *Agent) draftNode(ctx context.Context, rc *graph.RunContext, s offline) (offline, error) {
-	s.Draft = Extract(a.an, s.Question, s.Found, s.passages(), a.extractOptions(ctx, s.Question))
+	s.Draft = Extract(a.an, s.Question, s.found(), s.passages(), a.extractOptions(ctx, s.Question))
 	if s.Draft == "" && len(s.Found) > 0 && !s.Retried {
 		if q := a.contentQuery(s.Question); q != "" && q != s.Question {
 			s.Query, s.Retried = q, true

@@ -3,6 +3,7 @@ package react
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"reflect"
@@ -15,7 +16,7 @@ import (
 )
 
 // functions are the toolset's functions over e, as the agent calls them.
-func functions(t *testing.T, e *search.Engine) *tools.Functions {
+func functions(t testing.TB, e *search.Engine) *tools.Functions {
 	t.Helper()
 	ts, err := tools.New(tools.Options{Engine: e})
 	if err != nil {
@@ -158,5 +159,16 @@ func TestOfflineRunsOnTheGraph(t *testing.T) {
 		if ev.Type == graph.TypeAction && ev.Tool != tools.NameQuery {
 			t.Errorf("the offline search is %s, not the toolset's %s", ev.Tool, tools.NameQuery)
 		}
+	}
+}
+
+// TestOfflineCancelIsTyped: a cancelled offline answer says so with the
+// graph's ErrCancelled and the context's own error, not with a text.
+func TestOfflineCancelIsTyped(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := New(vitepress(t), Options{}).Answer(ctx, "How do I enable the local search provider?")
+	if !errors.Is(err, graph.ErrCancelled) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v: want graph.ErrCancelled and context.Canceled", err)
 	}
 }

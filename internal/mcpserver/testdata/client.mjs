@@ -79,7 +79,7 @@ async function check() {
   const ajv = new Ajv({ strict: false, allErrors: true });
   const validators = {};
   for (const t of tools) validators[t.name] = ajv.compile(t.outputSchema);
-  ok("tools/list lists 19 tools", tools.length === 19, tools.map((t) => t.name).join(","));
+  ok("tools/list lists 20 tools", tools.length === 20, tools.map((t) => t.name).join(","));
 
   async function call(name, args, options) {
     const res = await client.callTool({ name, arguments: args }, undefined, options);
@@ -129,6 +129,19 @@ async function check() {
   const st = await good("sagasu_plan_execute_stage", { goal, queryOptions: { k: 3 } });
   ok("a plan was made", !!st.plan && st.plan.stages.length > 0);
   await good("sagasu_plan_execute_stage", { planId: st.planId, stageIndex: 0, plan: st.plan, queryOptions: { k: 3, hybrid: true } });
+  // What the tools returned goes back into sagasu_evaluate as it came.
+  for (const [from, results] of [["sagasu_query", q.results], ["sagasu_search detailed", s1.results], ["sagasu_search summary", sum.topResults], ["sagasu_plan_execute_stage", st.results]]) {
+    const fed = await call("sagasu_evaluate", { goal, results });
+    ok(`sagasu_evaluate takes ${from}'s results as they came`, !fed.isError && fed.structuredContent.results === results.length, text(fed));
+  }
+  // The autonomous loop, bounded, recorded as one session; a client's own
+  // steps toward one goal share a session.
+  const lp = await good("sagasu_loop", { goal, query: "sidebar", maxIterations: 3, k: 3 });
+  ok("sagasu_loop stays within maxIterations", lp.iterations.length >= 1 && lp.iterations.length <= 3, JSON.stringify(lp.iterations));
+  const sess = await good("sagasu_read_cache", { sessionId: lp.sessionId });
+  ok("sagasu_loop's session is in the agent cache", sess.records.length === 1 && sess.records[0].data.iterations.length === lp.iterations.length && sess.records[0].data.done === true, JSON.stringify(sess.records).slice(0, 300));
+  await bad("sagasu_loop", { goal, maxIterations: 11 }, "maxIterations");
+  ok("a client's steps toward one goal share a session", !!s1.sessionId && s1.sessionId === s2.sessionId && ev.sessionId === s1.sessionId && rf.sessionId === s1.sessionId, `${s1.sessionId} ${s2.sessionId} ${ev.sessionId} ${rf.sessionId}`);
   await good("sagasu_read_cache", { limit: 5, summary: true });
   const ix = await good("sagasu_index", { text: "# Extra note\n\nThe sidebar can collapse.", title: "extra" });
   ok("sagasu_index adds the text", ix.added + ix.unchanged === 1);
