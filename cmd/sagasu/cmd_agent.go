@@ -48,6 +48,7 @@ PATH, HOME, locale and temporary folder, its env: and pass_env:, and no API
 key or token of sagasu's.`,
 	}
 	cmd.AddCommand(newAgentRunCmd(g), newAgentRunsCmd(g), newAgentShowCmd(g), newAgentResumeCmd(g))
+	cmd.AddCommand(runLifecycleCmds(g, store.RunAgent)...)
 	return cmd
 }
 

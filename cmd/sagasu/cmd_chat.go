@@ -9,6 +9,7 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/agent/react"
 	"github.com/sagasu-dev/sagasu/internal/app"
+	"github.com/sagasu-dev/sagasu/internal/store"
 )
 
 func newChatCmd(g *globals) *cobra.Command {
@@ -117,5 +118,6 @@ a new thread, /quit (or end of input) leaves.`,
 	f.register(cmd.Flags())
 	cmd.Flags().StringVar(&thread, "thread", "", "resume this thread (an ID from --list)")
 	cmd.Flags().BoolVar(&list, "list", false, "list the saved threads")
+	cmd.AddCommand(runLifecycleCmds(g, store.RunChat)...)
 	return cmd
 }

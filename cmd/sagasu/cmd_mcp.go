@@ -124,7 +124,7 @@ browser origins other than loopback ones are refused unless allowed with
 			runs := rt.BackgroundRuns(runCtx, maxRuns, nil)
 			defer func() { stopRuns(); runs.Wait(context.WithoutCancel(ctx)) }()
 			srv, err := mcpserver.New(mcpserver.Options{Tools: rt.Tools, Counter: counter, Limits: limits, Logger: a.Log, Version: appVersion(), Ask: ask,
-				Agents: mcpRuns{runs}, MaxConcurrentCalls: maxCalls, AllowDotfiles: allowDotfiles, Middleware: a.Tracer.MCPMiddleware()})
+				Agents: mcpRuns{runs}, Runs: a.RunOps(rt.Store, runs.Running), MaxConcurrentCalls: maxCalls, AllowDotfiles: allowDotfiles, Middleware: a.Tracer.MCPMiddleware()})
 			if err != nil {
 				return usageError{err}
 			}

@@ -198,7 +198,7 @@ func TestMCPWithRealClients(t *testing.T) {
 					OutputSchema map[string]any `json:"outputSchema"`
 				} `json:"tools"`
 			}
-			if err := json.Unmarshal(list, &tl); err != nil || len(tl.Tools) != 16 {
+			if err := json.Unmarshal(list, &tl); err != nil || len(tl.Tools) != 20 {
 				t.Fatalf("inspector tools/list via %v: %v, %d tools\n%s", target, err, len(tl.Tools), list)
 			}
 			call := inspect(t, inspector, dir, append(append([]string{}, target...), "--method", "tools/call", "--tool-name", "sagasu_search",

@@ -19,7 +19,8 @@ perhaps with a repository you cloned, so until you trust it sagasu ignores the
 settings in it that could act for you: mcp_servers (starts programs), embedder.url
 and llm.url (send your API keys, documents and questions to that address), a
 db that names a server, index.allow_private (lets fetched URLs reach this machine
-and private networks) and cache_dir. Everything else in it applies, and each run
+and private networks), cache_dir and runs.keep_days/runs.keep (what a prune
+deletes). Everything else in it applies, and each run
 says what was ignored.
 
 Read the file, then run sagasu trust in the project's folder (or name the file).

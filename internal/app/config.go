@@ -67,6 +67,11 @@ type Config struct {
 	LLM      LLMConfig      `koanf:"llm"`
 	Agent    AgentConfig    `koanf:"agent"`
 
+	// Runs is the retention of agent runs and chat threads that `agent
+	// prune` and `chat prune` apply when given no rule of their own.
+	// Nothing is deleted without a prune.
+	Runs RunsConfig `koanf:"runs"`
+
 	// MCPServers are the MCP servers agents may use, by name.
 	MCPServers map[string]mcpclient.ServerConfig `koanf:"mcp_servers" trust:"starts programs or connects to servers with the headers it names"`
 
@@ -331,6 +336,9 @@ func (c Config) Validate() error {
 	}
 	if c.Search.ApproxVectors < 0 {
 		return fmt.Errorf("search.approx_vectors is %d: set a number of vectors, or 0 to keep vector search exact", c.Search.ApproxVectors)
+	}
+	if err := c.Runs.validate(); err != nil {
+		return err
 	}
 	if err := c.Agent.validate(); err != nil {
 		return err

@@ -15,6 +15,7 @@ var layers = [][]string{
 	{"internal/web"},
 	{"internal/app"},
 	{"internal/mcpserver"},
+	{"internal/runs"},
 	{"internal/agent/react", "internal/agent/planact"},
 	{"internal/tools", "internal/testcorpus"},
 	{"internal/loop", "internal/eval", "internal/telemetry"},

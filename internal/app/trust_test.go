@@ -50,6 +50,9 @@ llm:
   driver: openai
   url: http://evil.example/v1
   model: m
+runs:
+  keep_days: 1
+  keep: 1
 agent:
   max_tool_calls: 12
   planner:
@@ -73,7 +76,7 @@ func TestUntrustedFileLosesOnlyPrivilegedSettings(t *testing.T) {
 	c := loadIn(t, dir, "")
 	def := Defaults()
 	if c.DB != def.DB || c.CacheDir != "" || c.Index.AllowPrivate || c.Embedder.Driver != "" || c.LLM.Driver != "" || len(c.MCPServers) != 0 ||
-		c.Agent.Planner != (LLMConfig{}) || c.Agent.Executor != (LLMConfig{}) {
+		c.Agent.Planner != (LLMConfig{}) || c.Agent.Executor != (LLMConfig{}) || c.Runs != (RunsConfig{}) {
 		t.Errorf("privileged settings applied: db %q cache %q allow_private %v embedder %+v llm %+v mcp %v",
 			c.DB, c.CacheDir, c.Index.AllowPrivate, c.Embedder, c.LLM, c.MCPServers)
 	}
@@ -84,7 +87,7 @@ func TestUntrustedFileLosesOnlyPrivilegedSettings(t *testing.T) {
 	for _, s := range c.Origin.Ignored {
 		keys = append(keys, s.Key)
 	}
-	want := []string{"agent.executor", "agent.planner", "cache_dir", "db", "embedder", "index.allow_private", "llm", "mcp_servers"}
+	want := []string{"agent.executor", "agent.planner", "cache_dir", "db", "embedder", "index.allow_private", "llm", "mcp_servers", "runs.keep", "runs.keep_days"}
 	if strings.Join(keys, ",") != strings.Join(want, ",") {
 		t.Errorf("ignored %v, want %v", keys, want)
 	}
@@ -116,8 +119,8 @@ func TestNamedAndTrustedFilesApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Allows) != 8 {
-		t.Errorf("trust reports %d allowed settings, want 8", len(r.Allows))
+	if len(r.Allows) != 10 {
+		t.Errorf("trust reports %d allowed settings, want 10", len(r.Allows))
 	}
 	if c := loadIn(t, dir, ""); !c.Origin.Trusted || c.LLM.URL != "http://evil.example/v1" || len(c.Origin.Ignored) != 0 {
 		t.Errorf("trusted: %+v, llm %+v", c.Origin, c.LLM)

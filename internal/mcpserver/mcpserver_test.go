@@ -20,6 +20,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/chunk"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/index"
+	"github.com/sagasu-dev/sagasu/internal/runs"
 	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/tools"
@@ -225,7 +226,8 @@ func TestToolsListedWithSchemas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{ToolIndex, ToolDelete, ToolQuery, ToolSearch, ToolGet, ToolList, ToolEvaluate, ToolRefine, ToolExecuteStage, ToolLoop, ToolReadCache}
+	want := []string{ToolIndex, ToolDelete, ToolQuery, ToolSearch, ToolGet, ToolList, ToolEvaluate, ToolRefine, ToolExecuteStage, ToolLoop, ToolReadCache,
+		runs.NameList, runs.NameDelete, runs.NamePrune, runs.NameExport}
 	got := map[string]*mcp.Tool{}
 	for _, tl := range res.Tools {
 		got[tl.Name] = tl
@@ -247,7 +249,8 @@ func TestToolsListedWithSchemas(t *testing.T) {
 	if len(res.Tools) != len(want) {
 		t.Errorf("%d tools listed, want %d", len(res.Tools), len(want))
 	}
-	// Only sagasu_delete destroys; every tool says whether it does.
+	// Only sagasu_delete and the run log's delete and prune destroy; every
+	// tool says whether it does.
 	for _, tl := range res.Tools {
 		a := tl.Annotations
 		if a == nil || a.Title == "" {
@@ -255,7 +258,7 @@ func TestToolsListedWithSchemas(t *testing.T) {
 			continue
 		}
 		destroys := a.DestructiveHint != nil && *a.DestructiveHint && !a.ReadOnlyHint
-		if destroys != (tl.Name == ToolDelete) {
+		if destroys != (tl.Name == ToolDelete || tl.Name == runs.NameDelete || tl.Name == runs.NamePrune) {
 			t.Errorf("tool %s: destructive hint %v", tl.Name, destroys)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/sagasu-dev/sagasu/internal/runs"
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
@@ -66,6 +67,10 @@ func TestSchemasDerivedFromTools(t *testing.T) {
 		ToolExecuteStage: {derived[tools.StageInput](t), derived[tools.StageOutput](t)},
 		ToolLoop:         {derived[tools.LoopInput](t), derived[tools.LoopOutput](t)},
 		ToolReadCache:    {derived[tools.ReadCacheInput](t), derived[tools.ReadCacheOutput](t)},
+		runs.NameList:    {derived[runs.ListInput](t), derived[RunsList](t)},
+		runs.NameDelete:  {derived[runs.DeleteInput](t), derived[RunsDeleted](t)},
+		runs.NamePrune:   {derived[runs.PruneInput](t), derived[RunsPruned](t)},
+		runs.NameExport:  {derived[runs.ExportInput](t), derived[RunExport](t)},
 	}
 	if len(res.Tools) != len(want) {
 		t.Errorf("%d tools listed, want %d", len(res.Tools), len(want))

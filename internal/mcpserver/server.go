@@ -21,6 +21,7 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/budget"
 	"github.com/sagasu-dev/sagasu/internal/llm"
+	"github.com/sagasu-dev/sagasu/internal/runs"
 	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
@@ -51,6 +52,10 @@ type Options struct {
 	// Agents drives Plan-and-Act runs for sagasu_agent_start, _status,
 	// _resume and _stop; nil leaves those tools out.
 	Agents AgentRuns
+	// Runs are the lifecycle tools' operations (sagasu_runs_list, _delete,
+	// _prune, _export); nil uses the toolset's run log with no configured
+	// retention.
+	Runs *runs.Ops
 	// MaxConcurrentCalls is how many quick tool calls run at once; the rest
 	// wait in arrival order. 0 means one per processor (GOMAXPROCS).
 	MaxConcurrentCalls int
@@ -244,6 +249,7 @@ func (s *Server) addTools() {
 	s.addLoopTools()
 	s.addAskTool()
 	s.addAgentTools()
+	s.addRunTools()
 }
 
 // checkCalls answers a tools/call whose arguments break the tool's input

@@ -131,12 +131,7 @@ func (c *contract) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 	for i := range runs {
 		runs[i] = storedRun(runs[i])
 	}
-	slices.SortFunc(runs, func(a, b Run) int {
-		if c := b.Updated.Compare(a.Updated); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
-	})
+	sortNewestFirst(runs)
 	if f.Limit > 0 && len(runs) > f.Limit {
 		runs = runs[:f.Limit]
 	}

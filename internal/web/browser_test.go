@@ -133,11 +133,7 @@ func TestBrowser(t *testing.T) {
 		URLAfterLink    string   `json:"urlAfterLink"`
 		ScriptCookies   string   `json:"scriptCookies"`
 	}
-	line := strings.TrimSpace(stdout.String())
-	if i := strings.LastIndexByte(line, '\n'); i >= 0 {
-		line = line[i+1:]
-	}
-	if err := json.Unmarshal([]byte(line), &rep); err != nil {
+	if err := json.Unmarshal(reportLine(stdout.String()), &rep); err != nil {
 		t.Fatalf("the browser script printed no report (%v): %s\nstderr: %s\nserver: %s", runErr, stdout.String(), stderr.String(), serveLog)
 	}
 	t.Logf("screenshots in %s", out)
@@ -328,11 +324,7 @@ func TestBrowserLanguage(t *testing.T) {
 		QuoteAnswer                  string
 		QuoteSupported               int
 	}
-	line := strings.TrimSpace(stdout.String())
-	if i := strings.LastIndexByte(line, '\n'); i >= 0 {
-		line = line[i+1:]
-	}
-	if err := json.Unmarshal([]byte(line), &rep); err != nil {
+	if err := json.Unmarshal(reportLine(stdout.String()), &rep); err != nil {
 		t.Fatalf("the browser script printed no report (%v): %s\nstderr: %s", runErr, stdout.String(), stderr.String())
 	}
 	t.Logf("screenshots in %s; report %+v", out, rep)

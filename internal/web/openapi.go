@@ -12,7 +12,9 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/sagasu-dev/sagasu/internal/runs"
 	"github.com/sagasu-dev/sagasu/internal/search"
+	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
@@ -179,6 +181,17 @@ func operations() map[string]op {
 			params: streamParams(),
 			stream: "Server-sent events, each id the event's sequence number: state (the plan), a graph event by its type (thought, action, observation, ...), outcome, status."},
 
+		"DELETE /api/runs/{id}":        deleteOp("an agent run"),
+		"GET /api/runs/{id}/export":    exportOp("an agent run", "its plan, steps, answer, sources and outcome"),
+		"DELETE /api/threads/{id}":     deleteOp("a chat thread"),
+		"GET /api/threads/{id}/export": exportOp("a chat thread", "its questions and cited answers"),
+		"POST /api/runs/prune": {summary: "Delete the agent runs and chat threads a retention rule selects: older than olderThan (30d), or beyond the newest keep of each kind; without either the configured runs.keep_days and runs.keep (400 when none is set). Running runs are kept; dryRun deletes nothing.",
+			ok: 200, out: schemaOf[runs.PruneOutput](), errs: []int{400},
+			body: bodyOf[runs.PruneInput](func(s *jsonschema.Schema) {
+				oneOf("", store.RunAgent, store.RunChat)(field(s, "kind"))
+				between(0, 1e6)(field(s, "keep"))
+			})},
+
 		"GET /api/cache": {summary: "The agent cache's records and agent-cache.md", ok: 200, out: schemaOf[tools.ReadCacheOutput](), errs: []int{400, 404},
 			params: []param{
 				{in: "query", name: "kind", schema: &jsonschema.Schema{Type: "string", Enum: []any{"", "evaluations", "refinements", "stages", "sessions"}}},
@@ -200,6 +213,20 @@ func operations() map[string]op {
 			stream: "Server-sent events: start, progress, then done (the report) or failed.",
 			events: []string{"start", "progress", "done", "failed"}},
 	}
+}
+
+// deleteOp describes the deletion of one run of a kind.
+func deleteOp(what string) op {
+	return op{summary: "Delete " + what + " with its whole log (409: it is running; force=true deletes one a killed process left, never one this server drives)",
+		ok: 200, out: schemaOf[runs.DeleteOutput](), errs: []int{400, 404, 409},
+		params: []param{{in: "query", name: "force", desc: "delete it even though its status is running", schema: &jsonschema.Schema{Type: "string", Enum: []any{"true", "false"}}}}}
+}
+
+// exportOp describes the export of one run of a kind.
+func exportOp(what, md string) op {
+	return op{summary: "Export " + what + ": json is its header, recorded settings and every event; md a readable transcript (" + md + "). No secret is exported.",
+		ok: 200, out: schemaOf[runs.ExportOutput](), errs: []int{400, 404},
+		params: []param{{in: "query", name: "format", schema: &jsonschema.Schema{Type: "string", Enum: []any{"json", "md"}}}}}
 }
 
 func anys(ss []string) []any {

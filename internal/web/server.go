@@ -190,6 +190,8 @@ func (s *Server) routes() (*http.ServeMux, []string) {
 	route("POST /api/threads/{id}/ask", s.ask)
 	route("POST /api/threads/{id}/stop", s.stopThread)
 	route("GET /api/threads/{id}/events", s.threadEvents)
+	route("DELETE /api/threads/{id}", s.deleteThread)
+	route("GET /api/threads/{id}/export", s.exportThread)
 
 	route("POST /api/search", s.search)
 	route("POST /api/evaluate", s.evaluate)
@@ -202,6 +204,9 @@ func (s *Server) routes() (*http.ServeMux, []string) {
 	route("POST /api/runs/{id}/resume", s.resumeRun)
 	route("POST /api/runs/{id}/stop", s.stopRun)
 	route("GET /api/runs/{id}/events", s.runEvents)
+	route("DELETE /api/runs/{id}", s.deleteRun)
+	route("GET /api/runs/{id}/export", s.exportRun)
+	route("POST /api/runs/prune", s.pruneRuns)
 
 	route("GET /api/cache", s.cache)
 

@@ -79,7 +79,7 @@ async function check() {
   const ajv = new Ajv({ strict: false, allErrors: true });
   const validators = {};
   for (const t of tools) validators[t.name] = ajv.compile(t.outputSchema);
-  ok("tools/list lists 16 tools", tools.length === 16, tools.map((t) => t.name).join(","));
+  ok("tools/list lists 20 tools", tools.length === 20, tools.map((t) => t.name).join(","));
 
   async function call(name, args, options) {
     const res = await client.callTool({ name, arguments: args }, undefined, options);
@@ -172,6 +172,13 @@ async function check() {
   ok("the resumed run kept its recorded settings", finished.settings?.limits?.maxDuration === "5m0s" && finished.settings?.limits?.maxToolCalls === 30, JSON.stringify(finished.settings));
   await bad("sagasu_agent_status", { id: "planact-none" }, "no such agent run");
   await bad("sagasu_agent_stop", { id: started.id }, "not running");
+  // The run's lifecycle: listed, exported as Markdown, deleted.
+  const listed = await good("sagasu_runs_list", { kind: "agent" });
+  ok("sagasu_runs_list lists the run", (listed.runs || []).some((r) => r.id === started.id), JSON.stringify(listed).slice(0, 400));
+  const md = await good("sagasu_runs_export", { id: started.id, format: "md" });
+  ok("sagasu_runs_export writes the run's plan and outcome", md.content?.includes("## Plan") && md.content?.includes("## Outcome"), (md.content || "").slice(0, 400));
+  await good("sagasu_runs_delete", { ids: [started.id] });
+  await bad("sagasu_runs_export", { id: started.id }, "no run");
 
   // A resource behind a result's resource_link.
   const res = await client.callTool({ name: "sagasu_query", arguments: { query: "sidebar", k: 1 } });

@@ -54,6 +54,11 @@ func (s *Store) InsertRun(ctx context.Context, r store.Run) error {
 	if _, err := s.Run(ctx, r.ID); err == nil {
 		return fmt.Errorf("create run %q: %w", r.ID, store.ErrExists)
 	}
+	// Events a deletion left behind when it was cut short are not this
+	// run's.
+	if err := s.clearEvents(ctx, r.ID); err != nil {
+		return err
+	}
 	return s.putRun(ctx, r)
 }
 

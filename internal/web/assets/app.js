@@ -15,7 +15,7 @@ async function api(path, opts = {}) {
   }
   const res = await fetch(path, init);
   const data = await res.json().catch(() => ({}));
-  if (!res.ok) throw new Error(data.error || `${res.status} ${res.statusText}`);
+  if (!res.ok) throw Object.assign(new Error(data.error || `${res.status} ${res.statusText}`), { status: res.status });
   return data;
 }
 
@@ -51,6 +51,50 @@ async function loadInfo() {
     }));
     if (!info.index.sources) notice(t('notice.empty'));
   } catch (e) { notice(e.message); }
+}
+
+// ---- lifecycle: export and delete agent runs and chat threads ----
+const lifecyclePath = (kind, id) => `/api/${kind === 'chat' ? 'threads' : 'runs'}/${encodeURIComponent(id)}`;
+
+// exportRun downloads a run or thread as JSON or Markdown.
+async function exportRun(kind, id, format) {
+  const out = await api(`${lifecyclePath(kind, id)}/export?format=${format}`);
+  const a = el('a');
+  a.href = URL.createObjectURL(new Blob([out.content], { type: format === 'md' ? 'text/markdown' : 'application/json' }));
+  a.download = out.filename;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+}
+
+// deleteRun deletes a run or thread after the user confirms; a run whose
+// status is still running (left by a killed process) takes a second
+// confirmation. It reports whether it deleted.
+async function deleteRun(kind, id) {
+  if (!window.confirm(t(`life.confirm.${kind}`, { id }))) return false;
+  try {
+    await api(lifecyclePath(kind, id), { method: 'DELETE' });
+  } catch (e) {
+    if (e.status !== 409 || !window.confirm(`${e.message}\n\n${t('life.force')}`)) throw e;
+    await api(`${lifecyclePath(kind, id)}?force=true`, { method: 'DELETE' });
+  }
+  return true;
+}
+
+// lifecycleButtons are the export and delete buttons of one run or thread.
+function lifecycleButtons(kind, id, onDeleted) {
+  const button = (label, fn) => {
+    const b = el('button', 'life', label);
+    b.type = 'button';
+    b.addEventListener('click', () => fn().catch((e) => notice(e.message)));
+    return b;
+  };
+  return [
+    button(t('life.exportJSON'), () => exportRun(kind, id, 'json')),
+    button(t('life.exportMD'), () => exportRun(kind, id, 'md')),
+    button(t('life.delete'), async () => { if (await deleteRun(kind, id)) onDeleted(); }),
+  ];
 }
 
 // ---- chat ----
@@ -204,6 +248,9 @@ function openThread(id) {
   $('#cite-panel').hidden = true;
   setRunning(false);
   loadThreads();
+  const actions = $('#thread-actions');
+  actions.hidden = !id;
+  actions.replaceChildren(...(id ? lifecycleButtons('chat', id, () => openThread(null)) : []));
   if (!id) return;
   // EventSource reconnects by itself with Last-Event-ID; the server
   // replays from the store what the page missed.
@@ -368,6 +415,13 @@ async function showRun(id) {
     b.addEventListener('click', () => api(`/api/runs/${encodeURIComponent(id)}/resume`, { method: 'POST', body: {} }).then(() => openRun(id)).catch((e) => notice(e.message)));
     row.append(b);
   }
+  row.append(...lifecycleButtons('agent', id, () => {
+    if (runs.source) runs.source.close();
+    runs.source = null;
+    runs.id = null;
+    $('#run-view').replaceChildren();
+    loadRuns();
+  }));
   head.append(row);
   const plan = el('ol', 'plan');
   plan.setAttribute('aria-label', t('runs.plan'));
