@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -145,7 +146,7 @@ func newAgentRunCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printAgentRun(g.stdout, a, res)
+			return printAgentRun(cmd.Context(), g.stdout, a, res)
 		},
 	}
 	cmd.Flags().StringVar(&f.goal, "goal", "", "what the agent should achieve")
@@ -177,7 +178,7 @@ completed is not made again.`,
 			if err != nil {
 				return err
 			}
-			return printAgentRun(g.stdout, a, res)
+			return printAgentRun(cmd.Context(), g.stdout, a, res)
 		},
 	}
 	f.register(cmd)
@@ -185,7 +186,21 @@ completed is not made again.`,
 }
 
 // printAgentRun prints a run's result: JSON, or a summary for people.
-func printAgentRun(w io.Writer, a *app.App, res *planact.Result) error {
+// A run cut short by Ctrl-C (or its context) is printed as stopped and
+// then fails with the interruption, so the exit code says it (130) while
+// stdout keeps the one result.
+func printAgentRun(ctx context.Context, w io.Writer, a *app.App, res *planact.Result) error {
+	if err := printAgentResult(w, a, res); err != nil {
+		return err
+	}
+	if cause := ctx.Err(); cause != nil && res.Outcome == planact.OutcomeStopped {
+		return reportedError{fmt.Errorf("run %s stopped: %w; continue it with: sagasu agent resume %s", res.Run, cause, res.Run)}
+	}
+	return nil
+}
+
+// printAgentResult prints a run's result: JSON, or a summary for people.
+func printAgentResult(w io.Writer, a *app.App, res *planact.Result) error {
 	if a.Config.JSON {
 		return writeJSON(w, res)
 	}

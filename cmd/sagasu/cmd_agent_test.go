@@ -1,7 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -46,5 +51,51 @@ func TestAgentSettingsRecordedAndShown(t *testing.T) {
 	}
 	if s := rec.Settings; !s.Offline || s.Limits.MaxToolCalls != 20 || s.Limits.MaxDuration != "7m0s" {
 		t.Errorf("recorded settings after the resume: %+v", s)
+	}
+}
+
+// TestInterruptedRunExitsInterrupted: a run whose context ends (Ctrl-C)
+// while the planner waits for its model prints its stopped result as the
+// one JSON document and exits 130, not 0, so a script can tell it from a
+// finished run.
+func TestInterruptedRunExitsInterrupted(t *testing.T) {
+	dir := docsFixture(t)
+	mustRun(t, dir, "index", "docs")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	release := make(chan struct{})
+	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cancel() // Ctrl-C while the model thinks
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer model.Close()
+	defer close(release)
+	wd, _ := os.Getwd()
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	var out, errb bytes.Buffer
+	args := []string{"--json", "agent", "run", "--llm", "openai", "--llm-url", model.URL + "/v1", "--llm-model", "m", "--goal", "how are pages routed"}
+	code := run(ctx, args, strings.NewReader(""), &out, &errb, []string{"HOME=" + dir})
+	if code != exitInterrupted {
+		t.Fatalf("exit %d, want %d; stdout %s stderr %s", code, exitInterrupted, out.String(), errb.String())
+	}
+	var res struct {
+		Run     string `json:"run"`
+		Outcome string `json:"outcome"`
+	}
+	dec := json.NewDecoder(&out)
+	if err := dec.Decode(&res); err != nil || res.Outcome != "stopped" || res.Run == "" {
+		t.Fatalf("stdout is not the stopped run (%v): %+v\n%s\nstderr %s", err, res, out.String(), errb.String())
+	}
+	if dec.More() {
+		t.Errorf("stdout holds more than the run's one JSON document: %s", out.String())
+	}
+	if !strings.Contains(errb.String(), "sagasu agent resume "+res.Run) {
+		t.Errorf("stderr does not say how to continue: %s", errb.String())
 	}
 }

@@ -149,6 +149,9 @@ func (s *Store) migrate(ctx context.Context, target int) error {
 		return conn.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master`).Scan(&objects)
 	})
 	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("open index %q: %w", s.path, err)
+		}
 		return fmt.Errorf("open index %q: %w (is the file a corrupt database? move it away and index again)", s.path, err)
 	}
 	switch {

@@ -463,3 +463,25 @@ func analyzerOf(s store.Store) *analyze.Analyzer {
 	}
 	return nil
 }
+
+// TestCancelledOpenIsNotCalledCorrupt: an open cut short by its context
+// (Ctrl-C) says so, and does not tell the user the index may be corrupt
+// and to move it away.
+func TestCancelledOpenIsNotCalledCorrupt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.db")
+	s, err := Open(t.Context(), path, Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	s, err = Open(ctx, path, Options{})
+	if err == nil {
+		s.Close()
+		t.Fatal("open with an ended context succeeded")
+	}
+	if !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "corrupt") {
+		t.Errorf("open with an ended context: %v; want context.Canceled and no word of corruption", err)
+	}
+}
