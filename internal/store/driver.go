@@ -58,6 +58,7 @@ type Driver interface {
 	VectorDim(ctx context.Context) (int, error)
 
 	RunLog
+	LeaseLog
 
 	Stats(ctx context.Context) (Stats, error)
 	Close() error

@@ -199,6 +199,7 @@ type Store interface {
 	Vectors
 	Meta
 	Runs
+	Leases
 	// Stats describes the index.
 	Stats(ctx context.Context) (Stats, error)
 	// Close releases the store.
