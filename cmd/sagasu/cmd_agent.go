@@ -73,7 +73,7 @@ func (f *agentFlagsPA) open(cmd *cobra.Command, g *globals, goal, id string) (*a
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	opt := app.PlanActOptions{Offline: f.offline, Table: f.table, Goal: goal}
+	opt := app.PlanActOptions{Offline: f.offline, Table: f.table, Goal: goal, Face: store.FaceCLI}
 	if f.trace || (!a.Config.JSON && isTerminal(g.stderr)) {
 		opt.OnEvent = traceTo(g.stderr)
 	}

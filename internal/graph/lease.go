@@ -97,10 +97,10 @@ func (l *StoreLog) claimLocked(ctx context.Context, run string) error {
 			_, err = l.runs.ClaimRun(ctx, run, c)
 		}
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, store.ErrLeased) { // a refusal names the run
 		return fmt.Errorf("claim run %s: %w", run, err)
 	}
-	return nil
+	return err
 }
 
 // renew claims run again every third of the lease's life until h stops.
