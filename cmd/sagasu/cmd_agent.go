@@ -163,7 +163,12 @@ configuration defines them now), its models and how they are called, its
 limits. Flags given here replace them: --mcp, model names
 (--planner-llm-model, --executor-llm-model), --temperature, --max-tokens,
 --thinking-budget, --max-tool-calls, --max-duration. A tool call that
-completed is not made again.`,
+completed is not made again.
+
+A run has one driver at a time: while another process drives it (the page,
+another terminal, an MCP server), resume is refused with that process named
+(face, pid, host, since). A run whose process was killed is taken over at
+once.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			run, done, a, err := f.open(cmd, g, "", args[0])
