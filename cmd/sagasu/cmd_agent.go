@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -285,10 +286,19 @@ func newAgentShowCmd(g *globals) *cobra.Command {
 					return fmt.Errorf("run %s: its recorded settings cannot be read: %w", run.ID, err)
 				}
 			}
+			lease, err := st.RunLease(cmd.Context(), run.ID)
+			if err != nil {
+				return err
+			}
+			driver := driverOf(lease)
 			if a.Config.JSON {
-				return writeJSON(g.stdout, map[string]any{"run": run.ID, "goal": run.Title, "status": run.Status, "settings": settings, "events": events})
+				return writeJSON(g.stdout, map[string]any{"run": run.ID, "goal": run.Title, "status": run.Status, "driver": driver, "settings": settings, "events": events})
 			}
 			fmt.Fprintf(g.stdout, "run %s (%s): %s\n", run.ID, run.Status, run.Title)
+			if driver != nil {
+				fmt.Fprintf(g.stdout, "%-11s %s, pid %d on %s since %s (lease until %s)\n", "driven by", driver.Face, driver.PID, driver.Host,
+					driver.Since.Format(time.RFC3339), driver.Until.Format(time.RFC3339))
+			}
 			if settings != nil {
 				printSettings(g.stdout, settings)
 			}
@@ -328,4 +338,23 @@ func printSettings(w io.Writer, s *app.RunSettings) {
 	}
 	l := s.Limits
 	fmt.Fprintf(w, "%-11s %d tool calls, %s per start or resume\n", "limits", l.MaxToolCalls, l.MaxDuration)
+}
+
+// runDriver is who drives a run, as `agent show` prints it (its lease
+// without the owner's token).
+type runDriver struct {
+	Face  string    `json:"face"`
+	Host  string    `json:"host"`
+	PID   int       `json:"pid"`
+	Since time.Time `json:"since"`
+	Until time.Time `json:"until"`
+}
+
+// driverOf is the driver a lease names, nil when nobody drives the run.
+func driverOf(l store.Lease) *runDriver {
+	if !l.Held() {
+		return nil
+	}
+	o := l.Owner
+	return &runDriver{Face: o.Face, Host: o.Host, PID: o.PID, Since: o.Since, Until: l.Until}
 }

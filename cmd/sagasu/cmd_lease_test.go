@@ -124,6 +124,11 @@ func TestSecondAgentDriverRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	show := agent("show", id)
+	if out, err := show.CombinedOutput(); err != nil || !strings.Contains(string(out), fmt.Sprintf("driven by   cli, pid %d on %s since", first.Process.Pid, held.Owner.Host)) {
+		t.Errorf("agent show of the running run (%v) does not name its driver:\n%s", err, out)
+	}
+
 	// The second driver is refused.
 	second := agent(append([]string{"resume", id}, llm...)...)
 	out, err := second.CombinedOutput()
