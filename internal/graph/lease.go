@@ -50,6 +50,12 @@ type RunStore interface {
 // StoreLog renews its leases every third of it while it holds them.
 const DefaultLeaseTTL = 2 * time.Minute
 
+// realTicker ticks every d until stopped.
+func realTicker(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(d)
+	return t.C, t.Stop
+}
+
 // held is a lease a StoreLog holds, and how to stop its renewal.
 type held struct {
 	stop chan struct{}
@@ -108,13 +114,13 @@ func (l *StoreLog) claimLocked(ctx context.Context, run string) error {
 // when the lease was lost.
 func (l *StoreLog) renew(run string, h *held) {
 	defer close(h.done)
-	tick := time.NewTicker(l.ttl / 3)
-	defer tick.Stop()
+	ticks, stop := l.ticker(l.ttl / 3)
+	defer stop()
 	for {
 		select {
 		case <-h.stop:
 			return
-		case <-tick.C:
+		case <-ticks:
 			l.mu.Lock()
 			_ = l.claimLocked(context.Background(), run)
 			l.mu.Unlock()

@@ -151,3 +151,38 @@ func TestLostLeaseCannotAppend(t *testing.T) {
 		t.Errorf("RunLease = %+v, %v; want the new holder's, not released by the old one", l, err)
 	}
 }
+
+// TestLeaseRenewedWhileHeld: while a StoreLog holds a run, each tick of
+// its clock renews the lease to the clock's time plus the lease's life;
+// after Release the run has no owner and ticks renew nothing.
+func TestLeaseRenewedWhileHeld(t *testing.T) {
+	ctx := context.Background()
+	st := openRuns(t)
+	log := NewStoreLog(st, store.RunAgent, nil).As(store.FaceCLI)
+	ticks := make(chan time.Time) // unbuffered: a send returns once the renewer takes it
+	var interval time.Duration
+	log.ticker = func(d time.Duration) (<-chan time.Time, func()) { interval = d; return ticks, func() {} }
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	log.now = func() time.Time { return now }
+
+	if err := log.Claim(ctx, "long"); err != nil {
+		t.Fatal(err)
+	}
+	l, err := st.RunLease(ctx, "long")
+	if err != nil || !l.Until.Equal(now.Add(DefaultLeaseTTL)) {
+		t.Fatalf("lease after the claim = %+v, %v", l, err)
+	}
+	now = now.Add(DefaultLeaseTTL / 3)
+	ticks <- now
+	ticks <- now // returns once the first renewal is done
+	if interval != DefaultLeaseTTL/3 {
+		t.Errorf("renewed every %s, want a third of the lease's life", interval)
+	}
+	if l, err := st.RunLease(ctx, "long"); err != nil || !l.Until.Equal(now.Add(DefaultLeaseTTL)) {
+		t.Errorf("lease after a renewal = %+v, %v; want until %v", l, err, now.Add(DefaultLeaseTTL))
+	}
+	log.Release(ctx, "long")
+	if l, err := st.RunLease(ctx, "long"); err != nil || l.Held() {
+		t.Errorf("lease after Release = %+v, %v; want none", l, err)
+	}
+}

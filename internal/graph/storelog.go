@@ -21,7 +21,9 @@ type StoreLog struct {
 	kind  string
 	title func(run string) string
 	ttl   time.Duration
-	now   func() time.Time
+	// now and ticker are the clock the leases follow (tests inject one).
+	now    func() time.Time
+	ticker func(time.Duration) (<-chan time.Time, func())
 
 	mu    sync.Mutex
 	owner store.Owner
@@ -32,7 +34,7 @@ type StoreLog struct {
 // store.RunAgent) and the title titleOf gives (nil: the run ID). It drives
 // runs as an owner of no face until As names one.
 func NewStoreLog(runs RunStore, kind string, titleOf func(run string) string) *StoreLog {
-	return &StoreLog{runs: runs, kind: kind, title: titleOf, ttl: DefaultLeaseTTL, now: time.Now,
+	return &StoreLog{runs: runs, kind: kind, title: titleOf, ttl: DefaultLeaseTTL, now: time.Now, ticker: realTicker,
 		owner: store.ThisOwner(""), held: map[string]*held{}}
 }
 
