@@ -30,7 +30,7 @@ type askFlags struct {
 func (f *askFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.offline, "offline", false, "answer without a language model even when one is configured (extractive, cited)")
 	fs.BoolVar(&f.trace, "trace", false, "print the agent's steps to stderr (the default on a terminal)")
-	fs.BoolVar(&f.stream, "stream", false, "print the model's text to stderr as it writes it, before the checked answer (the default on a terminal)")
+	fs.BoolVar(&f.stream, "stream", false, "print the model's text to stdout as it writes it, then the checked answer's changes and sources (the default when stdout is a terminal; to stderr with --json)")
 	fs.IntVar(&f.maxTurns, "max-turns", react.DefaultMaxTurns, "most model calls in the ReAct loop before it must answer")
 	fs.IntVar(&f.k, "k", 8, "passages per search")
 	fs.StringVar(&f.lang, "lang", "", "answer language: en or ja (default: the question's)")
@@ -54,54 +54,101 @@ func (f *askFlags) options(g *globals, a *app.App) (app.AskOptions, error) {
 	default:
 		return opt, usagef("--lang %q: use en or ja", f.lang)
 	}
-	live := &liveView{w: g.stderr}
-	f.live = live
-	onTerminal := !a.Config.JSON && isTerminal(g.stderr)
-	if f.trace || onTerminal {
-		opt.OnEvent = live.event
+	// Steps go to stderr (on a terminal, or with --trace); the model's
+	// text to stdout as it arrives when stdout is a terminal (or with
+	// --stream), as the page streams it, and to stderr with --json so
+	// that stdout stays one document.
+	live := &liveView{steps: g.stderr, text: g.stdout, inline: true}
+	if a.Config.JSON {
+		live.text, live.inline = g.stderr, false
 	}
-	if f.stream || onTerminal {
+	f.live = live
+	live.showSteps = f.trace || (!a.Config.JSON && isTerminal(g.stderr))
+	if f.stream || (!a.Config.JSON && isTerminal(g.stdout)) {
 		opt.OnDelta = live.delta
+	}
+	if live.showSteps || opt.OnDelta != nil {
+		opt.OnEvent = live.event // a step also ends a draft
 	}
 	return opt, nil
 }
 
-// liveView prints an agent's steps and, as the model writes it, its text,
-// to one writer (stderr): a step after streamed text starts on a new line.
+// liveView shows an agent as it works: its steps on one writer (stderr)
+// and the model's text, as the model writes it, on another (stdout). A
+// step after streamed text starts on a new line, and the text of the
+// model call after it is a new draft.
 type liveView struct {
-	w       io.Writer
-	mu      sync.Mutex
-	midLine bool
-	trace   func(graph.Event)
+	steps, text io.Writer
+	// inline says the text goes where the answer is printed (stdout).
+	inline    bool
+	showSteps bool
+	mu        sync.Mutex
+	midLine   bool
+	newDraft  bool
+	// draft is the text of the latest model call, streamed.
+	draft strings.Builder
+	trace func(graph.Event)
 }
 
 func (l *liveView) event(ev graph.Event) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.trace == nil {
-		l.trace = traceTo(l.w)
+		l.trace = traceTo(l.steps)
 	}
-	if l.midLine {
-		fmt.Fprintln(l.w)
-		l.midLine = false
+	l.endLine()
+	l.newDraft = true
+	if l.showSteps {
+		l.trace(ev)
 	}
-	l.trace(ev)
 }
 
 func (l *liveView) delta(text string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	fmt.Fprint(l.w, text)
+	if l.newDraft {
+		l.draft.Reset()
+		l.newDraft = false
+	}
+	l.draft.WriteString(text)
+	fmt.Fprint(l.text, text)
 	l.midLine = !strings.HasSuffix(text, "\n")
 }
 
-// end finishes a streamed line.
+// endLine finishes a streamed line; l.mu is held.
+func (l *liveView) endLine() {
+	if l.midLine {
+		fmt.Fprintln(l.text)
+		l.midLine = false
+	}
+}
+
+// end finishes a streamed line and starts the next answer's drafts afresh.
 func (l *liveView) end() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.midLine {
-		fmt.Fprintln(l.w)
-		l.midLine = false
+	l.endLine()
+	l.newDraft = true
+}
+
+// answer writes the checked answer to w, where the streamed text went
+// when l.inline: when the model's last draft is the answer as checked,
+// only the sources and notes follow it; otherwise the whole answer does
+// (after a line saying so when drafts were shown).
+func (l *liveView) answer(w io.Writer, res *react.Result) {
+	l.mu.Lock()
+	streamed := l.inline && l.draft.Len() > 0
+	same := streamed && strings.TrimSpace(l.draft.String()) == strings.TrimSpace(res.Answer)
+	l.draft.Reset()
+	l.mu.Unlock()
+	switch {
+	case same:
+		printSources(w, res)
+	case streamed:
+		fmt.Fprintln(w, "\n(checked answer)")
+		printAnswer(w, res)
+	default:
+		printAnswer(w, res)
 	}
 }
 
@@ -120,7 +167,10 @@ results that answer the question, quoted.
 Either way every sentence of the answer cites a passage [n] that the run
 retrieved, and a claim checker drops sentences their passages do not back.
 The answer goes to stdout; the agent's steps to stderr on a terminal (or with
---trace). --json prints the whole record: answer, citations, trace,
+--trace). When stdout is a terminal (or with --stream) the model's text is
+printed as it arrives, as the web page streams it, and its sources follow
+(after the checked answer, when the claim checker or the reflection changed
+the draft). --json prints the whole record: answer, citations, trace,
 reflection, mode, turns and token usage.`,
 		Example: `  sagasu ask "how do I enable local search?"
   sagasu ask --json "サイトマップを生成するには？"
@@ -154,7 +204,7 @@ reflection, mode, turns and token usage.`,
 			if a.Config.JSON {
 				return writeJSON(g.stdout, res)
 			}
-			printAnswer(g.stdout, res)
+			f.live.answer(g.stdout, res)
 			return nil
 		},
 	}
@@ -165,6 +215,11 @@ reflection, mode, turns and token usage.`,
 // printAnswer writes an answer and its sources for people.
 func printAnswer(w io.Writer, res *react.Result) {
 	fmt.Fprintln(w, res.Answer)
+	printSources(w, res)
+}
+
+// printSources writes an answer's sources and notes for people.
+func printSources(w io.Writer, res *react.Result) {
 	if len(res.Citations) > 0 {
 		fmt.Fprintln(w)
 	}

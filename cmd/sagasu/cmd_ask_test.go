@@ -5,8 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sagasu-dev/sagasu/internal/agent/react"
+	"github.com/sagasu-dev/sagasu/internal/graph"
 )
 
 // streamingModel is an OpenAI-compatible server whose every answer is
@@ -35,30 +39,80 @@ func streamingModel(t *testing.T, text string) string {
 	return srv.URL + "/v1"
 }
 
-// TestAskAndChatStreamTheModelsText: with --stream (the default on a
-// terminal), ask and chat print the model's text to stderr as it arrives,
-// in pieces, and the checked answer to stdout.
+// TestAskAndChatStreamTheModelsText: with --stream (the default when
+// stdout is a terminal), ask and chat print the model's text to stdout as
+// it arrives, each model call's draft on its own line, and then the
+// checked answer where it differs (here the claim checker drops an
+// unbacked sentence) and its sources; the steps stay off stdout. Without
+// --stream only the checked answer is printed; with --json stdout is one
+// JSON document and the text goes to stderr.
 func TestAskAndChatStreamTheModelsText(t *testing.T) {
 	dir := docsFixture(t)
 	mustRun(t, dir, "index", "docs")
-	answer := "Build the site and upload the dist folder [1]."
-	url := streamingModel(t, answer)
+	draft := "Build the site and upload the dist folder [1]. The moon is made of green cheese [1]."
+	url := streamingModel(t, draft)
 	model := []string{"--llm", "openai", "--llm-url", url, "--llm-model", "m"}
 
 	code, out, errs := sagasu(t, dir, "", append([]string{"ask", "--stream", "how do I deploy?"}, model...)...)
 	if code != 0 {
 		t.Fatalf("ask: exit %d: %s", code, errs)
 	}
-	if !strings.Contains(errs, answer) || !strings.HasPrefix(out, "Build the site and upload the dist folder") {
-		t.Errorf("ask --stream: stderr %q, stdout %q: want the model's text streamed to stderr and the answer on stdout", errs, out)
+	lines := strings.Split(out, "\n")
+	if !slices.Contains(lines, draft) || !slices.Contains(lines, "(checked answer)") ||
+		strings.Index(out, draft) > strings.Index(out, "(checked answer)") ||
+		!strings.Contains(out, "(checked answer)\nBuild the site and upload the dist folder [1].\n") ||
+		!strings.Contains(out, "[1] docs/guide.md") {
+		t.Errorf("ask --stream: stdout %q: want each draft on a line of its own, then the checked answer and its sources", out)
 	}
+	if strings.Contains(errs, "cheese") {
+		t.Errorf("ask --stream: stderr %q: the model's text belongs on stdout", errs)
+	}
+
 	code, out, quiet := sagasu(t, dir, "", append([]string{"ask", "how do I deploy?"}, model...)...)
-	if code != 0 || strings.Contains(quiet, answer) || !strings.Contains(out, "dist folder") {
-		t.Errorf("ask without --stream off a terminal: exit %d, stderr %q, stdout %q: want nothing streamed", code, quiet, out)
+	if code != 0 || strings.Contains(out, "cheese [1]") || strings.Contains(out, "(checked answer)") ||
+		!strings.HasPrefix(out, "Build the site and upload the dist folder [1].\n") || strings.Contains(quiet, "cheese") {
+		t.Errorf("ask without --stream off a terminal: exit %d, stderr %q, stdout %q: want only the checked answer", code, quiet, out)
+	}
+
+	code, out, errs = sagasu(t, dir, "", append([]string{"ask", "--json", "--stream", "how do I deploy?"}, model...)...)
+	var rec struct{ Answer string }
+	if err := json.Unmarshal([]byte(out), &rec); code != 0 || err != nil || rec.Answer != "Build the site and upload the dist folder [1]." || !strings.Contains(errs, draft) {
+		t.Errorf("ask --json --stream: exit %d, stdout %q (%v), stderr %q: want one JSON document and the text on stderr", code, out, err, errs)
 	}
 
 	code, out, errs = sagasu(t, dir, "how do I deploy?\n", append([]string{"chat", "--stream"}, model...)...)
-	if code != 0 || !strings.Contains(errs, answer) || !strings.Contains(out, "dist folder") {
+	if code != 0 || !strings.Contains(out, draft+"\n") || !strings.Contains(out, "(checked answer)") || strings.Contains(errs, "cheese [1]") {
 		t.Errorf("chat --stream: exit %d, stderr %q, stdout %q", code, errs, out)
+	}
+}
+
+// TestStreamedAnswerIsNotRepeated: when the last draft streamed to stdout
+// is the checked answer, only its sources follow it; steps go to the
+// steps' writer, and a step ends the streamed line.
+func TestStreamedAnswerIsNotRepeated(t *testing.T) {
+	var text, steps strings.Builder
+	l := &liveView{steps: &steps, text: &text, inline: true, showSteps: true}
+	l.delta("A first ")
+	l.delta("thought.")
+	l.event(graph.Event{Type: graph.TypeThought, Text: "search first"})
+	l.delta("Deploy with ")
+	l.delta("the CLI [1].")
+	l.end()
+	res := &react.Result{Answer: "Deploy with the CLI [1].", Citations: []react.Citation{{N: 1, Source: react.SourceRef{URI: "docs/deploy.md"}, Lines: [2]int{3, 4}}}}
+	l.answer(&text, res)
+	want := "A first thought.\nDeploy with the CLI [1].\n\n[1] docs/deploy.md:3-4\n"
+	if text.String() != want {
+		t.Errorf("stdout %q, want %q", text.String(), want)
+	}
+	if !strings.Contains(steps.String(), "search first") || strings.Contains(steps.String(), "Deploy") {
+		t.Errorf("steps %q: want the thought only", steps.String())
+	}
+	// Streamed elsewhere (stderr, with --json): the whole answer.
+	var plain strings.Builder
+	elsewhere := &liveView{steps: &steps, text: &steps}
+	elsewhere.delta("Deploy with the CLI [1].")
+	elsewhere.answer(&plain, res)
+	if !strings.HasPrefix(plain.String(), "Deploy with the CLI [1].\n\n[1]") {
+		t.Errorf("unstreamed answer %q", plain.String())
 	}
 }

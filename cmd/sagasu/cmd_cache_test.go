@@ -63,7 +63,7 @@ func TestCacheCommandBadInput(t *testing.T) {
 		{[]string{"cache", "list", "--limit", "-1"}, exitUsage, "--limit"},
 		{[]string{"cache", "show", "eval-20000101T000000.000000000Z-1-1"}, exitError, "no such record"},
 		{[]string{"cache", "show", "../../etc/passwd"}, exitError, "not a record ID"},
-		{[]string{"cache", "show"}, exitError, "accepts 1 arg"},
+		{[]string{"cache", "show"}, exitUsage, "accepts 1 arg"},
 	} {
 		code, _, errs := agentCLI(t, dir, "", tt.args...)
 		if code != tt.code || !strings.Contains(errs, tt.msg) {

@@ -64,12 +64,8 @@ a new thread, /quit (or end of input) leaves.`,
 				}
 			}
 			interactive := isTerminal(g.stdout)
-			mode := "offline"
-			if rt.LLM != nil && !f.offline {
-				mode = rt.LLM.Info().Driver + "/" + rt.LLM.Info().Model
-			}
 			if interactive {
-				fmt.Fprintf(g.stderr, "sagasu chat (%s); /new for a new thread, /quit to leave\n", mode)
+				fmt.Fprintf(g.stderr, "sagasu chat (%s); /new for a new thread, /quit to leave\n", rt.Asker(opt).Mode())
 			}
 			in := bufio.NewScanner(g.stdin)
 			in.Buffer(make([]byte, 64<<10), 1<<20)
@@ -97,7 +93,7 @@ a new thread, /quit (or end of input) leaves.`,
 					}
 					fmt.Fprintf(g.stderr, "(thread %s)\n", thread)
 				}
-				res, err := threads.Turn(ctx, thread, rt.Asker(opt), q, react.TurnOptions{Mode: mode})
+				res, err := threads.Turn(ctx, thread, rt.Asker(opt), q, react.TurnOptions{})
 				f.live.end()
 				if err != nil {
 					if ctx.Err() != nil {
@@ -113,7 +109,7 @@ a new thread, /quit (or end of input) leaves.`,
 					}
 					continue
 				}
-				printAnswer(g.stdout, res)
+				f.live.answer(g.stdout, res)
 				fmt.Fprintln(g.stdout)
 			}
 		},

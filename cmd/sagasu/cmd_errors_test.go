@@ -41,3 +41,30 @@ func TestJSONErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestWrongCommandLinesAreUsageErrors: an unknown command or subcommand,
+// or arguments a command does not take, exit 2 with a message naming what
+// was wrong and where to look; a group alone still prints its help.
+func TestWrongCommandLinesAreUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bogus"}, `unknown command "bogus" for "sagasu"`},
+		{[]string{"agent", "bogus"}, `unknown command "bogus" for "sagasu agent"`},
+		{[]string{"mcp", "bogus"}, `unknown command "bogus" for "sagasu mcp"`},
+		{[]string{"cache", "bogus"}, `unknown command "bogus" for "sagasu cache"`},
+		{[]string{"info", "extra"}, "sagasu info --help"},
+		{[]string{"qurey", "x"}, "did you mean query?"},
+	} {
+		code, _, stderr := sagasu(t, dir, "", tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", tc.args, code, stderr, exitUsage, tc.want)
+		}
+	}
+	code, stdout, stderr := sagasu(t, dir, "", "agent")
+	if code != exitOK || !strings.Contains(stdout, "Available Commands") {
+		t.Errorf("agent alone: exit %d, stdout %q, stderr %q; want its help", code, stdout, stderr)
+	}
+}

@@ -166,7 +166,40 @@ run sagasu trust (see sagasu trust --help).`,
 		newAskCmd(g), newChatCmd(g), newAgentCmd(g), newDoctorCmd(g), newServeCmd(g),
 		newTrustCmd(g), newToolsCmd(g),
 	)
+	usageArgs(root)
 	return root
+}
+
+// usageArgs makes every wrong command line a usage error (exit code 2): a
+// command given arguments it does not take, including an unknown
+// subcommand of a group such as "sagasu agent bogus", which would otherwise
+// print the group's help and succeed.
+func usageArgs(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		usageArgs(sub)
+	}
+	if c.HasSubCommands() && c.SuggestionsMinimumDistance <= 0 {
+		c.SuggestionsMinimumDistance = 2
+	}
+	if !c.Runnable() && c.HasSubCommands() {
+		c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+		if c.Args == nil {
+			c.Args = cobra.NoArgs
+		}
+	}
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				if cmd.HasSubCommands() && len(args) > 0 {
+					if near := cmd.SuggestionsFor(args[0]); len(near) > 0 {
+						return usagef("%v: did you mean %s? (see %s --help)", err, strings.Join(near, " or "), cmd.CommandPath())
+					}
+				}
+				return usagef("%v (see %s --help)", err, cmd.CommandPath())
+			}
+			return nil
+		}
+	}
 }
 
 // addEmbedderFlags adds the flags that select an embedding model.

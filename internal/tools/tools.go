@@ -63,8 +63,8 @@ type Options struct {
 }
 
 // Toolset runs sagasu's tools over one index. It is safe for concurrent use.
-//
-// LLM: a model slot joins here with the next issue (ask and agent runs).
+// It holds no language model: the agents (built in internal/app) take its
+// operations as their function-calling tools (Functions).
 type Toolset struct {
 	opt     Options
 	engine  *search.Engine

@@ -83,8 +83,9 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 
 // statusOf is the HTTP status of an operation's failure: the caller's
 // mistake (400), what the index cannot do as it is (409: a meaning search
-// without embeddings), something not there (404), an embedder that failed
-// (502), anything else the server's (500).
+// without embeddings), something not there (404), an embedder or an index
+// server that failed or cannot be reached (503: the same request may work
+// once it is back), anything else the server's (500).
 func statusOf(err error) int {
 	switch {
 	case errors.Is(err, tools.ErrInvalidArgument), errors.Is(err, search.ErrBadRequest), errors.Is(err, search.ErrAmbiguous):
@@ -93,8 +94,8 @@ func statusOf(err error) int {
 		return http.StatusConflict
 	case errors.Is(err, store.ErrNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, search.ErrEmbedder):
-		return http.StatusBadGateway
+	case errors.Is(err, search.ErrEmbedder), errors.Is(err, store.ErrUnavailable):
+		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
 }

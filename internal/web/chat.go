@@ -129,9 +129,12 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusConflict, ErrEmptyIndex)
 		return
 	}
-	mode := s.mode(in.Offline)
 	key := threadKey(id)
-	switch err := s.startTask(key, func(ctx context.Context) { s.turn(ctx, id, q, in, mode) }); err {
+	var last atomic.Int64 // the sequence number of the thread's last event
+	agent := s.rt.Asker(app.AskOptions{Offline: in.Offline, K: in.K,
+		OnDelta: func(d string) { s.hub.publish(key, message{Delta: d, After: last.Load()}) },
+	})
+	switch err := s.startTask(key, func(ctx context.Context) { s.turn(ctx, id, q, agent, &last) }); err {
 	case errBusy:
 		s.fail(w, http.StatusConflict, fmt.Errorf("a turn is already in progress in thread %s (perhaps in another tab): wait for its answer or press Stop", id))
 		return
@@ -139,19 +142,16 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 		s.failFull(w)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, askAccepted{Thread: id, Mode: mode})
+	writeJSON(w, http.StatusAccepted, askAccepted{Thread: id, Mode: agent.Mode()})
 }
 
-// turn answers one question of a thread (react.Threads.Turn records its
-// steps, answer and spans), waking the thread's streams as each event is
-// stored and passing the answer's text on as the model writes it.
-func (s *Server) turn(ctx context.Context, id, q string, in askInput, mode string) {
+// turn answers one question of a thread with agent (react.Threads.Turn
+// records its steps, answer and spans), waking the thread's streams as each
+// event is stored; last is the sequence number of the thread's last event,
+// which the agent's streamed text is published after.
+func (s *Server) turn(ctx context.Context, id, q string, agent *react.Agent, last *atomic.Int64) {
 	key := threadKey(id)
-	var last atomic.Int64 // the sequence number of the thread's last event
-	opt := app.AskOptions{Offline: in.Offline, K: in.K,
-		OnDelta: func(d string) { s.hub.publish(key, message{Delta: d, After: last.Load()}) },
-	}
-	_, err := s.threads().Turn(ctx, id, s.rt.Asker(opt), q, react.TurnOptions{Mode: mode, OnStored: func(e store.Event) {
+	_, err := s.threads().Turn(ctx, id, agent, q, react.TurnOptions{OnStored: func(e store.Event) {
 		last.Store(e.Seq)
 		s.watch.saw(id, e.Seq)
 		s.hub.publish(key, message{})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
@@ -142,12 +143,14 @@ func operations() map[string]op {
 			stream: "Server-sent events, each id the event's sequence number: turn, step (a graph event), delta (a piece of a streamed answer), question, answer, spans, turn_error, status.",
 			events: []string{react.ThreadTurn, react.ThreadStep, "delta", react.ThreadQuestion, react.ThreadAnswer, react.ThreadSpans, react.ThreadError, "status"}},
 
-		"POST /api/search": {summary: "Search the index (semantic and hybrid need an index with embeddings: 409 without)", ok: 200, out: schemaOf[searchOutput](), errs: []int{400, 409},
+		"POST /api/search": {summary: "Search the index (semantic and hybrid need an index with embeddings: 409 without; 503 while the embedder or the index's server cannot be reached)", ok: 200, out: schemaOf[searchOutput](), errs: []int{400, 409, 503},
 			links: []link{{"passage", "get_chunks_id", "id", "/results/0/chunkId"}, {"source", "get_source", "ref", "/results/0/source/id"}},
 			body: bodyOf[searchInput](func(s *jsonschema.Schema) {
 				nonBlank(field(s, "query"))
-				oneOf("", "keyword", "semantic", "hybrid")(field(s, "mode"))
-				between(0, 100)(field(s, "k"))
+				// sagasu_query's rules (tools.Query checks them); "" and 0
+				// leave mode and k to the toolset's defaults.
+				oneOf("", string(search.ModeKeyword), string(search.ModeSemantic), string(search.ModeHybrid))(field(s, "mode"))
+				between(0, tools.MaxQueryK)(field(s, "k"))
 				oneOf(sourceTypes...)(field(s, "types").Items)
 			})},
 		"POST /api/evaluate": {summary: "Judge results against a goal (recorded in the agent cache)", ok: 200, out: schemaOf[tools.EvaluateOutput](), errs: []int{400, 404},

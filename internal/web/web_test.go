@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -285,7 +286,7 @@ func TestStoppedTurnIsLogged(t *testing.T) {
 	f.call(t, "POST", "/api/threads", map[string]string{"title": "q"}, &th)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	f.srv.turn(ctx, th.ID, "How do I deploy?", askInput{}, "offline")
+	f.srv.turn(ctx, th.ID, "How do I deploy?", f.srv.rt.Asker(app.AskOptions{}), new(atomic.Int64))
 	evs := f.stream(t, "/api/threads/"+th.ID+"/events", "", func(e sseEv) bool { return e.event == react.ThreadError || e.event == "answer" })
 	last := evs[len(evs)-1]
 	if last.event != react.ThreadError || !strings.Contains(last.data, "stopped") {
@@ -659,22 +660,14 @@ func (failingEmbedder) EmbedDocuments(context.Context, []string) ([][]float32, e
 	return nil, errors.New("connection refused")
 }
 
-// TestAnEmbedderThatFailsIsABadGateway: a search whose embedder fails is
-// the embedding server's failure (502), not the request's (400).
-func TestAnEmbedderThatFailsIsABadGateway(t *testing.T) {
+// TestAnEmbedderThatFailsIsUnavailable: a search whose embedder fails is
+// the embedding server's failure (503), not the request's (400).
+func TestAnEmbedderThatFailsIsUnavailable(t *testing.T) {
 	f := newFixture(t, "", docs)
-	rt := *f.srv.rt
-	rt.Engine = search.New(rt.Store, search.WithEmbedder(failingEmbedder{}))
-	ts, err := tools.New(tools.Options{Engine: rt.Engine})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt.Tools = ts
-	f.srv.rt = &rt
-	f.srv.useTools(ts)
+	f.useEngine(t, search.New(f.srv.rt.Store, search.WithEmbedder(failingEmbedder{})))
 	var e struct{ Error string }
-	if code := f.call(t, "POST", "/api/search", map[string]any{"query": "rotate keys", "mode": "hybrid"}, &e); code != http.StatusBadGateway || !strings.Contains(e.Error, "connection refused") {
-		t.Errorf("hybrid search with the embedder down: %d %q, want 502 naming the cause", code, e.Error)
+	if code := f.call(t, "POST", "/api/search", map[string]any{"query": "rotate keys", "mode": "hybrid"}, &e); code != http.StatusServiceUnavailable || !strings.Contains(e.Error, "connection refused") {
+		t.Errorf("hybrid search with the embedder down: %d %q, want 503 naming the cause", code, e.Error)
 	}
 }
 

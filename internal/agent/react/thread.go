@@ -139,16 +139,14 @@ func SpansOf(res *Result) []Span {
 
 // TurnOptions configure one turn of a thread.
 type TurnOptions struct {
-	// Mode says how the turn is answered (offline, or driver/model); it is
-	// recorded with the turn.
-	Mode string
 	// OnStored is called after each event of the turn is stored, so that a
 	// live view can show it.
 	OnStored func(store.Event)
 }
 
 // Turn answers question in thread id with agent a, after the thread's last
-// HistoryTurns turns, and records the turn as it goes: its start, each
+// HistoryTurns turns, and records the turn as it goes: its start (with the
+// question and a.Mode()), each
 // step of the agent, the question and answer and the answer's claim spans,
 // or, when it ends without an answer, why. What happened is recorded even
 // when ctx is cancelled.
@@ -182,7 +180,7 @@ func (t *Threads) Turn(ctx context.Context, id string, a *Agent, question string
 		}
 		return err
 	}
-	if err := record(ThreadTurn, map[string]string{"question": question, "mode": opt.Mode}); err != nil {
+	if err := record(ThreadTurn, map[string]string{"question": question, "mode": a.Mode()}); err != nil {
 		return nil, err
 	}
 	history, err := t.History(ctx, id, HistoryTurns)

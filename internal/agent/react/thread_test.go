@@ -68,7 +68,7 @@ func TestTurnRecordsEachStep(t *testing.T) {
 	}
 	var stored []string
 	a := New(vitepress(t), Options{})
-	res, err := th.Turn(ctx, id, a, "How do I enable the local search provider?", TurnOptions{Mode: "offline", OnStored: func(e store.Event) {
+	res, err := th.Turn(ctx, id, a, "How do I enable the local search provider?", TurnOptions{OnStored: func(e store.Event) {
 		stored = append(stored, e.Type)
 	}})
 	if err != nil {
@@ -89,6 +89,9 @@ func TestTurnRecordsEachStep(t *testing.T) {
 	want = append(want, ThreadQuestion, ThreadAnswer, ThreadSpans)
 	if strings.Join(kinds, ",") != strings.Join(want, ",") || strings.Join(stored, ",") != strings.Join(want, ",") {
 		t.Errorf("recorded %v, told %v; want %v", kinds, stored, want)
+	}
+	if !strings.Contains(string(evs[0].Data), `"mode":"offline"`) {
+		t.Errorf("turn event %s: want the agent's mode, offline", evs[0].Data)
 	}
 	if hist, _ := th.History(ctx, id, HistoryTurns); len(hist) != 1 || hist[0].Answer != res.Answer {
 		t.Errorf("history after one turn: %+v", hist)

@@ -362,5 +362,5 @@ func (s *Store) wrap(err error) error {
 	} else if !isNetErr(err) && !errors.Is(err, io.ErrUnexpectedEOF) && !strings.Contains(err.Error(), "conn closed") {
 		return err
 	}
-	return fmt.Errorf("lost the connection to PostgreSQL at %s (the server rolls back any unfinished write: run the command again once it is back): %w", s.hostPort(), err)
+	return store.Unavailable(fmt.Errorf("lost the connection to PostgreSQL at %s (the server rolls back any unfinished write: run the command again once it is back): %w", s.hostPort(), err))
 }

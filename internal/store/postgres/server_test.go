@@ -3,6 +3,7 @@ package postgres
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -228,8 +229,8 @@ func TestServerRestartMidIndexThenRerun(t *testing.T) {
 		}
 	}
 	_, err = index.New(store.New(st), opt).Documents(ctx, docs)
-	if err == nil || !strings.Contains(err.Error(), "lost the connection") {
-		t.Fatalf("index run across a server restart = %v, want an error saying the connection was lost", err)
+	if err == nil || !strings.Contains(err.Error(), "lost the connection") || !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("index run across a server restart = %v, want an error saying the connection was lost (store.ErrUnavailable)", err)
 	}
 	t.Log(err)
 	st.beforeCommit = nil

@@ -301,7 +301,9 @@ func (s *Store) wrap(op string, err error) error {
 		return nil
 	}
 	switch status.Code(errors.Unwrap(err)) {
-	case codes.Unauthenticated, codes.PermissionDenied, codes.Unavailable:
+	case codes.Unavailable:
+		return store.Unavailable(fmt.Errorf("%s: %w", op, s.connError(err)))
+	case codes.Unauthenticated, codes.PermissionDenied:
 		return fmt.Errorf("%s: %w", op, s.connError(err))
 	case codes.Canceled:
 		return fmt.Errorf("%s: %w", op, context.Canceled)
