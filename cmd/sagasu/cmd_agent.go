@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -75,7 +76,7 @@ func (f *agentFlagsPA) open(cmd *cobra.Command, g *globals, goal, id string) (*a
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	opt := app.PlanActOptions{Offline: f.offline, Table: f.table, Goal: goal}
+	opt := app.PlanActOptions{Offline: f.offline, Table: f.table, Goal: goal, Face: store.FaceCLI}
 	if f.trace || (!a.Config.JSON && isTerminal(g.stderr)) {
 		opt.OnEvent = traceTo(g.stderr)
 	}
@@ -165,7 +166,12 @@ configuration defines them now), its models and how they are called, its
 limits. Flags given here replace them: --mcp, model names
 (--planner-llm-model, --executor-llm-model), --temperature, --max-tokens,
 --thinking-budget, --max-tool-calls, --max-duration. A tool call that
-completed is not made again.`,
+completed is not made again.
+
+A run has one driver at a time: while another process drives it (the page,
+another terminal, an MCP server), resume is refused with that process named
+(face, pid, host, since). A run whose process was killed is taken over at
+once.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			run, done, a, err := f.open(cmd, g, "", args[0])
@@ -296,10 +302,19 @@ func newAgentShowCmd(g *globals) *cobra.Command {
 					return fmt.Errorf("run %s: its recorded settings cannot be read: %w", run.ID, err)
 				}
 			}
+			lease, err := st.RunLease(cmd.Context(), run.ID)
+			if err != nil {
+				return err
+			}
+			driver := driverOf(lease)
 			if a.Config.JSON {
-				return writeJSON(g.stdout, map[string]any{"run": run.ID, "goal": run.Title, "status": run.Status, "settings": settings, "events": events})
+				return writeJSON(g.stdout, map[string]any{"run": run.ID, "goal": run.Title, "status": run.Status, "driver": driver, "settings": settings, "events": events})
 			}
 			fmt.Fprintf(g.stdout, "run %s (%s): %s\n", run.ID, run.Status, run.Title)
+			if driver != nil {
+				fmt.Fprintf(g.stdout, "%-11s %s, pid %d on %s since %s (lease until %s)\n", "driven by", driver.Face, driver.PID, driver.Host,
+					driver.Since.Format(time.RFC3339), driver.Until.Format(time.RFC3339))
+			}
 			if settings != nil {
 				printSettings(g.stdout, settings)
 			}
@@ -339,4 +354,23 @@ func printSettings(w io.Writer, s *app.RunSettings) {
 	}
 	l := s.Limits
 	fmt.Fprintf(w, "%-11s %d tool calls, %s per start or resume\n", "limits", l.MaxToolCalls, l.MaxDuration)
+}
+
+// runDriver is who drives a run, as `agent show` prints it (its lease
+// without the owner's token).
+type runDriver struct {
+	Face  string    `json:"face"`
+	Host  string    `json:"host"`
+	PID   int       `json:"pid"`
+	Since time.Time `json:"since"`
+	Until time.Time `json:"until"`
+}
+
+// driverOf is the driver a lease names, nil when nobody drives the run.
+func driverOf(l store.Lease) *runDriver {
+	if !l.Held() {
+		return nil
+	}
+	o := l.Owner
+	return &runDriver{Face: o.Face, Host: o.Host, PID: o.PID, Since: o.Since, Until: l.Until}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/app"
 	"github.com/sagasu-dev/sagasu/internal/budget"
 	"github.com/sagasu-dev/sagasu/internal/mcpserver"
+	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
@@ -203,6 +204,7 @@ func (m mcpRuns) StartRun(ctx context.Context, in mcpserver.AgentStartInput) (st
 	if err != nil {
 		return "", err
 	}
+	opt.Face = store.FaceMCP
 	return m.Start(ctx, opt)
 }
 
@@ -211,6 +213,7 @@ func (m mcpRuns) ResumeRun(ctx context.Context, in mcpserver.AgentResumeInput) e
 	if err != nil {
 		return err
 	}
+	opt.Face = store.FaceMCP
 	return m.Resume(ctx, in.ID, opt)
 }
 

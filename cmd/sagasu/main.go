@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sagasu-dev/sagasu/internal/app"
+	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/telemetry"
 )
 
@@ -100,6 +101,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		code, name = exitInterrupted, "interrupted"
 	case errors.As(err, &ue):
 		code, name = exitUsage, "usage"
+	case errors.Is(err, store.ErrLeased):
+		name = "leased" // another process drives the run
 	}
 	var reported reportedError
 	if (g.json || slices.Contains(args, "--json")) && !errors.As(err, &reported) {

@@ -41,6 +41,9 @@ type PlanActOptions struct {
 	Tuning Tuning
 	// OnEvent receives every event of the run as it happens.
 	OnEvent func(graph.Event)
+	// Face is the face that drives the run (store.FaceCLI, FacePage,
+	// FaceMCP), as its lease names it to a second driver.
+	Face string
 }
 
 // Tuning is what one run may change of the configured agent settings:
@@ -101,6 +104,7 @@ type PlanActRun struct {
 	Settings RunSettings
 	agent    *planact.Agent
 	mcp      *mcpclient.Manager
+	log      *graph.StoreLog // holds the run's lease from when it is prepared
 	rt       *Runtime
 	// planner and executor are the roles' models (nil offline).
 	planner, executor llm.Model
@@ -116,10 +120,13 @@ func (p *PlanActRun) Resume(ctx context.Context) (*planact.Result, error) {
 	return p.agent.Resume(ctx, p.ID)
 }
 
-// Close stops the run's MCP servers.
+// Close stops the run's MCP servers and gives up its lease.
 func (p *PlanActRun) Close() {
 	if p.mcp != nil {
 		p.mcp.Close()
+	}
+	if p.log != nil && p.ID != "" {
+		p.log.Release(context.Background(), p.ID)
 	}
 }
 
@@ -158,7 +165,7 @@ func (r *Runtime) NewPlanActRun(ctx context.Context, opt PlanActOptions) (*PlanA
 		return nil, planact.ErrNeedsModel
 	}
 	set.Limits = limitsOf(cfg)
-	p, err := r.planAct(goal, set, planner, executor, opt.OnEvent)
+	p, err := r.planAct(goal, set, planner, executor, opt.OnEvent, r.runLog(goal, opt.Face))
 	if err != nil {
 		return nil, err
 	}
@@ -171,6 +178,10 @@ func (r *Runtime) NewPlanActRun(ctx context.Context, opt PlanActOptions) (*PlanA
 	if err := r.Store.CreateRun(ctx, store.Run{ID: p.ID, Kind: store.RunAgent, Title: goal, Status: "running", Meta: meta}); err != nil {
 		p.Close()
 		return nil, fmt.Errorf("record run %s: %w", p.ID, err)
+	}
+	if err := p.log.Claim(ctx, p.ID); err != nil {
+		p.Close()
+		return nil, err
 	}
 	return p, nil
 }
@@ -186,7 +197,31 @@ func (r *Runtime) OpenPlanActRun(ctx context.Context, id string, opt PlanActOpti
 	if err != nil {
 		return nil, err
 	}
+	// The lease first: a second driver is refused before it changes the
+	// run's settings or starts its MCP servers.
+	log := r.runLog(rec.Title, opt.Face)
+	if err := log.Claim(ctx, id); err != nil {
+		return nil, err
+	}
+	p, err := r.openPlanAct(ctx, rec, opt, log)
+	if err != nil {
+		log.Release(context.WithoutCancel(ctx), id)
+		return nil, err
+	}
+	return p, nil
+}
+
+// runLog is the run log a Plan-and-Act run driven from face appends to
+// (and holds its lease through).
+func (r *Runtime) runLog(goal, face string) *graph.StoreLog {
+	return graph.NewStoreLog(r.Store, store.RunAgent, func(string) string { return goal }).As(face)
+}
+
+// openPlanAct is OpenPlanActRun once it holds the run's lease.
+func (r *Runtime) openPlanAct(ctx context.Context, rec store.Run, opt PlanActOptions, log *graph.StoreLog) (*PlanActRun, error) {
+	id := rec.ID
 	var set RunSettings
+	var err error
 	if len(rec.Meta) > 0 {
 		if err := json.Unmarshal(rec.Meta, &set); err != nil {
 			return nil, fmt.Errorf("run %s: its recorded settings cannot be read: %w", id, err)
@@ -212,7 +247,7 @@ func (r *Runtime) OpenPlanActRun(ctx context.Context, id string, opt PlanActOpti
 		}
 	}
 	set.Limits = restoreLimits(set.Limits, opt.Tuning)
-	p, err := r.planAct(rec.Title, set, planner, executor, opt.OnEvent)
+	p, err := r.planAct(rec.Title, set, planner, executor, opt.OnEvent, log)
 	if err != nil {
 		return nil, err
 	}
@@ -356,9 +391,9 @@ func restoreLimits(l LimitSettings, t Tuning) LimitSettings {
 // planAct wires the agent of a run: its MCP servers (by name, through the
 // configuration), sagasu's functions, memory and run log, and the roles'
 // models and settings.
-func (r *Runtime) planAct(goal string, set RunSettings, planner, executor llm.Model, onEvent func(graph.Event)) (*PlanActRun, error) {
+func (r *Runtime) planAct(goal string, set RunSettings, planner, executor llm.Model, onEvent func(graph.Event), log *graph.StoreLog) (*PlanActRun, error) {
 	a := r.app
-	p := &PlanActRun{Goal: goal, Settings: set, rt: r, planner: planner, executor: executor}
+	p := &PlanActRun{Goal: goal, Settings: set, rt: r, planner: planner, executor: executor, log: log}
 	if len(set.MCP) > 0 {
 		servers, err := a.mcpServers(set.MCP)
 		if err != nil {
@@ -386,7 +421,7 @@ func (r *Runtime) planAct(goal string, set RunSettings, planner, executor llm.Mo
 		Functions: fns,
 		Research:  planact.NewLoopResearch(r.Engine, loop.Options{Logger: a.Log}),
 		Memory:    memory,
-		Log:       graph.NewStoreLog(r.Store, store.RunAgent, func(string) string { return goal }),
+		Log:       log,
 		OnEvent:   onEvent,
 		Table:     set.Routing,
 		Limits:    set.Limits.Graph(),

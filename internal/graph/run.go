@@ -164,6 +164,10 @@ func (c *Compiled[S]) Invoke(ctx context.Context, run string, input S, opts ...R
 	if run == "" {
 		return input, notStarted("invoke", "", ErrEmptyRunID)
 	}
+	if err := c.claim(ctx, run); err != nil {
+		return input, notStarted("invoke", run, err)
+	}
+	defer c.release(ctx, run)
 	evs, err := c.log.Events(ctx, run)
 	if err != nil {
 		return input, notStarted("invoke", run, fmt.Errorf("read the log: %w", err))
@@ -195,6 +199,10 @@ func (c *Compiled[S]) Resume(ctx context.Context, run string, opts ...RunOption)
 	if run == "" {
 		return zero, notStarted("resume", "", ErrEmptyRunID)
 	}
+	if err := c.claim(ctx, run); err != nil {
+		return zero, notStarted("resume", run, err)
+	}
+	defer c.release(ctx, run)
 	evs, err := c.log.Events(ctx, run)
 	if err != nil {
 		return zero, notStarted("resume", run, fmt.Errorf("read the log: %w", err))

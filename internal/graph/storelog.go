@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/store"
 )
@@ -13,37 +15,59 @@ import (
 // an agent run's trace and checkpoints live beside the documents it
 // searched and survive the process. Each event is stored whole as the
 // store event's data; the store's append is durable once it returns.
+// It is a Leaser: the runs it drives are leased to it (see lease.go).
 type StoreLog struct {
-	runs  store.Runs
+	runs  RunStore
 	kind  string
 	title func(run string) string
+	ttl   time.Duration
+	// now and ticker are the clock the leases follow (tests inject one).
+	now    func() time.Time
+	ticker func(time.Duration) (<-chan time.Time, func())
+
+	mu    sync.Mutex
+	owner store.Owner
+	held  map[string]*held
 }
 
 // NewStoreLog returns a Log over runs; runs it creates get kind (such as
-// store.RunAgent) and the title titleOf gives (nil: the run ID).
-func NewStoreLog(runs store.Runs, kind string, titleOf func(run string) string) *StoreLog {
-	return &StoreLog{runs: runs, kind: kind, title: titleOf}
+// store.RunAgent) and the title titleOf gives (nil: the run ID). It drives
+// runs as an owner of no face until As names one.
+func NewStoreLog(runs RunStore, kind string, titleOf func(run string) string) *StoreLog {
+	return &StoreLog{runs: runs, kind: kind, title: titleOf, ttl: DefaultLeaseTTL, now: time.Now, ticker: realTicker,
+		owner: store.ThisOwner(""), held: map[string]*held{}}
 }
 
-// Append stores ev, creating its run on first use.
+// create stores run, new, with its kind and title (a run another driver
+// created meanwhile is fine).
+func (l *StoreLog) create(ctx context.Context, run string) error {
+	title := run
+	if l.title != nil {
+		title = l.title(run)
+	}
+	err := l.runs.CreateRun(ctx, store.Run{ID: run, Kind: l.kind, Title: title, Status: "running"})
+	if err != nil && !errors.Is(err, store.ErrExists) {
+		return fmt.Errorf("create run %s: %w", run, err)
+	}
+	return nil
+}
+
+// Append stores ev as the driver of its run: it claims the run (creating
+// it) unless it holds it already, and fails with store.ErrLeaseLost when
+// another driver took the run over.
 func (l *StoreLog) Append(ctx context.Context, ev Event) error {
 	data, err := json.Marshal(ev)
 	if err != nil {
 		return fmt.Errorf("encode event: %w", err)
 	}
 	rec := []store.Event{{Type: ev.Type, Time: ev.Time, Data: data}}
-	_, err = l.runs.AppendEvents(ctx, ev.Run, rec)
-	if errors.Is(err, store.ErrNotFound) {
-		title := ev.Run
-		if l.title != nil {
-			title = l.title(ev.Run)
+	token, ok := l.holds(ev.Run)
+	if !ok {
+		if err := l.Claim(ctx, ev.Run); err != nil {
+			return err
 		}
-		cerr := l.runs.CreateRun(ctx, store.Run{ID: ev.Run, Kind: l.kind, Title: title, Status: "running"})
-		if cerr != nil && !errors.Is(cerr, store.ErrExists) {
-			return fmt.Errorf("create run %s: %w", ev.Run, cerr)
-		}
-		_, err = l.runs.AppendEvents(ctx, ev.Run, rec)
 	}
+	_, err = l.runs.AppendEventsAs(ctx, ev.Run, token, rec)
 	if err != nil {
 		return fmt.Errorf("append to run %s: %w", ev.Run, err)
 	}

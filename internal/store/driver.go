@@ -59,6 +59,7 @@ type Driver interface {
 
 	RunLog
 	RunDropper
+	LeaseLog
 
 	Stats(ctx context.Context) (Stats, error)
 	Close() error

@@ -140,6 +140,14 @@ func (c *contract) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 
 // AppendEvents implements Runs.
 func (c *contract) AppendEvents(ctx context.Context, runID string, events []Event) ([]Event, error) {
+	return c.appendEvents(ctx, runID, events, func(out []Event, latest time.Time) (int64, error) {
+		return c.d.AppendEvents(ctx, runID, out, latest)
+	})
+}
+
+// appendEvents checks and completes events, and has write store them
+// (returning the run's last Seq before them).
+func (c *contract) appendEvents(ctx context.Context, runID string, events []Event, write func([]Event, time.Time) (int64, error)) ([]Event, error) {
 	out := make([]Event, len(events))
 	var latest time.Time
 	for i, e := range events {
@@ -159,7 +167,7 @@ func (c *contract) AppendEvents(ctx context.Context, runID string, events []Even
 		_, err := c.d.Run(ctx, runID)
 		return nil, err
 	}
-	last, err := c.d.AppendEvents(ctx, runID, out, latest)
+	last, err := write(out, latest)
 	if err != nil {
 		return nil, err
 	}

@@ -200,6 +200,7 @@ type Store interface {
 	Meta
 	Runs
 	RunRemover
+	Leases
 	// Stats describes the index.
 	Stats(ctx context.Context) (Stats, error)
 	// Close releases the store.

@@ -73,6 +73,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusBadRequest, err)
 		return
 	}
+	opt.Face = store.FacePage
 	if s.full() {
 		// Refused before the agent (and any MCP server it starts) is built.
 		s.failFull(w)
@@ -91,7 +92,7 @@ func runStatus(err error) int {
 	switch {
 	case errors.Is(err, app.ErrTooManyRuns):
 		return http.StatusTooManyRequests
-	case errors.Is(err, app.ErrRunning):
+	case errors.Is(err, app.ErrRunning), errors.Is(err, store.ErrLeased):
 		return http.StatusConflict
 	case errors.Is(err, planact.ErrNeedsModel), errors.Is(err, planact.ErrEmptyGoal), errors.Is(err, app.ErrNoMCPServer), errors.Is(err, app.ErrBadSetting):
 		return http.StatusBadRequest
@@ -112,6 +113,7 @@ func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusBadRequest, err)
 		return
 	}
+	opt.Face = store.FacePage
 	run, err := s.rt.Store.Run(r.Context(), id)
 	if err != nil || run.Kind != store.RunAgent {
 		s.fail(w, http.StatusNotFound, fmt.Errorf("no agent run %q: the Runs tab lists them", id))

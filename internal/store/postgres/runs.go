@@ -89,11 +89,22 @@ func (s *Store) RunsOfKind(ctx context.Context, kind string) ([]store.Run, error
 // AppendEvents implements store.RunLog. Raising the run's last_seq locks
 // its row until the commit, so concurrent appenders get consecutive ranges.
 func (s *Store) AppendEvents(ctx context.Context, runID string, events []store.Event, latest time.Time) (int64, error) {
+	return s.appendEvents(ctx, runID, events, latest, "")
+}
+
+// appendEvents appends when the run matches the extra condition cond (""
+// for none) on $4, $5, ... (args); a run that exists but does not match is
+// store.ErrLeaseLost.
+func (s *Store) appendEvents(ctx context.Context, runID string, events []store.Event, latest time.Time, cond string, args ...any) (int64, error) {
 	var last int64
 	err := s.runTx(ctx, func(tx pgx.Tx) error {
-		err := tx.QueryRow(ctx, `UPDATE runs SET last_seq = last_seq + $1, updated = GREATEST(updated, $2) WHERE id = $3 RETURNING last_seq`,
-			len(events), latest.UnixMicro(), runID).Scan(&last)
+		err := tx.QueryRow(ctx, `UPDATE runs SET last_seq = last_seq + $1, updated = GREATEST(updated, $2) WHERE id = $3`+cond+` RETURNING last_seq`,
+			append([]any{len(events), latest.UnixMicro(), runID}, args...)...).Scan(&last)
 		if errors.Is(err, pgx.ErrNoRows) {
+			var n int
+			if cond != "" && tx.QueryRow(ctx, `SELECT count(*) FROM runs WHERE id = $1`, runID).Scan(&n) == nil && n > 0 {
+				return store.ErrLeaseLost
+			}
 			return store.ErrNotFound
 		}
 		if err != nil {

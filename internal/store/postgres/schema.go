@@ -90,6 +90,12 @@ var migrations = []string{
 	ALTER TABLE chunks ADD COLUMN tterms integer NOT NULL DEFAULT 0, ADD COLUMN hterms integer NOT NULL DEFAULT 0;
 	DELETE FROM postings;
 	DELETE FROM segments;`,
+	// 4: a run's lease (see store.Leases): its owner as JSON, the owner's
+	// token that conditional updates compare, and when the lease ends
+	// (Unix microseconds).
+	`ALTER TABLE runs ADD COLUMN owner text NOT NULL DEFAULT '',
+		ADD COLUMN owner_token text NOT NULL DEFAULT '',
+		ADD COLUMN lease_until bigint NOT NULL DEFAULT 0;`,
 }
 
 // SchemaVersion is the schema version this build writes.

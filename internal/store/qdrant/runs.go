@@ -76,7 +76,7 @@ func (s *Store) UpdateRun(ctx context.Context, id string, u store.RunUpdate, at 
 		r.Meta = u.Meta
 	}
 	r.Updated = at
-	return s.putRun(ctx, r)
+	return s.setRun(ctx, r)
 }
 
 // Run implements store.RunLog.
@@ -132,6 +132,12 @@ func (s *Store) AppendEvents(ctx context.Context, runID string, events []store.E
 	if err != nil {
 		return 0, fmt.Errorf("append to run: %w", err)
 	}
+	return s.appendEvents(ctx, r, events, latest)
+}
+
+// appendEvents appends events to run r; the caller holds wmu.
+func (s *Store) appendEvents(ctx context.Context, r store.Run, events []store.Event, latest time.Time) (int64, error) {
+	runID := r.ID
 	last, err := s.lastSeq(ctx, runID)
 	if err != nil {
 		return 0, err
@@ -151,7 +157,7 @@ func (s *Store) AppendEvents(ctx context.Context, runID string, events []store.E
 	}
 	if latest.After(r.Updated) {
 		r.Updated = latest
-		if err := s.putRun(ctx, r); err != nil {
+		if err := s.setRun(ctx, r); err != nil {
 			return 0, err
 		}
 	}

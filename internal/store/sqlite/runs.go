@@ -86,11 +86,22 @@ func (s *Store) RunsOfKind(ctx context.Context, kind string) ([]store.Run, error
 // AppendEvents implements store.RunLog. Raising the run's last_seq first
 // takes the write lock, so concurrent appenders get consecutive ranges.
 func (s *Store) AppendEvents(ctx context.Context, runID string, events []store.Event, latest time.Time) (int64, error) {
+	return s.appendEvents(ctx, runID, events, latest, "")
+}
+
+// appendEvents appends when the run matches the extra condition cond (""
+// for none) with its arguments; a run that exists but does not match is
+// store.ErrLeaseLost.
+func (s *Store) appendEvents(ctx context.Context, runID string, events []store.Event, latest time.Time, cond string, args ...any) (int64, error) {
 	var last int64
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `UPDATE runs SET last_seq = last_seq + ?, updated = MAX(updated, ?) WHERE id = ? RETURNING last_seq`,
-			len(events), latest.UnixMicro(), runID).Scan(&last)
+		err := tx.QueryRowContext(ctx, `UPDATE runs SET last_seq = last_seq + ?, updated = MAX(updated, ?) WHERE id = ?`+cond+` RETURNING last_seq`,
+			append([]any{len(events), latest.UnixMicro(), runID}, args...)...).Scan(&last)
 		if errors.Is(err, sql.ErrNoRows) {
+			var n int
+			if cond != "" && tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM runs WHERE id = ?`, runID).Scan(&n) == nil && n > 0 {
+				return fmt.Errorf("append to run %q: %w", runID, store.ErrLeaseLost)
+			}
 			return fmt.Errorf("append to run %q: %w", runID, store.ErrNotFound)
 		}
 		if err != nil {

@@ -125,6 +125,12 @@ var migrations = []string{
 	// process updates its in-memory vector index instead of reloading it
 	// (see vecCache). Kept to its last goneKept entries.
 	`CREATE TABLE vector_gone(seq INTEGER PRIMARY KEY AUTOINCREMENT, id INTEGER NOT NULL);`,
+	// 7: a run's lease (see store.Leases): its owner as JSON, the owner's
+	// token that conditional updates compare, and when the lease ends
+	// (Unix microseconds).
+	`ALTER TABLE runs ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+	ALTER TABLE runs ADD COLUMN owner_token TEXT NOT NULL DEFAULT '';
+	ALTER TABLE runs ADD COLUMN lease_until INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // SchemaVersion is the schema version this build writes.

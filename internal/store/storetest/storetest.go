@@ -48,7 +48,7 @@ func RunWith(t *testing.T, open Opener, opt Options) {
 		{"Lock", testLock},
 		{"NotFound", testNotFound},
 	}
-	for _, tc := range slices.Concat(tests, vectorTests, runTests, runDeleteTests, renameTests) {
+	for _, tc := range slices.Concat(tests, vectorTests, runTests, runDeleteTests, leaseTests, renameTests) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := opt.wrap(open(t))
 			defer s.Close()
