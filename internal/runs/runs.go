@@ -23,6 +23,11 @@ type Store interface {
 	store.RunRemover
 }
 
+// leaseReader is a store that tells who drives a run (every store.Store).
+type leaseReader interface {
+	RunLease(ctx context.Context, id string) (store.Lease, error)
+}
+
 // Options configure Ops. Store is required.
 type Options struct {
 	Store Store
@@ -167,7 +172,7 @@ func (o *Ops) Delete(ctx context.Context, in DeleteInput) (DeleteOutput, error) 
 		if err != nil {
 			return DeleteOutput{}, err
 		}
-		if err := o.deletable(r, in.Force); err != nil {
+		if err := o.deletable(ctx, r, in.Force); err != nil {
 			return DeleteOutput{}, err
 		}
 		todo = append(todo, r)
@@ -182,11 +187,22 @@ func (o *Ops) Delete(ctx context.Context, in DeleteInput) (DeleteOutput, error) 
 	return out, nil
 }
 
-// deletable refuses a run this process drives, and a running one unless
-// forced.
-func (o *Ops) deletable(r store.Run, force bool) error {
+// deletable refuses a run this process drives or another process holds
+// the lease of, and a running one unless forced.
+func (o *Ops) deletable(ctx context.Context, r store.Run, force bool) error {
 	if o.opt.Busy != nil && o.opt.Busy(r.ID) {
 		return fmt.Errorf("%s %s is running in this process: %w; stop it first", noun(r.Kind), r.ID, store.ErrRunning)
+	}
+	if ls, ok := o.opt.Store.(leaseReader); ok {
+		l, err := ls.RunLease(ctx, r.ID)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if l.Live(o.opt.Now()) {
+			// Another process drives it now: forcing would pull its log
+			// from under it.
+			return fmt.Errorf("cannot delete %s %s even with force: %w", noun(r.Kind), r.ID, &store.LeaseError{Held: l})
+		}
 	}
 	if r.Status == store.RunRunning && !force {
 		return fmt.Errorf("%s %s: %w: stop it first; if no process drives it any more (it was killed), delete it with force", noun(r.Kind), r.ID, store.ErrRunning)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -219,5 +220,31 @@ func assertInOrder(t *testing.T, s string, want []string) {
 			t.Fatalf("the export lacks %q after offset %d:\n%s", w, at, s)
 		}
 		at += i + len(w)
+	}
+}
+
+// TestDeleteRefusesARunAnotherProcessDrives: a run whose lease another
+// live driver holds is not deleted even when forced (its driver would
+// lose its log mid-run); once that lease has expired, force deletes it.
+func TestDeleteRefusesARunAnotherProcessDrives(t *testing.T) {
+	ctx := context.Background()
+	st := open(t)
+	create(t, st, store.Run{ID: "driven", Kind: store.RunAgent, Status: store.RunRunning})
+	create(t, st, store.Run{ID: "stale", Kind: store.RunAgent, Status: store.RunRunning})
+	host, _ := os.Hostname()
+	other := store.Owner{Token: "other-driver", Host: host, PID: os.Getpid(), Face: store.FaceCLI}
+	if _, err := st.ClaimRun(ctx, "driven", store.Claim{Owner: other, TTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.ClaimRun(ctx, "stale", store.Claim{Owner: other, TTL: time.Hour, Now: time.Now().Add(-2 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	ops := runs.New(runs.Options{Store: st})
+	_, err := ops.Delete(ctx, runs.DeleteInput{IDs: []string{"driven"}, Force: true})
+	if !errors.Is(err, store.ErrLeased) || !strings.Contains(err.Error(), "pid") || !exists(t, st, "driven") {
+		t.Errorf("Delete(a run another process drives, forced) = %v; want refused naming its driver, and kept", err)
+	}
+	if _, err := ops.Delete(ctx, runs.DeleteInput{IDs: []string{"stale"}, Force: true}); err != nil || exists(t, st, "stale") {
+		t.Errorf("Delete(a run whose lease expired, forced) = %v; want it deleted", err)
 	}
 }

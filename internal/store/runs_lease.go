@@ -46,6 +46,17 @@ type Lease struct {
 // Held reports whether the lease has an owner.
 func (l Lease) Held() bool { return l.Owner.Token != "" }
 
+// Live reports whether a driver holds the run at now: the lease has an
+// owner, has not expired, and its owner is not a process of this host that
+// is gone (a claim would take such a lease at once).
+func (l Lease) Live(now time.Time) bool {
+	if !l.Held() || !l.Until.After(now) {
+		return false
+	}
+	host, _ := os.Hostname()
+	return l.Owner.Host != host || processAlive(l.Owner.PID)
+}
+
 // Claim asks for a run's lease.
 type Claim struct {
 	// Owner is who asks; Token, Host and PID are required. Since defaults
