@@ -164,22 +164,42 @@ func (a *Agent) settle(st state, ps *Passages) (string, Reflection) {
 	return answer, refl
 }
 
-// call sends the conversation to the model, streaming text to OnDelta.
+// send makes one model call, streaming text to OnDelta.
+func (a *Agent) send(ctx context.Context, req llm.Request) (*llm.Response, error) {
+	if a.llm.OnDelta == nil {
+		return a.llm.Model.Chat(ctx, req)
+	}
+	return a.llm.Model.Stream(ctx, req, func(d llm.Delta) error {
+		if d.Text != "" {
+			a.llm.OnDelta(d.Text)
+		}
+		return nil
+	})
+}
+
+// toolCallUnreadable reports a server error answer to a request that
+// offered tools: the server failed on the model's reply (llama-server
+// answers 500 when the reply does not parse as its tool-call format), so
+// the same request without tools may still get an answer.
+func toolCallUnreadable(err error) bool {
+	var api *llm.APIError
+	return errors.As(err, &api) && api.Status >= 500
+}
+
+// call sends the conversation to the model, streaming text to OnDelta; a
+// reply the server cannot read as a tool call is asked for again as text.
 func (a *Agent) call(ctx context.Context, rc *graph.RunContext, s state, choice llm.ToolChoice, tools []llm.Tool) (*llm.Response, error) {
 	req := llm.Request{System: a.system(s.Lang), Messages: s.Messages, Tools: tools, ToolChoice: choice, Temperature: a.llm.Temperature,
 		MaxTokens: a.llm.ReplyTokens, ThinkingBudget: a.llm.ThinkingBudget}
 	start := time.Now()
-	var resp *llm.Response
-	var err error
-	if a.llm.OnDelta != nil {
-		resp, err = a.llm.Model.Stream(ctx, req, func(d llm.Delta) error {
-			if d.Text != "" {
-				a.llm.OnDelta(d.Text)
-			}
-			return nil
-		})
-	} else {
-		resp, err = a.llm.Model.Chat(ctx, req)
+	resp, err := a.send(ctx, req)
+	if err != nil && len(req.Tools) > 0 && toolCallUnreadable(err) {
+		// The server could not read the model's reply as a tool call (a
+		// small model under llama-server's grammar does this): say so and
+		// ask once more for a plain answer from what the run has found.
+		_ = rc.Emit(graph.Event{Type: graph.TypeError, Text: "model: " + err.Error() + "; asking again without tools", LatencyMs: time.Since(start).Milliseconds()})
+		req.Tools, req.ToolChoice = nil, llm.ToolChoiceNone
+		resp, err = a.send(ctx, req)
 	}
 	if err != nil {
 		var stop *graph.StopError

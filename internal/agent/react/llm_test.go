@@ -200,6 +200,48 @@ func TestModelFailures(t *testing.T) {
 	}
 }
 
+// TestUnreadableToolCallAsksAgainAsText: when the server cannot read the
+// model's reply as a tool call (llama-server answers 500 for a small
+// model's malformed call), the turn is asked again without tools and the
+// run ends with a cited answer from what it had found, saying what
+// happened, instead of failing.
+func TestUnreadableToolCallAsksAgainAsText(t *testing.T) {
+	garbled := &llm.APIError{Driver: "openai", Endpoint: "http://127.0.0.1:1/v1", Status: 500, Code: "server_error",
+		Message: "The model produced output that does not match the expected peg-native format"}
+	answer := "Kumo writes a `sitemap.xml` file for your whole site when you build it [n]."
+	m := llmtest.New(
+		llmtest.Calls(llmtest.Call("c1", ToolSearch, `{"query":"sitemap"}`)),
+		llmtest.Fail(garbled),
+		llmtest.Func(func(req llm.Request) (*llm.Response, error) {
+			if req.ToolChoice != llm.ToolChoiceNone || len(req.Tools) != 0 {
+				t.Errorf("asked again with tools (%q, %d)", req.ToolChoice, len(req.Tools))
+			}
+			return citeFor(t, answer, "writes a `sitemap.xml` file").Func(req)
+		}),
+		citeFor(t, answer, "writes a `sitemap.xml` file"),
+	)
+	res, err := llmAgent(t, m, LLMOptions{}).Ask(context.Background(), "How do I generate a sitemap?", nil)
+	if err != nil {
+		t.Fatalf("a garbled tool call failed the run: %v", err)
+	}
+	if len(res.Citations) != 1 || !strings.Contains(res.Answer, "sitemap.xml") {
+		t.Errorf("answer %q with %d citations, want the cited sitemap answer", res.Answer, len(res.Citations))
+	}
+	said := false
+	for _, ev := range res.Trace {
+		said = said || (ev.Type == graph.TypeError && strings.Contains(ev.Text, "peg-native") && strings.Contains(ev.Text, "without tools"))
+	}
+	if !said {
+		t.Errorf("the trace does not say the tool call was unreadable and asked again: %s", types(res))
+	}
+
+	// A server that fails the plain request too still fails the run, with the cause.
+	down := llmtest.New(llmtest.Fail(garbled), llmtest.Fail(garbled))
+	if _, err := llmAgent(t, down, LLMOptions{}).Ask(context.Background(), "How do I generate a sitemap?", nil); err == nil || !strings.Contains(err.Error(), "peg-native") {
+		t.Errorf("server failing every request: err %v, want the cause", err)
+	}
+}
+
 func TestEmptyQuestion(t *testing.T) {
 	a := New(nil, Options{}).WithModel(LLMOptions{Model: llmtest.New()})
 	if _, err := a.Ask(context.Background(), "  ", nil); !errors.Is(err, ErrEmptyQuestion) {
