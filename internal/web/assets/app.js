@@ -73,13 +73,37 @@ async function exportRun(kind, id, format) {
 // confirmation. It reports whether it deleted.
 async function deleteRun(kind, id) {
   if (!window.confirm(t(`life.confirm.${kind}`, { id }))) return false;
+  // Stop following it first: the stream the server ends on the delete
+  // would otherwise reconnect to a run that is gone (a 404).
+  const follow = unfollow(kind, id);
   try {
-    await api(lifecyclePath(kind, id), { method: 'DELETE' });
+    try {
+      await api(lifecyclePath(kind, id), { method: 'DELETE' });
+    } catch (e) {
+      if (e.status !== 409 || !window.confirm(`${e.message}\n\n${t('life.force')}`)) throw e;
+      await api(`${lifecyclePath(kind, id)}?force=true`, { method: 'DELETE' });
+    }
   } catch (e) {
-    if (e.status !== 409 || !window.confirm(`${e.message}\n\n${t('life.force')}`)) throw e;
-    await api(`${lifecyclePath(kind, id)}?force=true`, { method: 'DELETE' });
+    follow();
+    throw e;
   }
   return true;
+}
+
+// unfollow closes the open view's event stream when it follows id, and
+// returns what follows it again (for a delete that did not happen).
+function unfollow(kind, id) {
+  if (kind === 'agent' && runs.id === id && runs.source) {
+    runs.source.close();
+    runs.source = null;
+    return () => openRun(id);
+  }
+  if (kind === 'chat' && chat.thread === id && chat.source) {
+    chat.source.close();
+    chat.source = null;
+    return () => openThread(id);
+  }
+  return () => {};
 }
 
 // lifecycleButtons are the export and delete buttons of one run or thread.
