@@ -39,9 +39,11 @@ type Options struct {
 	// core.excludesFile; see GlobalExcludesFile); "" reads none. A
 	// repository's own core.excludesFile (.git/config) replaces it.
 	GlobalExcludes string
-	// Open opens the ignore files of the tree in place of os.Open (the
-	// faces open files inside their roots); its error skips the file.
-	Open func(name string) (*os.File, error)
+	// Top, when root is not in a git work tree but lies below Top, is the
+	// folder whose ignore files and those of the folders down to root apply
+	// as well (the index's root: a walk of "docs/" in a project follows the
+	// project's .sagasuignore). "" or a folder root is not below: root alone.
+	Top string
 }
 
 // Tree holds the rules of one folder tree, read as the tree is walked:
@@ -51,7 +53,6 @@ type Tree struct {
 	top     string // OS path of the folder the rules start from: the git work tree holding root, else root
 	rootRel string // root as a slash path from top ("" when the same)
 	base    []pattern
-	open    func(string) (*os.File, error)
 
 	mu   sync.Mutex
 	dirs map[string]*dirRules // by slash path from top
@@ -88,10 +89,7 @@ func (m Match) String() string {
 // .git/info/exclude and the ignore files of the folders between the work
 // tree's top and root apply as well, as git applies them.
 func New(root string, opt Options) (*Tree, error) {
-	t := &Tree{top: root, open: opt.Open, dirs: map[string]*dirRules{}}
-	if t.open == nil {
-		t.open = os.Open
-	}
+	t := &Tree{top: root, dirs: map[string]*dirRules{}}
 	global := opt.GlobalExcludes
 	if top, gitDir, ok := findRepo(root); ok {
 		t.top = top
@@ -108,6 +106,11 @@ func New(root string, opt Options) (*Tree, error) {
 		info := filepath.Join(commonDir(gitDir), "info", "exclude")
 		t.base = append(t.read(global, "", global), t.read(info, "", ".git/info/exclude")...)
 		return t, nil
+	}
+	if opt.Top != "" {
+		if rel, err := filepath.Rel(opt.Top, root); err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
+			t.top, t.rootRel = opt.Top, filepath.ToSlash(rel)
+		}
 	}
 	t.base = t.read(global, "", global)
 	return t, nil
@@ -227,7 +230,9 @@ func (t *Tree) relToRoot(src string) string {
 
 // read parses the ignore file at the OS path name, whose folder is base
 // (from top). A missing, unreadable or linked file has no patterns: git
-// does not follow a symbolic link to a .gitignore in the tree either.
+// does not follow a symbolic link to a .gitignore in the tree either. An
+// ignore file is read even where dotfiles may not be shown (its content
+// only decides what is left out, and is never indexed).
 func (t *Tree) read(name, base, shown string) []pattern {
 	if name == "" {
 		return nil
@@ -236,7 +241,7 @@ func (t *Tree) read(name, base, shown string) []pattern {
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil
 	}
-	f, err := t.open(name)
+	f, err := os.Open(name)
 	if err != nil {
 		return nil
 	}
