@@ -259,6 +259,11 @@ func (w *watch) loop(ctx context.Context) error {
 			busy = false
 			w.finished(d)
 		case <-w.timer.C:
+			// Events already waiting mean the burst goes on: take them
+			// before deciding that a folder has been quiet.
+			if err := w.drain(); err != nil {
+				return err
+			}
 		}
 		if !busy {
 			if job, ok := w.due(time.Now()); ok {
@@ -267,6 +272,21 @@ func (w *watch) loop(ctx context.Context) error {
 			}
 		}
 		w.schedule(time.Now(), busy)
+	}
+}
+
+// drain takes the events that are waiting, without blocking.
+func (w *watch) drain() error {
+	for {
+		select {
+		case e, ok := <-w.ev.Events():
+			if !ok {
+				return errors.New("watch: the file event source closed")
+			}
+			w.event(e)
+		default:
+			return nil
+		}
 	}
 }
 
