@@ -109,7 +109,9 @@ func (h *harness) start(opt Options) {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel, h.done = cancel, make(chan error, 1)
 	go func() { h.done <- Run(ctx, h.ts, opt) }()
-	h.waitFor("the catch-up sync at start", func() bool { return slices.ContainsFunc(h.synced(), func(s Synced) bool { return s.Why == "start" && s.Err == nil }) })
+	h.waitFor("the catch-up sync at start", func() bool {
+		return slices.ContainsFunc(h.synced(), func(s Synced) bool { return s.Why == "start" && s.Err == nil })
+	})
 }
 
 func (h *harness) stop() {
