@@ -83,7 +83,7 @@ func (ix *Indexer) Sync(ctx context.Context, root string, paths []string) (Repor
 		return false
 	}
 
-	stored, err := ix.store.Sources(ctx, store.ListOptions{Type: doc.TypeFile})
+	stored, err := ix.inScope(ctx, indexRoot, scope, paths == nil)
 	if err != nil {
 		return rep, fmt.Errorf("read index: %w", err)
 	}
@@ -186,6 +186,42 @@ func (ix *Indexer) Sync(ctx context.Context, root string, paths []string) (Repor
 	}
 	rep.Took = time.Since(start)
 	return rep, nil
+}
+
+// inScope returns the stored file sources that may lie in scope: when
+// every changed path is a file (or a stored file that is gone), each is
+// looked up alone, so that saving one file in a large tree does not list
+// the whole index; a folder, or a whole rescan, lists every file source.
+func (ix *Indexer) inScope(ctx context.Context, indexRoot string, scope []string, all bool) ([]doc.Source, error) {
+	var out []doc.Source
+	for _, p := range scope {
+		if all {
+			break
+		}
+		fi, err := os.Lstat(p)
+		if err == nil && fi.IsDir() {
+			all = true
+			break
+		}
+		src, err := ix.store.SourceByURI(ctx, source.URIOf(indexRoot, p))
+		switch {
+		case err == nil:
+			out = append(out, src)
+		case !errors.Is(err, store.ErrNotFound):
+			return nil, err
+		case os.IsNotExist(lstatErr(p)):
+			all = true // gone and not a stored file: maybe a folder
+		}
+	}
+	if !all {
+		return out, nil
+	}
+	return ix.store.Sources(ctx, store.ListOptions{Type: doc.TypeFile})
+}
+
+func lstatErr(p string) error {
+	_, err := os.Lstat(p)
+	return err
 }
 
 // sourceData chunks a document read by Sync, ready to write.

@@ -42,7 +42,7 @@ func (c *counting) Apply(ctx context.Context, batch []store.SourceData, remove [
 // harness is a folder, an index and a toolset over them, and a watch that
 // can be started and stopped.
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	dir    string // the watched folder, canonical
 	db     string
 	st     *counting
@@ -54,7 +54,7 @@ type harness struct {
 	done   chan error
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	t.Helper()
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
