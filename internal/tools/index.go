@@ -53,7 +53,7 @@ type IndexOutput struct {
 // SkippedFile is a file the run did not index, and why.
 type SkippedFile struct {
 	Path   string `json:"path"`
-	Reason string `json:"reason" jsonschema:"binary, too-large, unreadable, ignored, outside-roots or dotfile"`
+	Reason string `json:"reason" jsonschema:"binary, too-large, unreadable, ignored, ignore-file (left out by .gitignore, .ignore or .sagasuignore), outside-roots or dotfile"`
 	Error  string `json:"error,omitempty"`
 }
 
