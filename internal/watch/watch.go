@@ -115,6 +115,7 @@ type root struct {
 	notBefore time.Time // a failed or busy sync waits until then
 	syncing   bool
 	rules     *ignore.Tree // the ignore rules, read again when an ignore file changes; nil with NoIgnore
+	fails     int          // syncs failed in a row: each waits twice as long, up to Poll
 }
 
 func (r *root) dirty() bool { return r.full || len(r.pending) > 0 }
@@ -222,6 +223,12 @@ func (w *watch) loop(ctx context.Context) error {
 	w.timer = time.NewTimer(0)
 	defer w.timer.Stop()
 	var poll <-chan time.Time
+	var ticker *time.Ticker
+	defer func() {
+		if ticker != nil {
+			ticker.Stop()
+		}
+	}()
 	busy := false
 	jobs := make(chan syncDone)
 	defer close(jobs)
@@ -230,10 +237,9 @@ func (w *watch) loop(ctx context.Context) error {
 		if w.opt.beforeRead != nil {
 			w.opt.beforeRead()
 		}
-		if w.limit && poll == nil {
-			tk := time.NewTicker(w.opt.Poll)
-			defer tk.Stop()
-			poll = tk.C
+		if w.limit && ticker == nil {
+			ticker = time.NewTicker(w.opt.Poll)
+			poll = ticker.C
 		}
 		select {
 		case <-ctx.Done():
@@ -340,6 +346,7 @@ func (w *watch) finished(d syncDone) {
 	r := d.r
 	r.syncing = false
 	if d.err == nil {
+		r.fails = 0
 		w.updatePending(r)
 		return
 	}
@@ -352,7 +359,14 @@ func (w *watch) finished(d syncDone) {
 	if r.why == "" {
 		r.why = d.why
 	}
-	r.notBefore = time.Now().Add(w.opt.Retry)
+	wait := w.opt.Retry
+	if !errors.Is(d.err, tools.ErrIndexBusy) {
+		// A folder that is gone or a disk that is full is not asked again
+		// every second.
+		r.fails++
+		wait = min(w.opt.Retry<<min(r.fails-1, 16), w.opt.Poll)
+	}
+	r.notBefore = time.Now().Add(wait)
 	w.updatePending(r)
 }
 
