@@ -14,6 +14,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
@@ -335,6 +336,11 @@ func (w *watch) worker(ctx context.Context, jobs <-chan syncDone) {
 				s.Paths = job.paths
 			}
 			w.opt.OnSync(s)
+		}
+		if job.full {
+			// A rescan reads every file once; an idle watch need not keep
+			// the memory it took.
+			debug.FreeOSMemory()
 		}
 		job.err = err
 		w.done <- job
