@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -56,21 +55,11 @@ func (t *Toolset) Sync(ctx context.Context, in SyncInput) (index.Report, error) 
 
 	opt := t.opt.Index
 	opt.Progress = nil
-	opt.Source.Accept = func(d doc.Document) error {
-		if in.AnyPath || d.Type != doc.TypeFile {
-			return nil
-		}
-		return t.roots.allows(d.URI, opt.Source.Root)
+	release, err := t.confine(&opt.Source, in.AnyPath)
+	if err != nil {
+		return index.Report{}, err
 	}
-	if !in.AnyPath {
-		files, err := t.roots.openRoots()
-		if err != nil {
-			return index.Report{}, err
-		}
-		defer files.Close()
-		files.hook = t.openHook
-		opt.Source.Open = files.open
-	}
+	defer release()
 	rep, err := index.New(t.store, opt).Sync(ctx, root, in.Paths)
 	if err != nil {
 		return rep, err
@@ -84,21 +73,27 @@ func (t *Toolset) Sync(ctx context.Context, in SyncInput) (index.Report, error) 
 	return rep, nil
 }
 
-// CheckFolder says why Sync would refuse the folder p (outside the roots,
-// a dotfile, not a folder), or returns its absolute path.
-func (t *Toolset) CheckFolder(p string, anyPath bool) (string, error) {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", err
-	}
-	if !anyPath {
-		if _, err := t.roots.input(abs); err != nil {
-			return "", err
+// confine makes the files a run reads stay inside the roots, unless
+// anyPath: a walked file a symbolic link leads outside them is refused
+// (Accept), and every file is opened inside its root, so that a link
+// swapped in after the check cannot lead outside them either. Call
+// release when the run is done.
+func (t *Toolset) confine(src *source.Options, anyPath bool) (release func(), err error) {
+	root := src.Root
+	src.Accept = func(d doc.Document) error {
+		if anyPath || d.Type != doc.TypeFile {
+			return nil
 		}
+		return t.roots.allows(d.URI, root)
 	}
-	fi, err := os.Stat(abs)
-	if err != nil || !fi.IsDir() {
-		return "", fmt.Errorf("watch %q: not a folder; give a folder to watch", p)
+	if anyPath {
+		return func() {}, nil
 	}
-	return abs, nil
+	files, err := t.roots.openRoots()
+	if err != nil {
+		return nil, err
+	}
+	files.hook = t.openHook
+	src.Open = files.open
+	return files.Close, nil
 }
