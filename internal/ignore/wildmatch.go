@@ -50,11 +50,6 @@ func dowild(p string, pi int, t string, ti int, pathname bool) int {
 				return wmNoMatch
 			}
 			continue
-		default:
-			if tc != pc {
-				return wmNoMatch
-			}
-			continue
 		case '?':
 			if pathname && tc == '/' {
 				return wmNoMatch
@@ -207,6 +202,11 @@ func dowild(p string, pi int, t string, ti int, pathname bool) int {
 				}
 			}
 			if matched == negated || (pathname && tc == '/') {
+				return wmNoMatch
+			}
+			continue
+		default:
+			if tc != pc {
 				return wmNoMatch
 			}
 			continue

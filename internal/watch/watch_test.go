@@ -273,8 +273,8 @@ func TestWatchGitCheckout(t *testing.T) {
 	run("commit", "-qam", "two")
 	run("checkout", "-q", "one")
 
-	var hold sync.Mutex
-	h.start(Options{Debounce: DefaultDebounce, beforeRead: func() { hold.Lock(); hold.Unlock() }})
+	hold := make(chan struct{}, 1) // full: the watch reads no event
+	h.start(Options{Debounce: DefaultDebounce, beforeRead: func() { hold <- struct{}{}; <-hold }})
 	if got := len(h.find("aardvark")); got != n {
 		t.Fatalf("after the start %d files say aardvark, want %d", got, n)
 	}
@@ -283,9 +283,9 @@ func TestWatchGitCheckout(t *testing.T) {
 	h.st.applies = nil
 	h.st.mu.Unlock()
 
-	hold.Lock()
+	hold <- struct{}{}
 	run("checkout", "-q", "two")
-	hold.Unlock()
+	<-hold
 	h.waitFor("a git checkout of 500 files", func() bool { return len(h.find("bison")) == n && len(h.find("aardvark")) == 0 })
 	var writes []Synced
 	for _, s := range h.synced()[before:] {
@@ -431,14 +431,14 @@ func TestWatchRealQueueOverflow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var hold sync.Mutex
-	h.start(Options{beforeRead: func() { hold.Lock(); hold.Unlock() }})
-	hold.Lock()
+	hold := make(chan struct{}, 1) // full: the watch reads no event
+	h.start(Options{beforeRead: func() { hold <- struct{}{}; <-hold }})
+	hold <- struct{}{}
 	n := limit + 100 // a create and a write each: twice the queue
 	for i := range n {
 		h.write(fmt.Sprintf("d%02d/f%05d.md", i%50, i), fmt.Sprintf("# F%d\n\nflood %d\n", i, i))
 	}
-	hold.Unlock()
+	<-hold
 	h.waitFor(fmt.Sprintf("%d files written past a queue of %d events", n, limit), func() bool {
 		st, err := h.st.Stats(context.Background())
 		return err == nil && st.Sources == n
