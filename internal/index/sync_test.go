@@ -15,6 +15,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/embed/embedtest"
 	"github.com/sagasu-dev/sagasu/internal/index"
 	"github.com/sagasu-dev/sagasu/internal/store"
+	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
 )
 
 // relURIs lists the stored sources' URIs relative to dir.
@@ -130,18 +131,30 @@ func TestSyncKeepsANamedIgnoredFile(t *testing.T) {
 
 // TestQueryDuringSyncSeesOneState races readers against syncs that rewrite
 // every file from one generation to the next: no query may see the files
-// of two generations at once.
+// of two generations at once, whether it scores the stored postings (a
+// command) or a long-lived process's keyword cache (the MCP server, the
+// page).
 func TestQueryDuringSyncSeesOneState(t *testing.T) {
+	for _, longLived := range []bool{false, true} {
+		t.Run(fmt.Sprintf("long-lived=%v", longLived), func(t *testing.T) { raceSyncs(t, longLived) })
+	}
+}
+
+func raceSyncs(t *testing.T, longLived bool) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	const files, rounds = 40, 25
+	const files, rounds = 40, 15
 	gen := func(g int) {
 		for i := range files {
 			write(t, filepath.Join(dir, fmt.Sprintf("f%02d.md", i)), fmt.Sprintf("# File %d\n\ncommon words and gen%d marker\n", i, g))
 		}
 	}
 	gen(0)
-	s := open(t)
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "i.db"), sqlite.Options{Create: true, CacheKeyword: longLived, CacheVectors: longLived})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
 	ix := index.New(s, index.Options{})
 	if _, err := ix.Run(ctx, []string{dir}); err != nil {
 		t.Fatal(err)
