@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"path/filepath"
+	"strings"
 
 	"github.com/sagasu-dev/sagasu/internal/ignore"
 	"github.com/sagasu-dev/sagasu/internal/tools"
@@ -12,8 +14,15 @@ import (
 // ignore files are followed (or not) alike, so what is watched is what is
 // indexed.
 func (a *App) WatchOptions(folders []string, anyPath bool) watch.Options {
-	return watch.Options{Roots: folders, AnyPath: anyPath, NoIgnore: a.Config.Index.NoIgnore,
+	opt := watch.Options{Roots: folders, AnyPath: anyPath, NoIgnore: a.Config.Index.NoIgnore,
 		GlobalExcludes: ignore.GlobalExcludesFile(a.Getenv), Logger: a.Log}
+	// A SQLite index inside a watched folder must not watch itself.
+	if db := strings.TrimPrefix(a.Config.DB, "sqlite://"); db != "" && !strings.Contains(db, "://") {
+		if abs, err := filepath.Abs(db); err == nil {
+			opt.Index = abs
+		}
+	}
+	return opt
 }
 
 // Watch keeps the index in step with folders through t (the runtime's

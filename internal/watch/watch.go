@@ -63,6 +63,11 @@ type Options struct {
 	// the index options, so that what is watched is what is indexed.
 	NoIgnore       bool
 	GlobalExcludes string
+	// Index is the index's own file when it lies on this machine (a SQLite
+	// database): events of it and of the files beside it that share its
+	// name (-wal, -shm, .lock) are not changes to index, or every write
+	// would start another sync.
+	Index string
 	// Debounce, MaxDelay, Retry and Poll: see the defaults; 0 takes them.
 	Debounce, MaxDelay, Retry, Poll time.Duration
 	// Logger receives what the user should know (a lost event healed, a
@@ -144,6 +149,7 @@ type watch struct {
 	limit bool            // the watch limit was reached: poll
 	done  chan syncDone
 	timer *time.Timer
+	index string // Options.Index with the links of its folders resolved
 }
 
 type syncDone struct {
@@ -197,6 +203,11 @@ func newWatch(t Target, opt Options) (*watch, error) {
 			return nil, fmt.Errorf("watch %q: %w", p, err)
 		}
 		w.roots = append(w.roots, &root{path: filepath.Clean(p), canon: c, pending: map[string]bool{}})
+	}
+	if opt.Index != "" {
+		if dir, err := filepath.EvalSymlinks(filepath.Dir(opt.Index)); err == nil {
+			w.index = filepath.Join(dir, filepath.Base(opt.Index))
+		}
 	}
 	ev, err := opt.newWatcher()
 	if err != nil {
@@ -442,6 +453,9 @@ func (w *watch) event(e fsnotify.Event) {
 	}
 	name := filepath.Clean(e.Name)
 	base := filepath.Base(name)
+	if w.ownFile(name, base) {
+		return // the index writing itself
+	}
 	if base == ignore.GitIgnore || base == ignore.Ignore || base == ignore.SagasuIgnore {
 		// New rules for the folder: read it all again, and watch the
 		// folders they no longer leave out.
@@ -471,6 +485,16 @@ func (w *watch) event(e fsnotify.Event) {
 		return // a log file written by the hour, a build output: no sync
 	}
 	w.mark(r, name, "events")
+}
+
+// ownFile reports the index's own files (see Options.Index), however the
+// folders on their way are spelled.
+func (w *watch) ownFile(name, base string) bool {
+	if w.index == "" || !strings.HasPrefix(base, filepath.Base(w.index)) {
+		return false
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(name))
+	return err == nil && strings.HasPrefix(filepath.Join(dir, base), w.index)
 }
 
 // mark notes that path (a whole folder when "") changed in r.

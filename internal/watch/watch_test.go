@@ -491,3 +491,26 @@ func limitChild(t *testing.T) {
 		t.Error("no poll sync ran")
 	}
 }
+
+// TestWatchIgnoresItsOwnIndex: an index kept inside the watched folder
+// (--db idx.db) is written by every sync; its files' events must not start
+// syncs of their own, or the watch would never rest.
+func TestWatchIgnoresItsOwnIndex(t *testing.T) {
+	h := newHarness(t)
+	h.st.Close()
+	h.db = h.path("idx.db")
+	h.open()
+	h.write("a.md", "# A\n\nalpha\n")
+	h.start(Options{Index: h.db})
+	h.write("b.md", "# B\n\nbeta\n")
+	h.waitFor("a new file beside the index", h.finds("beta", "b.md"))
+	h.write("c.md", "# C\n\ngamma\n")
+	h.waitFor("another", h.finds("gamma", "c.md"))
+	for _, s := range h.synced() {
+		for _, p := range s.Paths {
+			if strings.HasPrefix(filepath.Base(p), "idx.db") {
+				t.Errorf("a sync was started by the index's own file %s", p)
+			}
+		}
+	}
+}
