@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -132,5 +134,64 @@ func TestMCPWatch(t *testing.T) {
 	inW.Close()
 	if code := <-done; code != 0 {
 		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+}
+
+// TestServeWatch: `sagasu serve --watch` indexes its root and keeps it in
+// step while the page is served; /api/sources (the Index tab) says when the
+// root was last in step.
+func TestServeWatch(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "notes")
+	write(t, filepath.Join(root, "a.md"), "# A\n\nalpha\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errs lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"--db", filepath.Join(dir, "x.db"), "serve", "--listen", "127.0.0.1:0", "--no-token", "--watch", "--root", root},
+			strings.NewReader(""), &out, &errs, []string{"HOME=" + dir, "SAGASU_LLM="})
+	}()
+	link := regexp.MustCompile(`http://127\.0\.0\.1:\d+/`)
+	var base string
+	waitUntil(func() bool {
+		select {
+		case code := <-done:
+			t.Fatalf("serve ended with exit %d: %s", code, errs.String())
+		default:
+		}
+		base = link.FindString(errs.String())
+		return base != ""
+	})
+	type listed struct {
+		Sources []struct{ URI string } `json:"sources"`
+		Roots   []struct {
+			Root     string `json:"root"`
+			Watching bool   `json:"watching"`
+			SyncedAt string `json:"syncedAt"`
+		} `json:"roots"`
+	}
+	list := func() listed {
+		t.Helper()
+		code, body := do(t, http.DefaultClient, "GET", base+"api/sources", "", nil)
+		var l listed
+		if code != http.StatusOK {
+			t.Fatalf("GET /api/sources: HTTP %d %s", code, body)
+		}
+		if err := json.Unmarshal([]byte(body), &l); err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	waitUntil(func() bool { return len(list().Sources) == 1 })
+	write(t, filepath.Join(root, "b.md"), "# B\n\nbeta\n")
+	var l listed
+	waitUntil(func() bool { l = list(); return len(l.Sources) == 2 })
+	if r := l.Roots; len(r) != 1 || !r[0].Watching || r[0].SyncedAt == "" || !strings.HasSuffix(r[0].Root, "notes") {
+		t.Errorf("/api/sources roots = %+v, want the root watched and in step", r)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d after the interrupt: %s", code, errs.String())
 	}
 }
