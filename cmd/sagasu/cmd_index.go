@@ -16,8 +16,9 @@ import (
 
 func newIndexCmd(g *globals) *cobra.Command {
 	var (
-		text, title  string
-		prune, force bool
+		text, title           string
+		prune, force          bool
+		watchFolders, verbose bool
 	)
 	cmd := &cobra.Command{
 		Use:   "index [PATH|GLOB|URL|github:OWNER/REPO|gist:ID|-]...",
@@ -34,6 +35,18 @@ one is replaced in one transaction, and running it twice leaves the same index.
 --prune removes sources whose files are gone. .git, node_modules, hidden
 folders, binary files and files over --max-file-size are skipped.
 
+A folder is read as git would: what its .gitignore files (in every folder,
+with the repository's .git/info/exclude and your global excludes,
+core.excludesFile), .ignore and .sagasuignore files leave out is skipped and
+counted (--verbose lists it); --no-ignore reads it all. A file named as an
+input is indexed even when ignored.
+
+--watch keeps the index in step with the folders given: after the run it
+follows their changes (edits, new, renamed and deleted files and folders) and
+writes each burst, such as a git checkout, as one transaction, re-embedding
+only the chunks that changed, until interrupted (Ctrl-C). Started again, it
+first catches up with what changed while it was stopped.
+
 A local file is stored once however it is named: "docs", "./docs",
 "/abs/project/docs", "../project/docs" from another folder and a symlink to
 the folder all name the same files. Its URI is its path from the index's
@@ -48,7 +61,8 @@ re-keyed on their next index run (duplicates of one file are merged).`,
   sagasu index 'docs/**/*.md' --prune
   sagasu index github:golang/go@go1.22.0/doc https://go.dev/doc/effective_go
   sagasu index --text "Meeting notes: ship on Friday" --title "notes"
-  cat notes.txt | sagasu index -`,
+  cat notes.txt | sagasu index -
+  sagasu index --watch docs/ src/`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := g.load(cmd)
 			if err != nil {
@@ -58,6 +72,10 @@ re-keyed on their next index run (duplicates of one file are merged).`,
 				return usagef("nothing to index: give files, folders or globs, or --text")
 			}
 			if err := source.Check(args); err != nil {
+				return err
+			}
+			folders, err := watchedFolders(args, watchFolders)
+			if err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -97,13 +115,16 @@ re-keyed on their next index run (duplicates of one file are merged).`,
 					return jerr
 				}
 			} else {
-				printReport(g.stdout, rep)
+				printReport(g.stdout, rep, verbose)
 			}
 			if err != nil {
 				return err
 			}
-			if unreadable > 0 {
+			if unreadable > 0 && !watchFolders {
 				return fmt.Errorf("%d file(s) could not be read (listed above); fix their permissions and index again", unreadable)
+			}
+			if watchFolders {
+				return watchIndex(ctx, g, a, rt, folders, verbose)
 			}
 			return nil
 		},
@@ -113,6 +134,9 @@ re-keyed on their next index run (duplicates of one file are merged).`,
 	f.StringVar(&title, "title", "", "title for --text")
 	f.BoolVar(&prune, "prune", false, "remove sources whose files no longer exist")
 	f.BoolVar(&force, "force", false, "re-index sources even when unchanged")
+	f.BoolVar(&watchFolders, "watch", false, "keep following the folders given and index their changes until interrupted")
+	f.BoolVar(&verbose, "verbose", false, "list every file the ignore files left out")
+	f.Bool("no-ignore", false, "also index what .gitignore, .ignore and .sagasuignore files and the global git excludes leave out")
 	f.Bool("allow-private", false, "let URLs reach loopback, private and link-local addresses")
 	f.Int("chunk-size", 0, "maximum tokens per chunk (default 512)")
 	f.Int("chunk-overlap", 0, "tokens repeated between pieces of a long section (default 64)")
@@ -150,8 +174,15 @@ func reportView(rep index.Report, err error) any {
 	return out
 }
 
-func printReport(w io.Writer, rep index.Report) {
+func printReport(w io.Writer, rep index.Report, verbose bool) {
+	ignored := 0
 	for _, s := range rep.Skipped {
+		if s.Reason == source.SkipIgnoreFile {
+			ignored++
+			if !verbose {
+				continue
+			}
+		}
 		msg := fmt.Sprintf("skipped %s (%s)", s.Path, s.Reason)
 		if s.Err != nil {
 			msg += ": " + s.Err.Error()
@@ -161,6 +192,13 @@ func printReport(w io.Writer, rep index.Report) {
 	parts := []string{fmt.Sprintf("%d added", rep.Added), fmt.Sprintf("%d updated", rep.Updated), fmt.Sprintf("%d unchanged", rep.Unchanged)}
 	if rep.Removed > 0 {
 		parts = append(parts, fmt.Sprintf("%d removed", rep.Removed))
+	}
+	if ignored > 0 {
+		more := " (--verbose lists them)"
+		if verbose {
+			more = ""
+		}
+		parts = append(parts, fmt.Sprintf("%d left out by ignore files%s", ignored, more))
 	}
 	if rep.Rekeyed+rep.Merged > 0 {
 		fmt.Fprintf(w, "renamed %d sources to their canonical paths, merged %d duplicate sources\n", rep.Rekeyed, rep.Merged)

@@ -25,6 +25,7 @@ func newMCPCmd(g *globals) *cobra.Command {
 		maxTokens, maxCalls, maxRuns int
 		margin                       float64
 		noToken, allowDotfiles       bool
+		watchRoots                   bool
 		af                           agentFlags
 	)
 	cmd := &cobra.Command{
@@ -52,6 +53,12 @@ sagasu_index reads only files under the allowed roots (--root, repeatable;
 default the working directory). No tool indexes or reads dotfiles and
 dot-folders (.env, .ssh/, .git/), which often hold secrets, unless
 --allow-dotfiles.
+
+--watch indexes the roots and keeps the index in step with them while the
+server runs: edits, new, renamed and deleted files are written within about a
+second, each burst (a git checkout) as one transaction, so a query answers
+from before or after it, never half of it. sagasu_list reports when each root
+was last in step and whether a sync is running.
 
 --http serves streamable HTTP at /mcp, on loopback unless told otherwise.
 Every request needs "Authorization: Bearer TOKEN", even on loopback, so
@@ -109,6 +116,7 @@ browser origins other than loopback ones are refused unless allowed with
 				return err
 			}
 			defer rt.Close()
+			defer startWatch(ctx, a, rt, allowDotfiles, watchRoots)()
 			stats, err := rt.Store.Stats(ctx)
 			if err != nil {
 				return err
@@ -154,6 +162,8 @@ browser origins other than loopback ones are refused unless allowed with
 	f.StringVar(&token, "token", "", "bearer token HTTP clients must send (default $SAGASU_MCP_TOKEN, else one kept in ~/.config/sagasu/mcp-token); a fixed one is required off loopback")
 	f.BoolVar(&noToken, "no-token", false, "serve HTTP on loopback without a token: unsafe on a machine others use, since any local user or program can then call the tools")
 	f.BoolVar(&allowDotfiles, "allow-dotfiles", false, "let clients index and read dotfiles and dot-folders (.env, .ssh/, .git/), which often hold secrets")
+	f.BoolVar(&watchRoots, "watch", false, "index the roots and keep the index in step with their changes while serving")
+	f.Bool("no-ignore", false, "also index what .gitignore, .ignore and .sagasuignore files and the global git excludes leave out")
 	f.StringArrayVar(&origins, "allow-origin", nil, "browser origin allowed to call the HTTP server besides loopback ones (repeatable)")
 	f.StringArrayVar(&roots, "root", nil, "folder sagasu_index may read (repeatable; default the working directory)")
 	f.IntVar(&maxTokens, "max-output-tokens", budget.DefaultCap, "most tokens any tool result may take")

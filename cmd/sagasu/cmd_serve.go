@@ -17,6 +17,7 @@ func newServeCmd(g *globals) *cobra.Command {
 		listen, token          string
 		roots                  []string
 		noToken, allowDotfiles bool
+		watchRoots             bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -36,9 +37,14 @@ token (needed for any address but loopback); --no-token serves without one,
 which is unsafe on a machine others use. Requests from other sites are
 refused. The page neither indexes nor shows dotfiles and dot-folders (.env,
 .ssh/, .git/) unless --allow-dotfiles. The API is described at
-/api/openapi.json.`,
+/api/openapi.json.
+
+--watch indexes the roots (--root) and keeps the index in step with their
+changes while the page is served; the Index tab shows when each root was last
+in step and whether a sync is running.`,
 		Example: `  sagasu serve
   sagasu serve --listen 127.0.0.1:8080 --root ~/notes
+  sagasu serve --watch --root ~/project
   SAGASU_SERVE_TOKEN=$(openssl rand -hex 32) sagasu serve --listen 0.0.0.0:7373`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -63,6 +69,7 @@ refused. The page neither indexes nor shows dotfiles and dot-folders (.env,
 				return err
 			}
 			defer rt.Close()
+			defer startWatch(ctx, a, rt, allowDotfiles, watchRoots)()
 			tasks, stopTasks := context.WithCancel(context.WithoutCancel(ctx))
 			defer stopTasks()
 			srv, err := web.New(tasks, a, rt, opt)
@@ -91,6 +98,8 @@ refused. The page neither indexes nor shows dotfiles and dot-folders (.env,
 	cmd.Flags().BoolVar(&noToken, "no-token", false, "serve without a token on loopback: unsafe on a machine others use, since any local user or program can then read and index your files")
 	cmd.Flags().BoolVar(&allowDotfiles, "allow-dotfiles", false, "let the page index and show dotfiles and dot-folders (.env, .ssh/, .git/), which often hold secrets")
 	cmd.Flags().StringArrayVar(&roots, "root", nil, "folder the Index tab may add files from (repeatable; default the working directory)")
+	cmd.Flags().BoolVar(&watchRoots, "watch", false, "index the roots and keep the index in step with their changes while serving")
+	cmd.Flags().Bool("no-ignore", false, "also index what .gitignore, .ignore and .sagasuignore files and the global git excludes leave out")
 	addLLMFlags(cmd.Flags())
 	addAgentFlags(cmd.Flags(), true)
 	return cmd

@@ -13,6 +13,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/analyze"
 	"github.com/sagasu-dev/sagasu/internal/chunk"
 	"github.com/sagasu-dev/sagasu/internal/embed"
+	"github.com/sagasu-dev/sagasu/internal/ignore"
 	"github.com/sagasu-dev/sagasu/internal/index"
 	"github.com/sagasu-dev/sagasu/internal/llm"
 	"github.com/sagasu-dev/sagasu/internal/search"
@@ -118,9 +119,11 @@ func (a *App) IndexOptions() index.Options {
 	return index.Options{
 		Chunk: a.ChunkOptions(),
 		Source: source.Options{
-			MaxFileSize: a.Config.Index.MaxFileSize,
-			Exclude:     a.Config.Index.Exclude,
-			Logger:      a.Log,
+			MaxFileSize:    a.Config.Index.MaxFileSize,
+			Exclude:        a.Config.Index.Exclude,
+			NoIgnore:       a.Config.Index.NoIgnore,
+			GlobalExcludes: ignore.GlobalExcludesFile(a.Getenv),
+			Logger:         a.Log,
 			Remote: source.Remote{
 				AllowPrivate: a.Config.Index.AllowPrivate,
 				GitHubToken:  a.Getenv("GITHUB_TOKEN"),

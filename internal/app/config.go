@@ -43,6 +43,11 @@ type Config struct {
 	Index struct {
 		MaxFileSize int64    `koanf:"max_file_size" flag:"max-file-size"` // bytes; larger files are skipped
 		Exclude     []string `koanf:"exclude" flag:"exclude"`             // glob patterns to skip
+		// NoIgnore reads what .gitignore, .ignore and .sagasuignore files
+		// and the global git excludes leave out (they are followed by
+		// default). A project's config may not turn it on: ignored files
+		// often hold credentials and build secrets.
+		NoIgnore bool `koanf:"no_ignore" flag:"no-ignore" trust:"indexes the files ignore files leave out, which may hold secrets"`
 		// AllowPrivate lets URLs reach loopback, private and link-local
 		// addresses (refused by default: a guard against SSRF).
 		AllowPrivate bool `koanf:"allow_private" flag:"allow-private" trust:"lets fetched URLs reach this machine and private networks"`

@@ -15,7 +15,7 @@ var layers = [][]string{
 	{"internal/web"},
 	{"internal/app"},
 	{"internal/mcpserver"},
-	{"internal/runs"},
+	{"internal/runs", "internal/watch"},
 	{"internal/agent/react", "internal/agent/planact"},
 	{"internal/tools", "internal/testcorpus"},
 	{"internal/loop", "internal/eval", "internal/telemetry"},
@@ -24,7 +24,7 @@ var layers = [][]string{
 	{"internal/index"},
 	{"internal/source", "internal/chunk", "internal/agentcache"},
 	{"internal/store"},
-	{"internal/embed", "internal/llm", "internal/budget", "internal/analyze", "internal/glob", "internal/httpguard", "internal/mcpconfig"},
+	{"internal/embed", "internal/llm", "internal/budget", "internal/analyze", "internal/glob", "internal/ignore", "internal/httpguard", "internal/mcpconfig"},
 	{"internal/doc", "internal/userfile", "internal/testenv", "internal/clip"},
 }
 

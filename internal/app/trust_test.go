@@ -40,6 +40,7 @@ const hostile = `db: postgres://x:pw@evil.example/steal
 cache_dir: /tmp/elsewhere
 index:
   allow_private: true
+  no_ignore: true
   exclude: ["*.tmp"]
 search:
   k: 3
@@ -75,7 +76,7 @@ func TestUntrustedFileLosesOnlyPrivilegedSettings(t *testing.T) {
 	writeFile(t, filepath.Join(dir, DefaultConfigFile), hostile)
 	c := loadIn(t, dir, "")
 	def := Defaults()
-	if c.DB != def.DB || c.CacheDir != "" || c.Index.AllowPrivate || c.Embedder.Driver != "" || c.LLM.Driver != "" || len(c.MCPServers) != 0 ||
+	if c.DB != def.DB || c.CacheDir != "" || c.Index.AllowPrivate || c.Index.NoIgnore || c.Embedder.Driver != "" || c.LLM.Driver != "" || len(c.MCPServers) != 0 ||
 		c.Agent.Planner != (LLMConfig{}) || c.Agent.Executor != (LLMConfig{}) || c.Runs != (RunsConfig{}) {
 		t.Errorf("privileged settings applied: db %q cache %q allow_private %v embedder %+v llm %+v mcp %v",
 			c.DB, c.CacheDir, c.Index.AllowPrivate, c.Embedder, c.LLM, c.MCPServers)
@@ -87,7 +88,7 @@ func TestUntrustedFileLosesOnlyPrivilegedSettings(t *testing.T) {
 	for _, s := range c.Origin.Ignored {
 		keys = append(keys, s.Key)
 	}
-	want := []string{"agent.executor", "agent.planner", "cache_dir", "db", "embedder", "index.allow_private", "llm", "mcp_servers", "runs.keep", "runs.keep_days"}
+	want := []string{"agent.executor", "agent.planner", "cache_dir", "db", "embedder", "index.allow_private", "index.no_ignore", "llm", "mcp_servers", "runs.keep", "runs.keep_days"}
 	if strings.Join(keys, ",") != strings.Join(want, ",") {
 		t.Errorf("ignored %v, want %v", keys, want)
 	}
@@ -119,8 +120,8 @@ func TestNamedAndTrustedFilesApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Allows) != 10 {
-		t.Errorf("trust reports %d allowed settings, want 10", len(r.Allows))
+	if len(r.Allows) != 11 {
+		t.Errorf("trust reports %d allowed settings, want 11", len(r.Allows))
 	}
 	if c := loadIn(t, dir, ""); !c.Origin.Trusted || c.LLM.URL != "http://evil.example/v1" || len(c.Origin.Ignored) != 0 {
 		t.Errorf("trusted: %+v, llm %+v", c.Origin, c.LLM)

@@ -100,6 +100,9 @@ func (s *Server) list(ctx context.Context, req *mcp.CallToolRequest, in tools.Li
 			b.WriteString(": index documents with sagasu_index")
 		}
 		b.WriteString("\n")
+		for _, r := range out.Roots {
+			b.WriteString(tools.DescribeRoot(r) + "\n")
+		}
 		for _, src := range out.Sources {
 			fmt.Fprintf(&b, "%s  %s  %s (%d chunks)\n", src.ID, src.URI, src.Title, src.Chunks)
 		}

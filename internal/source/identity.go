@@ -94,6 +94,10 @@ func LocalURI(root, p string) (string, error) {
 	return uriFor(r, c), nil
 }
 
+// URIOf is the URI of the canonical path c in an index whose canonical
+// root is root (see CanonicalRoot), without touching the disk.
+func URIOf(root, c string) string { return uriFor(root, c) }
+
 // uriFor shows the canonical path c in an index rooted at the canonical
 // folder root.
 func uriFor(root, c string) string {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/glob"
+	"github.com/sagasu-dev/sagasu/internal/ignore"
 )
 
 // DefaultMaxFileSize is the largest file read when Options.MaxFileSize is 0.
@@ -59,6 +60,20 @@ type Options struct {
 	// symbolic link swapped in after a path was checked cannot lead the
 	// read elsewhere. Its error is the file's read error.
 	Open func(name string) (*os.File, error)
+	// NoIgnore turns off ignore files: by default a walked folder leaves
+	// out what its .gitignore files (git's rules, with the repository's
+	// .git/info/exclude), .ignore and .sagasuignore files and the user's
+	// global excludes (GlobalExcludes) leave out; see package ignore.
+	// Files named as inputs are read whatever the ignore files say.
+	NoIgnore bool
+	// GlobalExcludes is the user's global git excludes file
+	// (ignore.GlobalExcludesFile); "" reads none.
+	GlobalExcludes string
+	// Only, when set, limits a walk of a folder to the files and folders
+	// it accepts, by canonical OS path (a folder it refuses is not
+	// entered): a watch reads again only what changed, under the same
+	// rules as a full walk.
+	Only func(canon string, isDir bool) bool
 }
 
 // SkipReason says why a file was not turned into a document.
@@ -77,6 +92,10 @@ const (
 	SkipIgnored SkipReason = "ignored"
 	// SkipRefused is a document Options.Accept refused.
 	SkipRefused SkipReason = "refused"
+	// SkipIgnoreFile is a file or folder an ignore file (.gitignore,
+	// .ignore, .sagasuignore, the global excludes) leaves out; a folder's
+	// contents are not listed.
+	SkipIgnoreFile SkipReason = "ignore-file"
 )
 
 // Skip reports one file or directory that Walk did not load.
@@ -331,7 +350,10 @@ type walker struct {
 	seen map[string]bool // URIs already loaded
 	hits int             // files the current glob matched
 	opt  Options
-	root string // canonical folder URIs are shown from; set by setRoot
+	root string       // canonical folder URIs are shown from; set by setRoot
+	ign  *ignore.Tree // the ignore rules of the folder being walked, or nil
+	// ignBase is the canonical folder ign's paths start from.
+	ignBase string
 }
 
 func (w *walker) run(p plan) error {
@@ -348,9 +370,15 @@ func (w *walker) run(p plan) error {
 		}
 		return w.file(p.os, p.uri, uri, true)
 	case kindDir:
+		if err := w.rules(p.canon); err != nil {
+			return err
+		}
 		return w.dir(p.os, p.canon, p.uri, p.uri, nil, true)
 	default:
 		w.hits = 0
+		if err := w.rules(p.canon); err != nil {
+			return err
+		}
 		if err := w.dir(p.os, p.canon, p.uri, p.uri, p.glob, true); err != nil {
 			return err
 		}
@@ -404,6 +432,9 @@ func (w *walker) dir(osDir, canon, uri, root string, g *pattern, isRoot bool) er
 			typ = fi.Mode().Type()
 		}
 
+		if w.leftOut(name, childCanon, childURI, typ.IsDir(), g) {
+			continue
+		}
 		if typ.IsDir() {
 			if g != nil && !glob.MatchBelow(g.text, childURI) {
 				continue

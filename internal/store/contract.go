@@ -40,11 +40,21 @@ func (c *contract) Replace(ctx context.Context, batch []SourceData) error {
 	if len(batch) == 0 {
 		return nil
 	}
+	batch, err := c.checkBatch(ctx, batch)
+	if err != nil {
+		return err
+	}
+	return c.d.Replace(ctx, batch)
+}
+
+// checkBatch checks a batch to write and keeps the last entry of each
+// source.
+func (c *contract) checkBatch(ctx context.Context, batch []SourceData) ([]SourceData, error) {
 	batch = slices.Clone(batch)
 	withVectors := false
 	for i := range batch {
 		if err := checkSource(&batch[i]); err != nil {
-			return err
+			return nil, err
 		}
 		withVectors = withVectors || batch[i].Vectors != nil
 	}
@@ -52,15 +62,15 @@ func (c *contract) Replace(ctx context.Context, batch []SourceData) error {
 	if withVectors {
 		dim, err := c.d.VectorDim(ctx)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, sd := range batch {
 			if err := checkVectors("replace "+quote(sd.Source.URI), dim, sd.Vectors); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
-	return c.d.Replace(ctx, batch)
+	return batch, nil
 }
 
 // lastOfEach keeps the last entry of each source, in the order of first

@@ -194,6 +194,7 @@ type Meta interface {
 // several goroutines are serialised by the driver.
 type Store interface {
 	Documents
+	Applier
 	Renamer
 	Keyword
 	Vectors

@@ -60,6 +60,7 @@ type ListOutput struct {
 	Offset         int          `json:"offset"`
 	OmittedSources int          `json:"omittedSources" jsonschema:"sources of this page left out to fit the budget; nextCursor starts with them"`
 	Index          IndexStats   `json:"index"`
+	Roots          []RootState  `json:"roots,omitempty" jsonschema:"folders a watch keeps in step with the index: when each was last in step and whether a sync is running"`
 	NextCursor     string       `json:"nextCursor,omitempty"`
 	Measured
 }
@@ -160,6 +161,8 @@ type ListResult struct {
 	// More says sources follow the page.
 	More  bool
 	Index IndexStats
+	// Roots are the watched folders' states (see RootState).
+	Roots []RootState
 }
 
 // List lists the indexed sources, ordered by URI.
@@ -198,12 +201,15 @@ func (t *Toolset) List(ctx context.Context, in ListInput) (ListResult, error) {
 	if res.Index, err = t.stats(ctx); err != nil {
 		return ListResult{}, err
 	}
+	if res.Roots, err = t.rootStates(ctx); err != nil {
+		return ListResult{}, err
+	}
 	return res, nil
 }
 
 // Output renders the first items sources; cursor continues the listing.
 func (l ListResult) Output(items int, cursor string) ListOutput {
-	out := ListOutput{Sources: []SourceInfo{}, Offset: l.Offset, OmittedSources: len(l.Sources) - items, Index: l.Index, NextCursor: cursor}
+	out := ListOutput{Sources: []SourceInfo{}, Offset: l.Offset, OmittedSources: len(l.Sources) - items, Index: l.Index, Roots: l.Roots, NextCursor: cursor}
 	for _, src := range l.Sources[:items] {
 		out.Sources = append(out.Sources, SourceInfo{ID: src.ID, URI: src.URI, Title: echo(src.Title), Type: string(src.Type),
 			Format: string(src.Format), Chunks: src.Chunks, Bytes: src.Size,

@@ -53,7 +53,7 @@ type IndexOutput struct {
 // SkippedFile is a file the run did not index, and why.
 type SkippedFile struct {
 	Path   string `json:"path"`
-	Reason string `json:"reason" jsonschema:"binary, too-large, unreadable, ignored, outside-roots or dotfile"`
+	Reason string `json:"reason" jsonschema:"binary, too-large, unreadable, ignored, ignore-file (left out by .gitignore, .ignore or .sagasuignore), outside-roots or dotfile"`
 	Error  string `json:"error,omitempty"`
 }
 
@@ -185,24 +185,11 @@ func (t *Toolset) Index(ctx context.Context, in IndexInput, progress func(IndexP
 			progress(IndexProgress{Read: p.Read, Written: p.Written, Chunks: p.Chunks})
 		}
 	}
-	// A symbolic link may lead a walked folder outside the roots.
-	opt.Source.Accept = func(d doc.Document) error {
-		if in.AnyPath || d.Type != doc.TypeFile {
-			return nil
-		}
-		return t.roots.allows(d.URI, opt.Source.Root)
+	release, err := t.confine(&opt.Source, in.AnyPath)
+	if err != nil {
+		return IndexResult{}, err
 	}
-	if !in.AnyPath {
-		// Files are opened inside the roots, so a link swapped in after
-		// the check cannot lead outside them.
-		files, err := t.roots.openRoots()
-		if err != nil {
-			return IndexResult{}, err
-		}
-		defer files.Close()
-		files.hook = t.openHook
-		opt.Source.Open = files.open
-	}
+	defer release()
 	ix := index.New(t.store, opt)
 	var rep index.Report
 	if in.Text != "" {

@@ -75,6 +75,8 @@ type Toolset struct {
 	log     *slog.Logger
 	// cursors page the ranked results models get (Functions).
 	cursors *Cursors
+	// fresh is the live state of the folders a watch follows.
+	fresh *Freshness
 	// openHook, when set (by tests), runs each file open of an index run
 	// in place of calling it.
 	openHook func(name string, open func() (*os.File, error)) (*os.File, error)
@@ -85,7 +87,7 @@ func New(opt Options) (*Toolset, error) {
 	if opt.Engine == nil {
 		return nil, errors.New("tools: no search engine")
 	}
-	t := &Toolset{opt: opt, engine: opt.Engine, store: opt.Engine.Store(), log: opt.Logger}
+	t := &Toolset{opt: opt, engine: opt.Engine, store: opt.Engine.Store(), log: opt.Logger, fresh: &Freshness{}}
 	if t.log == nil {
 		t.log = slog.New(slog.DiscardHandler)
 	}

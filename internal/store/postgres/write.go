@@ -20,15 +20,35 @@ import (
 // Replace implements store.Driver: the old rows of every source in the batch
 // are removed and the new ones copied in, all in one transaction.
 func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
+	_, err := s.Apply(ctx, batch, nil)
+	return err
+}
+
+var _ store.ApplyDriver = (*Store)(nil)
+
+// Apply implements store.ApplyDriver: the sources of remove are deleted
+// and batch written in one transaction.
+func (s *Store) Apply(ctx context.Context, batch []store.SourceData, remove []string) (int, error) {
 	total := 0
 	for _, sd := range batch {
 		if err := checkSource(sd); err != nil {
-			return err
+			return 0, err
 		}
 		total += len(sd.Chunks)
 	}
 	rows := segment.Analyse(s.an, batch)
+	removed := 0
 	err := s.tx(ctx, func(tx pgx.Tx) error {
+		if len(remove) > 0 {
+			n, err := s.deleteTx(ctx, tx, remove)
+			if err != nil {
+				return err
+			}
+			removed = n
+		}
+		if len(batch) == 0 {
+			return nil
+		}
 		ids := make([]string, len(batch))
 		for i, sd := range batch {
 			ids[i] = sd.Source.ID
@@ -53,14 +73,14 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	// The batch is committed. Merging segments only speeds up queries: if it
 	// is interrupted it rolls back whole and the next write merges instead.
 	if err := s.compact(ctx); err != nil && ctx.Err() == nil {
-		return fmt.Errorf("sources written; %w", err)
+		return removed, fmt.Errorf("sources written; %w", err)
 	}
-	return nil
+	return removed, nil
 }
 
 // checkSource refuses what a source cannot be stored as: PostgreSQL text

@@ -18,6 +18,17 @@ import (
 
 // Replace implements store.Driver.
 func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
+	_, err := s.Apply(ctx, batch, nil)
+	return err
+}
+
+var _ store.ApplyDriver = (*Store)(nil)
+
+// Apply implements store.ApplyDriver: the sources of remove are deleted
+// and batch written in one transaction, so a reader sees the index before
+// or after, never between.
+func (s *Store) Apply(ctx context.Context, batch []store.SourceData, remove []string) (int, error) {
+	removed := 0
 	// Analysed before the write lock is taken, with the postings already
 	// built, so that one large source costs its encoded postings, not the
 	// terms of all its chunks.
@@ -28,6 +39,16 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 		blocks[i] = s.codec.blocks(sd.Content)
 	}
 	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if len(remove) > 0 {
+			n, err := s.deleteTx(ctx, tx, remove)
+			if err != nil {
+				return err
+			}
+			removed = n
+		}
+		if len(batch) == 0 {
+			return nil
+		}
 		ids := make([]string, 0, len(batch))
 		for _, sd := range batch {
 			ids = append(ids, sd.Source.ID)
@@ -97,15 +118,15 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 		return writeSegment(ctx, tx, seg, prep.Postings, uint64(firstID))
 	})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	// The batch is committed. Merging segments only speeds up queries: if it
 	// is interrupted it rolls back whole and the next write merges instead.
 	if err := s.compact(ctx); err != nil && ctx.Err() == nil {
-		return fmt.Errorf("sources written; %w", err)
+		return removed, fmt.Errorf("sources written; %w", err)
 	}
 	s.trimWAL(ctx, walLimit)
-	return nil
+	return removed, nil
 }
 
 // settledWAL is what Settle leaves of the WAL without truncating it.

@@ -47,6 +47,7 @@ func RunWith(t *testing.T, open Opener, opt Options) {
 		{"Meta", testMeta},
 		{"Lock", testLock},
 		{"NotFound", testNotFound},
+		{"Apply", testApply},
 	}
 	for _, tc := range slices.Concat(tests, vectorTests, runTests, runDeleteTests, leaseTests, renameTests) {
 		t.Run(tc.name, func(t *testing.T) {
@@ -724,5 +725,43 @@ func testNotFound(t *testing.T, s store.Store) {
 	}
 	if chunks, err := s.Chunks(ctx, "nope"); err != nil || len(chunks) != 0 {
 		t.Errorf("Chunks(unknown) = %v, %v", chunks, err)
+	}
+}
+
+// testApply: one Apply writes some sources and removes others; a failed
+// one changes nothing.
+func testApply(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	c := corpus()
+	mustReplace(t, s, c[:3]...)
+	changed := Source("docs/cats.md", doc.TypeFile, "Cats", "Cats purr.\n\nA cat naps in the sun.")
+	added := Source("docs/birds.md", doc.TypeFile, "Birds", "Birds sing at dawn.")
+	n, err := s.Apply(ctx, []store.SourceData{changed, added}, []string{c[1].Source.ID, doc.SourceID("docs/unknown.md"), changed.Source.ID})
+	if err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	if n != 1 {
+		t.Errorf("Apply removed %d sources, want 1 (dogs; cats is written, unknown is not there)", n)
+	}
+	if got, want := sourceURIs(t, s), []string{"docs/birds.md", "docs/cats.md", "notes/finance.txt"}; !slices.Equal(got, want) {
+		t.Errorf("after Apply the index holds %v, want %v", got, want)
+	}
+	if got := uris(t, s, kwSearch(t, s, "purr", 10, store.Filter{})); !slices.Equal(got, []string{"docs/cats.md"}) {
+		t.Errorf("search for the new text found %v", got)
+	}
+	if got := kwSearch(t, s, "loyal", 10, store.Filter{}); len(got) != 0 {
+		t.Errorf("search for the removed source's text found %v", uris(t, s, got))
+	}
+	before := snapshot(t, s)
+	bad := Source("docs/bad.md", doc.TypeFile, "Bad", "one\n\ntwo")
+	bad.Vectors = [][]float32{{1, 0}}
+	if _, err := s.Apply(ctx, []store.SourceData{bad}, []string{added.Source.ID}); err == nil {
+		t.Fatal("Apply accepted a source with a vector count that does not match its chunks")
+	}
+	if after := snapshot(t, s); after != before {
+		t.Errorf("a failed Apply changed the index:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	if n, err := s.Apply(ctx, nil, nil); n != 0 || err != nil {
+		t.Errorf("an empty Apply = %d, %v", n, err)
 	}
 }

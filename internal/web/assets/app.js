@@ -553,6 +553,17 @@ async function loadSources() {
   try {
     const l = await api('/api/sources');
     $('#index-stats').textContent = t('index.stats', { sources: num(l.index.sources), chunks: num(l.index.chunks), vectors: num(l.index.vectors) });
+    // The folders a watch keeps in step: when each was last in step, and
+    // whether a sync is being written now.
+    $('#index-roots').replaceChildren(...(l.roots || []).map((r) => {
+      const at = r.syncedAt ? date(r.syncedAt) : t('index.notyet');
+      let text = t(r.watching ? 'index.watching' : 'index.watched', { root: r.root, at });
+      if (r.syncing) text += t('index.syncing');
+      if (r.pending) text += t('index.pending', { n: num(r.pending) });
+      if (r.error) text += t('index.failed', { error: r.error });
+      if (r.notice) text += ' · ' + r.notice;
+      return el('li', 'meta', text);
+    }));
     $('#source-table tbody').replaceChildren(...l.sources.map((s) => {
       const tr = el('tr');
       for (const v of [s.uri, s.type, num(s.chunks), num(s.bytes), date(s.indexedAt)]) tr.append(el('td', '', String(v)));
