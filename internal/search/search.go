@@ -165,13 +165,15 @@ func (e *Engine) keyword(ctx context.Context, query string, k int, f store.Filte
 	text := make(map[int64]texts, len(hits))
 	for _, h := range hits {
 		// Analysing a chunk's text costs tens of microseconds; its title
-		// and headings, a few. Each is analysed only when its weight is set.
+		// and headings, a few. Each is analysed only when its weight is set,
+		// and Japanese in it is searched for the query's terms rather than
+		// analysed with the dictionary (TermsNear).
 		var t texts
 		if p.Prox > 0 {
-			t.all = e.an.Terms(doc.ContextText(h.Source.Title, h.Chunk))
+			t.all = e.an.TermsNear(doc.ContextText(h.Source.Title, h.Chunk), terms)
 		}
 		if p.HeadProx > 0 {
-			t.head = e.an.Terms(doc.ContextText(h.Source.Title, doc.Chunk{Heading: h.Chunk.Heading}))
+			t.head = e.an.TermsNear(doc.ContextText(h.Source.Title, doc.Chunk{Heading: h.Chunk.Heading}), terms)
 		}
 		text[h.Chunk.ID] = t
 	}
