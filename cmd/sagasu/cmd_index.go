@@ -5,7 +5,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/sagasu-dev/sagasu/internal/app"
@@ -66,24 +65,18 @@ re-keyed on their next index run (duplicates of one file are merged).`,
 				return err
 			}
 			defer rt.Close()
-			var bar *progressbar.ProgressBar
 			var progress func(tools.IndexProgress)
-			if !a.Config.JSON && isTerminal(g.stderr) {
-				bar = progressbar.NewOptions64(-1,
-					progressbar.OptionSetWriter(g.stderr),
-					progressbar.OptionSetDescription("indexing"),
-					progressbar.OptionShowCount(),
-					progressbar.OptionShowIts(),
-					progressbar.OptionSetItsString("sources"),
-					progressbar.OptionClearOnFinish(),
-					progressbar.OptionThrottle(100_000_000),
-				)
-				progress = func(p tools.IndexProgress) { _ = bar.Set(p.Read) }
+			var display *indexDisplay
+			if !a.Config.JSON || !isTerminal(g.stderr) {
+				// On a terminal: a bar (not under --json, whose readers
+				// want stderr quiet); elsewhere: a line every few seconds.
+				display = newIndexDisplay(g.stderr, isTerminal(g.stderr))
+				progress = display.show
 			}
 			res, err := rt.Tools.Index(ctx, tools.IndexInput{Text: text, Title: title, Files: args, Force: force,
 				Prune: prune, Stdin: g.stdin, AnyPath: true}, progress)
-			if bar != nil {
-				_ = bar.Finish()
+			if display != nil {
+				display.finish()
 			}
 			rep := res.Report
 			unreadable := 0

@@ -34,19 +34,11 @@ type Options struct {
 	// (see app.PinEmbedder). Chunks whose context text is unchanged reuse
 	// their stored vectors and are never embedded twice.
 	Embedder embed.Embedder
-	// Progress, when set, is called after each source is read and after each
-	// batch is written.
+	// Progress, when set, is called after each source is read, after each
+	// request to the embedder and after each batch is written, one call at a
+	// time (from the goroutine that made the change: keep it short).
 	Progress func(Progress)
 	Logger   *slog.Logger
-}
-
-// Progress reports how far a run is.
-type Progress struct {
-	Read      int   // sources read
-	Bytes     int64 // bytes read
-	Written   int   // sources written (added or updated)
-	Unchanged int
-	Chunks    int // chunks written
 }
 
 // Report summarises a run.
@@ -285,17 +277,19 @@ func (ix *Indexer) write(ctx context.Context, rep *Report, produce func(emit fun
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	r := &producer{ix: ix, ctx: ctx, rep: rep, hashes: hashes, seen: map[string]bool{}}
-	r.w = ix.startWriters(ctx, cancel, rep)
+	m := newMeter(ix.opt.Progress, ix.opt.Embedder != nil)
+	r := &producer{ix: ix, ctx: ctx, rep: rep, hashes: hashes, seen: map[string]bool{}, m: m}
+	r.w = ix.startWriters(ctx, cancel, rep, m)
 	perr := produce(r.emit, r.keep, hashes)
 	if perr == nil {
 		perr = r.flush()
 	}
+	m.update(func(p *Progress) { p.Reading = false })
 	close(r.w.batches)
 	for w := range r.w.done {
 		r.written(w)
 	}
-	if st, ok := ix.store.(store.Settler); ok && r.prog.Written > 0 {
+	if st, ok := ix.store.(store.Settler); ok && m.get().Written > 0 {
 		st.Settle(context.WithoutCancel(ctx))
 	}
 	select {
@@ -328,7 +322,7 @@ type writers struct {
 // the other analyses its batch, so the CPU-bound and the I/O-bound halves
 // overlap. A failed write cancels the run; the writers then drain the
 // batches still sent so that the producer never blocks.
-func (ix *Indexer) startWriters(ctx context.Context, cancel context.CancelFunc, rep *Report) *writers {
+func (ix *Indexer) startWriters(ctx context.Context, cancel context.CancelFunc, rep *Report, m *meter) *writers {
 	// At most three batches' worth of content is with the writers at a
 	// time (one in the write transaction, one being analysed, one being
 	// compressed or waiting), and a batch bigger than that (one large file)
@@ -349,7 +343,7 @@ func (ix *Indexer) startWriters(ctx context.Context, cancel context.CancelFunc, 
 					w.budget.release(b.bytes)
 					continue // drain so the producer never blocks
 				}
-				err := ix.embed(ctx, b.data, rep, &repMu)
+				err := ix.embed(ctx, b.data, rep, &repMu, m)
 				if err == nil {
 					err = ix.store.Replace(ctx, b.data)
 				}
@@ -377,8 +371,8 @@ func (ix *Indexer) startWriters(ctx context.Context, cancel context.CancelFunc, 
 }
 
 // producer is the reading side of a write: it chunks what is emitted into
-// batches and reports progress. Progress is only touched here; the
-// writers report back through done, so the counters never race.
+// batches and reports progress. The writers report written batches back
+// through done; the meter takes the embedder's progress from them.
 type producer struct {
 	ix       *Indexer
 	ctx      context.Context
@@ -386,22 +380,17 @@ type producer struct {
 	w        *writers
 	hashes   map[string]string // stored content hashes by URI
 	seen     map[string]bool   // URIs met in this run
-	prog     Progress
+	m        *meter
 	cur      batch
 	curBytes int
 }
 
-func (r *producer) progress() {
-	if r.ix.opt.Progress != nil {
-		r.ix.opt.Progress(r.prog)
-	}
-}
-
 // written counts a committed batch.
 func (r *producer) written(w written) {
-	r.prog.Written += w.sources
-	r.prog.Chunks += w.chunks
-	r.progress()
+	r.m.update(func(p *Progress) {
+		p.Written += w.sources
+		p.Chunks += w.chunks
+	})
 }
 
 // drain counts the batches committed since the last call, without waiting.
@@ -446,9 +435,10 @@ func (r *producer) keep(uri string) {
 	}
 	r.seen[uri] = true
 	r.rep.Unchanged++
-	r.prog.Read++
-	r.prog.Unchanged++
-	r.progress()
+	r.m.update(func(p *Progress) {
+		p.Read++
+		p.Unchanged++
+	})
 }
 
 // emit chunks a document into the current batch unless its stored
@@ -460,14 +450,15 @@ func (r *producer) emit(d doc.Document) error {
 	}
 	r.seen[d.URI] = true
 	hash := doc.ContentHash(d.Content)
-	r.prog.Read++
-	r.prog.Bytes += int64(len(d.Content))
 	r.rep.Bytes += int64(len(d.Content))
 	old, exists := r.hashes[d.URI]
 	if exists && old == hash && !r.ix.opt.Force {
 		r.rep.Unchanged++
-		r.prog.Unchanged++
-		r.progress()
+		r.m.update(func(p *Progress) {
+			p.Read++
+			p.Bytes += int64(len(d.Content))
+			p.Unchanged++
+		})
 		return nil
 	}
 	chunks, err := chunk.Split(d, r.ix.opt.Chunk)
@@ -493,7 +484,11 @@ func (r *producer) emit(d doc.Document) error {
 		r.cur.updated++
 	}
 	r.curBytes += len(d.Content)
-	r.progress()
+	r.m.update(func(p *Progress) {
+		p.Read++
+		p.Bytes += int64(len(d.Content))
+		p.Made += len(chunks)
+	})
 	if r.curBytes >= r.ix.opt.BatchBytes {
 		return r.flush()
 	}
@@ -548,7 +543,7 @@ func (b *budget) release(n int) {
 
 // embed attaches vectors to a batch: stored ones for unchanged context
 // texts, fresh ones from the embedder for the rest.
-func (ix *Indexer) embed(ctx context.Context, batch []store.SourceData, rep *Report, mu *sync.Mutex) error {
+func (ix *Indexer) embed(ctx context.Context, batch []store.SourceData, rep *Report, mu *sync.Mutex, m *meter) error {
 	if ix.opt.Embedder == nil {
 		return nil
 	}
@@ -574,13 +569,21 @@ func (ix *Indexer) embed(ctx context.Context, batch []store.SourceData, rep *Rep
 			missing = append(missing, h)
 		}
 	}
+	// Every chunk but one per text to embed is ready now; those follow
+	// request by request.
+	n := 0
+	for _, sd := range batch {
+		n += len(sd.Chunks)
+	}
+	m.update(func(p *Progress) { p.Embedded += n - len(missing) })
 	if len(missing) > 0 {
 		in := make([]string, len(missing))
 		for i, h := range missing {
 			in[i] = texts[h]
 		}
 		start := time.Now()
-		vecs, err := ix.opt.Embedder.EmbedDocuments(ctx, in)
+		ectx := embed.WithProgress(ctx, func(n int) { m.update(func(p *Progress) { p.Embedded += n }) })
+		vecs, err := ix.opt.Embedder.EmbedDocuments(ectx, in)
 		if err != nil {
 			return fmt.Errorf("embed: %w", err)
 		}
