@@ -58,6 +58,10 @@ type Report struct {
 	// deleted.
 	Rekeyed int `json:"rekeyed,omitempty"`
 	Merged  int `json:"merged,omitempty"`
+	// PoorFit lists the languages of the index the embedder reads poorly
+	// (measured when its vocabulary is at hand, as the local driver's is):
+	// search leaves hybrid off for their questions.
+	PoorFit []PoorFit `json:"poorFit,omitempty"`
 	// EmbedTook is the time spent waiting for the embedder.
 	EmbedTook time.Duration `json:"-"`
 	Took      time.Duration `json:"-"`
@@ -75,6 +79,9 @@ func (r *Report) Add(o Report) {
 	r.Reused += o.Reused
 	r.Rekeyed += o.Rekeyed
 	r.Merged += o.Merged
+	if o.PoorFit != nil {
+		r.PoorFit = o.PoorFit
+	}
 	r.EmbedTook += o.EmbedTook
 	r.Skipped = append(r.Skipped, o.Skipped...)
 	r.Took += o.Took
@@ -278,8 +285,9 @@ func (ix *Indexer) write(ctx context.Context, rep *Report, produce func(emit fun
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	m := newMeter(ix.opt.Progress, ix.opt.Embedder != nil)
+	fit := newFitter(ix.opt.Embedder)
 	r := &producer{ix: ix, ctx: ctx, rep: rep, hashes: hashes, seen: map[string]bool{}, m: m}
-	r.w = ix.startWriters(ctx, cancel, rep, m)
+	r.w = ix.startWriters(ctx, cancel, rep, m, fit)
 	perr := produce(r.emit, r.keep, hashes)
 	if perr == nil {
 		perr = r.flush()
@@ -296,6 +304,13 @@ func (ix *Indexer) write(ctx context.Context, rep *Report, produce func(emit fun
 	case err := <-r.w.err:
 		return fmt.Errorf("write index: %w", err)
 	default:
+	}
+	if perr == nil {
+		poor, err := fit.save(ctx, ix)
+		if err != nil {
+			return fmt.Errorf("save how the embedder covers the index's languages: %w", err)
+		}
+		rep.PoorFit = poor
 	}
 	return perr
 }
@@ -322,7 +337,7 @@ type writers struct {
 // the other analyses its batch, so the CPU-bound and the I/O-bound halves
 // overlap. A failed write cancels the run; the writers then drain the
 // batches still sent so that the producer never blocks.
-func (ix *Indexer) startWriters(ctx context.Context, cancel context.CancelFunc, rep *Report, m *meter) *writers {
+func (ix *Indexer) startWriters(ctx context.Context, cancel context.CancelFunc, rep *Report, m *meter, fit *fitter) *writers {
 	// At most three batches' worth of content is with the writers at a
 	// time (one in the write transaction, one being analysed, one being
 	// compressed or waiting), and a batch bigger than that (one large file)
@@ -343,7 +358,7 @@ func (ix *Indexer) startWriters(ctx context.Context, cancel context.CancelFunc, 
 					w.budget.release(b.bytes)
 					continue // drain so the producer never blocks
 				}
-				err := ix.embed(ctx, b.data, rep, &repMu, m)
+				err := ix.embed(ctx, b.data, rep, &repMu, m, fit)
 				if err == nil {
 					err = ix.store.Replace(ctx, b.data)
 				}
@@ -543,7 +558,7 @@ func (b *budget) release(n int) {
 
 // embed attaches vectors to a batch: stored ones for unchanged context
 // texts, fresh ones from the embedder for the rest.
-func (ix *Indexer) embed(ctx context.Context, batch []store.SourceData, rep *Report, mu *sync.Mutex, m *meter) error {
+func (ix *Indexer) embed(ctx context.Context, batch []store.SourceData, rep *Report, mu *sync.Mutex, m *meter, fit *fitter) error {
 	if ix.opt.Embedder == nil {
 		return nil
 	}
@@ -581,6 +596,7 @@ func (ix *Indexer) embed(ctx context.Context, batch []store.SourceData, rep *Rep
 		for i, h := range missing {
 			in[i] = texts[h]
 		}
+		fit.add(in)
 		start := time.Now()
 		ectx := embed.WithProgress(ctx, func(n int) { m.update(func(p *Progress) { p.Embedded += n }) })
 		vecs, err := ix.opt.Embedder.EmbedDocuments(ectx, in)
@@ -621,10 +637,12 @@ func (ix *Indexer) Reembed(ctx context.Context, progress func(done int)) (int, e
 	var ids []int64
 	var texts []string
 	done := 0
+	fit := newFitter(ix.opt.Embedder)
 	flush := func() error {
 		if len(ids) == 0 {
 			return nil
 		}
+		fit.add(texts)
 		vecs, err := ix.opt.Embedder.EmbedDocuments(ctx, texts)
 		if err != nil {
 			return err
@@ -653,6 +671,9 @@ func (ix *Indexer) Reembed(ctx context.Context, progress func(done int)) (int, e
 	})
 	if err == nil {
 		err = flush()
+	}
+	if err == nil {
+		_, err = fit.save(ctx, ix)
 	}
 	return done, err
 }

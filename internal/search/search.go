@@ -8,6 +8,7 @@ package search
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -262,6 +263,34 @@ func (e *Engine) DefaultMode() Mode {
 	return ModeKeyword
 }
 
+// defaultModeFor is DefaultMode for query, except that a question in a
+// language the index's embedder reads poorly (as the indexer measured it,
+// embed.FitMetaKey) is searched by keyword: its vectors would only push
+// the keyword hits down.
+func (e *Engine) defaultModeFor(ctx context.Context, query string) (Mode, error) {
+	mode := e.DefaultMode()
+	if mode != ModeHybrid || e.defaultMode != "" {
+		return mode, nil
+	}
+	raw, err := e.store.Meta(ctx, embed.FitMetaKey)
+	if err != nil || raw == "" {
+		return mode, err
+	}
+	var fit embed.Fit
+	if json.Unmarshal([]byte(raw), &fit) != nil {
+		return mode, nil
+	}
+	inf := e.embedder.Info()
+	if fit.Model != inf.Driver+"/"+inf.Model {
+		return mode, nil // measured for another model
+	}
+	lang := embed.Language(query)
+	if lf, ok := fit.Langs[lang]; ok && lf.Poor(lang) {
+		return ModeKeyword, nil
+	}
+	return mode, nil
+}
+
 // Store returns the engine's store.
 func (e *Engine) Store() store.Store { return e.store }
 
@@ -283,8 +312,13 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 	}
 	mode := req.Mode
 	if mode == "" {
-		mode = e.DefaultMode()
+		mode, err := e.defaultModeFor(ctx, req.Query)
+		if err != nil {
+			return Response{}, err
+		}
+		req.Mode = mode
 	}
+	mode = req.Mode
 	var scored []store.Scored
 	var loaded []doc.Hit
 	var err error

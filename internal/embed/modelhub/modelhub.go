@@ -456,3 +456,95 @@ func copyFile(src, dst string) error {
 	}
 	return out.Close()
 }
+
+// Match returns the known model whose files folder holds, by their sizes
+// (a stat each, no reading): what the folder's files say it is.
+func Match(folder string) (Model, bool) {
+	for _, m := range Known {
+		if sameSizes(folder, m) {
+			return m, true
+		}
+	}
+	return Model{}, false
+}
+
+func sameSizes(folder string, m Model) bool {
+	for _, f := range m.Files {
+		st, err := os.Stat(filepath.Join(folder, filepath.FromSlash(f.Path)))
+		if err != nil || st.Size() != f.Size {
+			return false
+		}
+	}
+	return true
+}
+
+// CheckKnown refuses a folder given as the known model name when its files
+// are not that model's (by size, before any weights are read). A name that
+// is not a known model's passes.
+func CheckKnown(folder, name string) error {
+	m, ok := Lookup(name)
+	if !ok {
+		return nil
+	}
+	for _, f := range m.Files {
+		st, err := os.Stat(filepath.Join(folder, filepath.FromSlash(f.Path)))
+		switch {
+		case err != nil:
+			return fmt.Errorf("%s is not the model %s: it has no %s (%v): fetch it with `sagasu model pull %s`, or import your folder under a name of its own", folder, m.Name, f.Path, err, m.Name)
+		case st.Size() != f.Size:
+			return fmt.Errorf("%s is not the model %s: its %s is %d bytes, %s's is %d: fetch it with `sagasu model pull %s`, or import your folder under a name of its own",
+				folder, m.Name, f.Path, st.Size(), m.Name, f.Size, m.Name)
+		}
+	}
+	return nil
+}
+
+// hfCacheRe finds a Hugging Face cache snapshot's repository in its path:
+// .../models--owner--name/snapshots/<revision>.
+var hfCacheRe = regexp.MustCompile(`models--[^/\\]+?--([^/\\]+)[/\\]snapshots[/\\]`)
+
+// NameFromFiles names the model in folder by what its files say: the known
+// model its files are (by size), else the repository of a Hugging Face
+// cache snapshot it is in, else the title of its README.md ("# name"),
+// else the folder's own name.
+func NameFromFiles(folder string) string {
+	if m, ok := Match(folder); ok {
+		return m.Name
+	}
+	abs, err := filepath.Abs(folder)
+	if err == nil {
+		if sub := hfCacheRe.FindStringSubmatch(abs + string(filepath.Separator)); sub != nil && CheckName(sub[1]) == nil {
+			return sub[1]
+		}
+	}
+	if data, err := os.ReadFile(filepath.Join(folder, "README.md")); err == nil {
+		if name := readmeTitle(string(data)); name != "" {
+			return name
+		}
+	}
+	return filepath.Base(filepath.Clean(folder))
+}
+
+// readmeTitle is the first "# title" of a model card, when it makes a
+// model name (one word: "all-MiniLM-L6-v2", not "My model").
+func readmeTitle(card string) string {
+	body := card
+	if rest, ok := strings.CutPrefix(card, "---\n"); ok {
+		if i := strings.Index(rest, "\n---"); i >= 0 {
+			body = rest[i+4:]
+		}
+	}
+	for _, line := range strings.Split(body, "\n") {
+		if title, ok := strings.CutPrefix(strings.TrimSpace(line), "# "); ok {
+			title = strings.TrimSpace(title)
+			if i := strings.LastIndex(title, "/"); i >= 0 {
+				title = title[i+1:] // "# intfloat/multilingual-e5-small"
+			}
+			if CheckName(title) == nil {
+				return title
+			}
+			return ""
+		}
+	}
+	return ""
+}

@@ -270,3 +270,33 @@ func TestDir(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "/x/models", d)
 }
+
+// TestNameFromFiles: a folder is named by its files: a known model's by
+// their sizes, a Hugging Face cache snapshot by its repository, else by its
+// model card's title, else by the folder.
+func TestNameFromFiles(t *testing.T) {
+	base := t.TempDir()
+	snap := filepath.Join(base, "models--BAAI--bge-small-en-v1.5", "snapshots", "5c38ec7c405ec4b44b94cc5a9bb96e735b38267a")
+	require.NoError(t, os.MkdirAll(snap, 0o755))
+	assert.Equal(t, "bge-small-en-v1.5", NameFromFiles(snap))
+
+	card := filepath.Join(base, "model")
+	require.NoError(t, os.MkdirAll(card, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(card, "README.md"), []byte("---\nlicense: mit\ntags:\n- x\n---\n\n# intfloat/e5-base-v2\n\nText.\n"), 0o644))
+	assert.Equal(t, "e5-base-v2", NameFromFiles(card))
+	require.NoError(t, os.WriteFile(filepath.Join(card, "README.md"), []byte("# My own model\n"), 0o644))
+	assert.Equal(t, "model", NameFromFiles(card), "a title that is not a name")
+
+	known := filepath.Join(base, "weights")
+	require.NoError(t, os.MkdirAll(known, 0o755))
+	for _, f := range minilm(t).Files {
+		p := filepath.Join(known, filepath.FromSlash(f.Path))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, nil, 0o644))
+		require.NoError(t, os.Truncate(p, f.Size))
+	}
+	assert.Equal(t, "all-MiniLM-L6-v2", NameFromFiles(known))
+	assert.NoError(t, CheckKnown(known, "all-MiniLM-L6-v2"))
+	assert.ErrorContains(t, CheckKnown(known, "multilingual-e5-small"), "is not the model multilingual-e5-small")
+	assert.NoError(t, CheckKnown(card, "my-own-model"), "a name no known model has passes")
+}
