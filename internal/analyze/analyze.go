@@ -20,7 +20,8 @@ import (
 //
 //	1: every CJK run as character bigrams
 //	2: Japanese text (text with kana) as content words (japanese.go)
-//	3: a run of katakana as one word, its parts or its bigrams (japanese.go)
+//	3: a run of katakana as one word, its parts or its bigrams, and
+//	   interjections (こんにちは) as words (japanese.go)
 const Version = "3"
 
 // version is Version as a number.

@@ -140,7 +140,7 @@ func (t *tokenizer) analyseJapanese(run string) {
 	d := ipadic.Load()
 	toks := t.a.segment(t.sc.jaToks[:0], run)
 	t.sc.jaToks = toks
-	katakana := t.a.Version() >= 3
+	katakana := t.a.Version() >= 3 // and interjections
 	for i := 0; i < len(toks); i++ {
 		tok := toks[i]
 		s := tok.Surface
@@ -162,7 +162,7 @@ func (t *tokenizer) analyseJapanese(run string) {
 		}
 		switch tok.Class {
 		case ipadic.Known:
-			if term := contentWord(d.Kind(tok.ID), s); term != "" {
+			if term := contentWord(d.Kind(tok.ID), s, katakana); term != "" {
 				t.cjkTerm(term)
 			}
 		case ipadic.Unknown:
@@ -206,12 +206,13 @@ func onlyKatakana(s string) bool {
 func isKatakana(r rune) bool { return r == '\u30FC' || unicode.Is(unicode.Katakana, r) }
 
 // contentWord returns the term of a known word of kind k, "" for a word
-// that is not content.
+// that is not content. Interjections of two characters or more
+// (こんにちは) are content from version 3 (interjections set).
 // The term of a word with kanji or katakana is its stem, so that a verb's
 // forms and the noun made of it are one term (読み込む, 読み込みます, 読み込み
 // → 読み込); a noun of hiragana only is kept as written, a verb or adjective
 // of hiragana only (する, できる, ある, いい, ない) is a function word here.
-func contentWord(k ipadic.Kind, surface string) string {
+func contentWord(k ipadic.Kind, surface string, interjections bool) string {
 	switch k {
 	case ipadic.Noun: // nouns but こと, ため; これ, 何; 〜的, 〜さん; そう
 		if onlyHiragana(surface) {
@@ -223,6 +224,11 @@ func contentWord(k ipadic.Kind, surface string) string {
 		return stem(surface)
 	case ipadic.Inflected: // verbs, adjectives but ください, 〜ている, 〜れる
 		return stem(surface)
+	case ipadic.Interjection: // こんにちは, ありがとう (version 3 on)
+		if !interjections || utf8.RuneCountInString(surface) < 2 {
+			return ""
+		}
+		return surface
 	}
 	return ""
 }
@@ -245,7 +251,7 @@ func (a *Analyzer) Words(run string) []string {
 		content := false
 		switch tok.Class {
 		case ipadic.Known:
-			content = contentWord(d.Kind(tok.ID), s) != "" || a.Version() >= 3 && onlyKatakana(s)
+			content = contentWord(d.Kind(tok.ID), s, a.Version() >= 3) != "" || a.Version() >= 3 && onlyKatakana(s)
 		case ipadic.Unknown:
 			content = s != "" && !(onlyHiragana(s) && utf8.RuneCountInString(s) == 1)
 		}

@@ -160,3 +160,18 @@ func BenchmarkSegmenters(b *testing.B) {
 		})
 	}
 }
+
+// A greeting is a word to search for from version 3 (version 2 dropped
+// interjections with the particles, so こんにちは found nothing).
+func TestInterjections(t *testing.T) {
+	a := New(Options{})
+	if got := a.QueryTerms("こんにちは"); !slices.Equal(got, []string{"こんにちは"}) {
+		t.Errorf("こんにちは: %q", got)
+	}
+	if got := a.Terms("ありがとうございます。"); !slices.Contains(got, "ありがとう") {
+		t.Errorf("ありがとうございます: %q", got)
+	}
+	if got := New(Options{Version: 2}).QueryTerms("こんにちは"); len(got) != 0 {
+		t.Errorf("version 2 changed: こんにちは gives %q", got)
+	}
+}

@@ -52,6 +52,11 @@ type Request struct {
 	// with maximal marginal relevance; it is the weight of relevance against
 	// novelty (0.7 is a good start). It needs stored vectors.
 	MMR float64
+	// PerSource is how many hits of one source come before the hits of
+	// other sources: 0 means DefaultPerSource, a negative value no limit.
+	// Unless it is negative, hits whose texts overlap or touch, in one
+	// source, are also merged into one hit.
+	PerSource int
 }
 
 // Response is the answer to a Request.
@@ -319,6 +324,14 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 		req.Mode = mode
 	}
 	mode = req.Mode
+	perSource := req.PerSource
+	if perSource == 0 {
+		perSource = DefaultPerSource
+	}
+	want := k
+	if perSource > 0 {
+		k = candidates(k)
+	}
 	var scored []store.Scored
 	var loaded []doc.Hit
 	var err error
@@ -340,7 +353,30 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 	if err != nil {
 		return Response{}, err
 	}
+	if perSource > 0 {
+		hits = vary(hits, perSource, want, e.spanText(ctx))
+	}
 	return Response{Query: req.Query, Mode: mode, Took: time.Since(start), Hits: hits}, nil
+}
+
+// spanText reads spans of sources' original content for merging hits,
+// each source once.
+func (e *Engine) spanText(ctx context.Context) spanText {
+	content := map[string]string{}
+	return func(id string, start, end int) (string, bool) {
+		c, ok := content[id]
+		if !ok {
+			var err error
+			if c, err = e.store.Content(ctx, id); err != nil {
+				c = ""
+			}
+			content[id] = c
+		}
+		if start < 0 || end > len(c) || start > end {
+			return "", false
+		}
+		return c[start:end], true
+	}
 }
 
 // hits loads the chunks of scored results and attaches their scores.

@@ -56,6 +56,9 @@ const (
 	Noun
 	// Inflected is an independent verb or adjective (動詞・形容詞, 自立).
 	Inflected
+	// Interjection is an interjection or greeting (感動詞: こんにちは,
+	// ありがとう, はい).
+	Interjection
 )
 
 // morph is a word's left and right context IDs and its cost.

@@ -103,6 +103,8 @@ func kindOf(pos []string) Kind {
 		if sub == "自立" {
 			return Inflected
 		}
+	case "感動詞":
+		return Interjection
 	}
 	return Other
 }

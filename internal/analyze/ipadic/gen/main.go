@@ -30,6 +30,7 @@ const (
 	kindOther     = 0 // particles, auxiliaries, symbols, ...
 	kindNoun      = 1 // nouns that can carry content
 	kindInflected = 2 // independent verbs and adjectives
+	kindInterject = 3 // interjections (こんにちは, ありがとう)
 )
 
 func main() {
@@ -150,6 +151,8 @@ func kind(pos, sub string) byte {
 		if sub == "自立" {
 			return kindInflected
 		}
+	case "感動詞":
+		return kindInterject
 	}
 	return kindOther
 }
