@@ -171,15 +171,51 @@ var (
 
 // CleanHeading is a heading's text as a reader sees it: without its
 // attribute list, HTML and Vue component tags (their inner text kept),
-// link targets, code and emphasis marks. "`useData` <Badge type="info"
-// text="composable" /> {#use-data}" is "useData".
+// link targets and emphasis marks, and code spans as their code.
+// "`useData` <Badge type="info" text="composable" /> {#use-data}" is
+// "useData"; "`<ClientOnly />`" is "<ClientOnly />".
 func CleanHeading(text string) string {
 	text = headingAttrs.ReplaceAllString(text, "")
+	var b strings.Builder
+	for text != "" {
+		i := strings.IndexByte(text, '`')
+		if i < 0 {
+			b.WriteString(cleanProse(text))
+			break
+		}
+		b.WriteString(cleanProse(text[:i]))
+		n := 1
+		for i+n < len(text) && text[i+n] == '`' {
+			n++
+		}
+		fence := text[i : i+n]
+		rest := text[i+n:]
+		j := strings.Index(rest, fence)
+		for j >= 0 && j+n < len(rest) && rest[j+n] == '`' {
+			// a longer run of backticks does not close the span
+			k := strings.Index(rest[j+n:], fence)
+			if k < 0 {
+				j = -1
+				break
+			}
+			j += n + k
+		}
+		if j < 0 {
+			b.WriteString(fence) // no closing run: literal backticks
+			text = rest
+			continue
+		}
+		b.WriteString(strings.TrimSpace(rest[:j]))
+		text = rest[j+n:]
+	}
+	return strings.TrimSpace(spaces.ReplaceAllString(b.String(), " "))
+}
+
+// cleanProse strips the markup of heading text outside code spans.
+func cleanProse(text string) string {
 	text = htmlTag.ReplaceAllString(text, " ")
 	text = mdLink.ReplaceAllString(text, "$1")
-	text = strings.NewReplacer("`", "", "**", "", "__", "").Replace(text)
-	text = spaces.ReplaceAllString(text, " ")
-	return strings.TrimSpace(text)
+	return strings.NewReplacer("**", "", "__", "").Replace(text)
 }
 
 // setextLevel returns 1 for a "===" underline, 2 for "---", else 0.

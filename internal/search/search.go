@@ -317,13 +317,11 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 	}
 	mode := req.Mode
 	if mode == "" {
-		mode, err := e.defaultModeFor(ctx, req.Query)
-		if err != nil {
+		var err error
+		if mode, err = e.defaultModeFor(ctx, req.Query); err != nil {
 			return Response{}, err
 		}
-		req.Mode = mode
 	}
-	mode = req.Mode
 	perSource := req.PerSource
 	if perSource == 0 {
 		perSource = DefaultPerSource
@@ -332,29 +330,39 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 	if perSource > 0 {
 		k = candidates(k)
 	}
-	var scored []store.Scored
-	var loaded []doc.Hit
-	var err error
-	switch mode {
-	case ModeKeyword:
-		scored, loaded, err = e.keyword(ctx, req.Query, k, req.Filter)
-	case ModeSemantic, ModeHybrid:
-		if e.embedder == nil {
-			return Response{}, kindf(ErrNoEmbedder, "mode %q needs an embedder, and this index has none: index with --embedder, or use --mode keyword", mode)
+	var hits []doc.Hit
+	for {
+		var scored []store.Scored
+		var loaded []doc.Hit
+		var err error
+		switch mode {
+		case ModeKeyword:
+			scored, loaded, err = e.keyword(ctx, req.Query, k, req.Filter)
+		case ModeSemantic, ModeHybrid:
+			if e.embedder == nil {
+				return Response{}, kindf(ErrNoEmbedder, "mode %q needs an embedder, and this index has none: index with --embedder, or use --mode keyword", mode)
+			}
+			scored, err = e.vectorOrHybrid(ctx, req, mode, k)
+		default:
+			return Response{}, kindf(ErrBadRequest, "unknown mode %q: use keyword, semantic or hybrid", mode)
 		}
-		scored, err = e.vectorOrHybrid(ctx, req, mode, k)
-	default:
-		return Response{}, kindf(ErrBadRequest, "unknown mode %q: use keyword, semantic or hybrid", mode)
-	}
-	if err != nil {
-		return Response{}, fmt.Errorf("search %q: %w", req.Query, err)
-	}
-	hits, err := e.hits(ctx, scored, loaded)
-	if err != nil {
-		return Response{}, err
-	}
-	if perSource > 0 {
-		hits = vary(hits, perSource, want, e.spanText(ctx))
+		if err != nil {
+			return Response{}, fmt.Errorf("search %q: %w", req.Query, err)
+		}
+		if hits, err = e.hits(ctx, scored, loaded); err != nil {
+			return Response{}, err
+		}
+		if perSource <= 0 {
+			break
+		}
+		var short bool
+		hits, short = vary(hits, perSource, want, e.spanText(ctx))
+		// A ranking crowded by one source looks deeper for others, so
+		// that the first k hits are the same whatever k is.
+		if !short || len(scored) < k || k >= MaxK {
+			break
+		}
+		k = min(MaxK, 4*k)
 	}
 	return Response{Query: req.Query, Mode: mode, Took: time.Since(start), Hits: hits}, nil
 }

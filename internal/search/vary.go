@@ -26,14 +26,17 @@ func candidates(k int) int {
 // when it cannot.
 type spanText func(sourceID string, start, end int) (string, bool)
 
-// vary makes the ranking of hits (best first) varied: a hit whose lines
-// overlap or follow those of a better hit of the same source (with at most
-// a blank line between) is merged into it (one hit with the text from the
-// first to the last line of both, up to maxMergedBytes, read with text),
-// and past perSource hits of one source the rest of that source's hits go
-// after every other source's. It returns at most k hits. The order of the
+// vary makes the ranking of hits (best first) varied: a hit whose text
+// overlaps that of a better hit of the same source, or that is the next or
+// the previous piece of the same section (with only white space between),
+// is merged into it (one hit with the text of both, up to maxMergedBytes,
+// read with text; the better hit's ID and heading path), and past
+// perSource hits of one source the rest of that source's hits go after
+// every other source's. Distinct sections are never merged: a hit points
+// at the section that answers. short reports that fewer than k hits came
+// before the held-back ones: a deeper ranking may have more sources. It returns at most k hits. The order of the
 // first k is the same for any k, so pages of a ranking agree.
-func vary(hits []doc.Hit, perSource, k int, text spanText) []doc.Hit {
+func vary(hits []doc.Hit, perSource, k int, text spanText) (out []doc.Hit, short bool) {
 	kept := make([]doc.Hit, 0, min(k, len(hits)))
 	var later []doc.Hit
 	count := map[string]int{}
@@ -48,19 +51,24 @@ func vary(hits []doc.Hit, perSource, k int, text spanText) []doc.Hit {
 		count[h.Source.ID]++
 		kept = append(kept, h)
 	}
+	short = len(kept) < k && len(later) > 0
 	kept = append(kept, later...)
-	return kept[:min(k, len(kept))]
+	return kept[:min(k, len(kept))], short
 }
 
-// mergeInto merges h into the hit of its source in hits whose lines
-// overlap or touch its own, and reports whether it did.
+// mergeInto merges h into the hit of its source in hits whose text
+// overlaps its own, or that is a touching piece of the same section, and
+// reports whether it did.
 func mergeInto(hits []doc.Hit, h doc.Hit, text spanText) bool {
 	for i := range hits {
 		b := &hits[i]
-		if b.Source.ID != h.Source.ID || b.Chunk.StartLine > h.Chunk.EndLine+2 || h.Chunk.StartLine > b.Chunk.EndLine+2 {
+		if b.Source.ID != h.Source.ID || !spanned(b.Chunk) || !spanned(h.Chunk) {
 			continue
 		}
-		if !spanned(b.Chunk) || !spanned(h.Chunk) {
+		overlap := b.Chunk.StartByte < h.Chunk.EndByte && h.Chunk.StartByte < b.Chunk.EndByte
+		piece := slices.Equal(b.Chunk.Heading, h.Chunk.Heading) &&
+			b.Chunk.StartLine <= h.Chunk.EndLine+2 && h.Chunk.StartLine <= b.Chunk.EndLine+2
+		if !overlap && !piece {
 			continue
 		}
 		start, end := min(b.Chunk.StartByte, h.Chunk.StartByte), max(b.Chunk.EndByte, h.Chunk.EndByte)
@@ -96,20 +104,12 @@ func blankBetween(t string, a, b doc.Chunk, start int) bool {
 }
 
 // merge joins two chunks of one source that overlap or touch into the text
-// t (from byte start): the lines of both, the heading path they share (a's
-// when they share none), a's ID.
+// t (from byte start): the lines of both, a's ID and heading path.
 func merge(a, b doc.Chunk, t string, start int) doc.Chunk {
 	out := a
 	out.Text = t
 	out.StartByte, out.EndByte = start, start+len(t)
 	out.StartLine, out.EndLine = min(a.StartLine, b.StartLine), max(a.EndLine, b.EndLine)
 	out.Tokens = a.Tokens + b.Tokens
-	n := 0
-	for n < len(a.Heading) && n < len(b.Heading) && a.Heading[n] == b.Heading[n] {
-		n++
-	}
-	if n > 0 {
-		out.Heading = slices.Clone(a.Heading[:n])
-	}
 	return out
 }

@@ -14,8 +14,8 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
 )
 
-// cookiePage has many sections about cookies, some of them next to each
-// other; the other pages mention cookies once each.
+// cookiePage has many sections about cookies, and one long one that the
+// chunker cuts into pieces; the other pages mention cookies once each.
 func cookiePage() string {
 	var b strings.Builder
 	b.WriteString("# Cookies\n\nCookies in responses and requests.\n\n")
@@ -24,6 +24,10 @@ func cookiePage() string {
 		if i%2 == 1 {
 			fmt.Fprintf(&b, "## Unrelated %d\n\n%s\n\n", i, strings.Repeat("Other words about templates and forms. ", 40))
 		}
+	}
+	b.WriteString("## Long cookie section\n\n")
+	for i := range 8 {
+		fmt.Fprintf(&b, "Paragraph %d: a response cookie with a long value, and again the response cookie.\n\n", i)
 	}
 	return b.String()
 }
@@ -68,17 +72,25 @@ func TestVariedResults(t *testing.T) {
 	if n := countSource(res.Hits, "cookies.md"); n > search.DefaultPerSource || res.Hits[0].Source.URI != "cookies.md" {
 		t.Errorf("top 5: %s; want the cookie page first and at most %d of its hits", uris(res.Hits), search.DefaultPerSource)
 	}
+	// The pieces of the long section, next to each other, are one hit; two
+	// sections are never one.
 	merged := false
 	for _, h := range res.Hits {
-		if h.Source.URI == "cookies.md" && strings.Count(h.Chunk.Text, "## Cookie case") >= 2 {
+		if h.Source.URI != "cookies.md" {
+			continue
+		}
+		if strings.Count(h.Chunk.Text, "## ") > 1 {
+			t.Errorf("a hit spans two sections: %q", h.Chunk.Text)
+		}
+		if strings.Count(h.Chunk.Text, "Paragraph ") > 3 {
 			merged = true
-			if !strings.Contains(cookiePage(), h.Chunk.Text) {
-				t.Errorf("a merged hit's text is not a span of its page: %q", h.Chunk.Text)
+			if !strings.Contains(cookiePage(), h.Chunk.Text) || h.Chunk.HeadingPath() != "Cookies > Long cookie section" {
+				t.Errorf("a merged hit is not a span of its section: %q under %q", h.Chunk.Text, h.Chunk.HeadingPath())
 			}
 		}
 	}
 	if !merged {
-		t.Errorf("no hit merges two touching sections of the cookie page: %s", uris(res.Hits))
+		t.Errorf("no hit merges the pieces of the long cookie section: %s", uris(res.Hits))
 	}
 	// The first k of a longer ranking are the ranking of k, so pages agree
 	// (a deeper ranking may merge more into a hit).
