@@ -166,14 +166,7 @@ func (a *Analyzer) AppendTerms(dst []string, text string) []string {
 	}
 	sc.reset()
 	a.run(sc, text)
-	if len(sc.ends) > 0 {
-		all := string(sc.terms)
-		start := 0
-		for _, end := range sc.ends {
-			dst = append(dst, all[start:end])
-			start = end
-		}
-	}
+	dst = sc.appendTerms(dst)
 	// Do not let one huge text pin huge buffers in the pool forever.
 	if cap(sc.norm) <= 1<<20 && cap(sc.terms) <= 1<<20 {
 		a.pool.Put(sc)
@@ -211,6 +204,20 @@ type scratch struct {
 	// it (TermsNear).
 	locate bool
 	near   []string
+}
+
+// appendTerms appends the terms in sc to dst, as strings that share one
+// allocation.
+func (sc *scratch) appendTerms(dst []string) []string {
+	if len(sc.ends) > 0 {
+		all := string(sc.terms)
+		start := 0
+		for _, end := range sc.ends {
+			dst = append(dst, all[start:end])
+			start = end
+		}
+	}
+	return dst
 }
 
 func (sc *scratch) reset() {

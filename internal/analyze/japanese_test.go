@@ -135,18 +135,7 @@ func TestKatakanaWords(t *testing.T) {
 // BenchmarkSegmenters analyses the Japanese VitePress docs with the
 // dictionary read in place and with kagome's decoded one.
 func BenchmarkSegmenters(b *testing.B) {
-	files, _ := filepath.Glob(filepath.Join(testenv.Shared(b, "vitepress-docs"), "ja", "*", "*.md"))
-	testenv.Need(b, len(files) > 0, "the Japanese VitePress docs have no pages under vitepress-docs/ja")
-	var texts []string
-	var n int64
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			b.Fatal(err)
-		}
-		texts = append(texts, string(data))
-		n += int64(len(data))
-	}
+	texts, n := japaneseDocs(b)
 	for name, seg := range map[string]segmenter{"inplace": nil, "kagome": kagomeSegmenter(b)} {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(n)

@@ -23,27 +23,10 @@ func (a *Analyzer) TermsNear(text string, query []string) []string {
 			ja = append(ja, q)
 		}
 	}
-	sc, _ := a.pool.Get().(*scratch)
-	if sc == nil {
-		sc = new(scratch)
-	}
-	sc.reset()
-	sc.near, sc.locate = ja, true
+	// Short texts (titles and headings, mostly): a scratch of their own.
+	sc := &scratch{near: ja, locate: true}
 	a.run(sc, text)
-	var dst []string
-	if len(sc.ends) > 0 {
-		all := string(sc.terms)
-		start := 0
-		for _, end := range sc.ends {
-			dst = append(dst, all[start:end])
-			start = end
-		}
-	}
-	sc.near, sc.locate = nil, false
-	if cap(sc.norm) <= 1<<20 && cap(sc.terms) <= 1<<20 {
-		a.pool.Put(sc)
-	}
-	return dst
+	return sc.appendTerms(nil)
 }
 
 // locateJapanese emits the query's terms found in a run of Japanese and

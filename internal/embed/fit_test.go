@@ -1,6 +1,7 @@
 package embed_test
 
 import (
+	"slices"
 	"testing"
 	"unicode"
 
@@ -48,7 +49,7 @@ func TestFit(t *testing.T) {
 		for _, text := range texts {
 			fit.Add(c.v, text)
 		}
-		if got := fit.Poor(); !equal(got, c.poor) {
+		if got := fit.Poor(); !slices.Equal(got, c.poor) {
 			t.Errorf("%s: poor for %v, want %v (%+v)", c.name, got, c.poor, fit.Langs)
 		}
 		if lf := fit.Langs["ja"]; lf.Texts != 8 || lf.Chars != 8*len([]rune(ja))-8*3 {
@@ -61,16 +62,4 @@ func TestFit(t *testing.T) {
 			t.Errorf("Language(%q) = %q, want %q", q, got, want)
 		}
 	}
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
