@@ -137,6 +137,9 @@ func reportView(rep index.Report, err error) any {
 	if rep.Rekeyed+rep.Merged > 0 {
 		out["rekeyed"], out["merged"] = rep.Rekeyed, rep.Merged
 	}
+	if len(rep.PoorFit) > 0 {
+		out["poorFit"] = rep.PoorFit
+	}
 	if err != nil {
 		out["error"] = err.Error()
 	}
