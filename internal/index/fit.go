@@ -58,15 +58,16 @@ func addFit(a, b embed.LanguageFit) embed.LanguageFit {
 
 // PoorFit is a language of the index the embedder reads poorly.
 type PoorFit struct {
+	Model  string            `json:"model"` // driver/model
 	Lang   string            `json:"lang"`
 	Fit    embed.LanguageFit `json:"fit"`
 	Advice string            `json:"advice"`
 }
 
 // Warning says it for people.
-func (p PoorFit) Warning(model string) string {
+func (p PoorFit) Warning() string {
 	return fmt.Sprintf("embedder %s reads %s poorly (%s): hybrid search stays off for %s questions, keyword is their default; %s",
-		model, embed.LanguageName(p.Lang), p.Fit.Describe(), embed.LanguageName(p.Lang), p.Advice)
+		p.Model, embed.LanguageName(p.Lang), p.Fit.Describe(), embed.LanguageName(p.Lang), p.Advice)
 }
 
 // save adds this run's counts to the index's and returns the languages the
@@ -98,8 +99,8 @@ func (f *fitter) save(ctx context.Context, ix *Indexer) ([]PoorFit, error) {
 	}
 	var out []PoorFit
 	for _, lang := range total.Poor() {
-		p := PoorFit{Lang: lang, Fit: total.Langs[lang], Advice: embed.Advice(lang)}
-		ix.log.Warn(p.Warning(f.model))
+		p := PoorFit{Model: f.model, Lang: lang, Fit: total.Langs[lang], Advice: embed.Advice(lang)}
+		ix.log.Warn(p.Warning())
 		out = append(out, p)
 	}
 	return out, nil

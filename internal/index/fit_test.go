@@ -51,7 +51,7 @@ func TestEnglishModelOnJapaneseWarns(t *testing.T) {
 			t.Errorf("the warning does not say %q:\n%s", want, warning)
 		}
 	}
-	t.Logf("as a user sees it: %s", rep.PoorFit[0].Warning("local/"+c.Info().Model))
+	t.Logf("as a user sees it: %s", rep.PoorFit[0].Warning())
 
 	e := search.New(s, search.WithEmbedder(emb))
 	for q, want := range map[string]search.Mode{"サイトの設定を変える": search.ModeKeyword, "change the site config": search.ModeHybrid} {

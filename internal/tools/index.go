@@ -47,6 +47,9 @@ type IndexOutput struct {
 	OmittedSkipped int           `json:"omittedSkipped" jsonschema:"skipped files left out of the list to fit the budget"`
 	TookMs         float64       `json:"tookMs"`
 	Index          IndexStats    `json:"index" jsonschema:"the index after the run"`
+	// Warnings say what the run found wrong with the index, such as an
+	// embedder that reads one of its languages poorly.
+	Warnings []string `json:"warnings,omitempty" jsonschema:"what the run found wrong, e.g. an embedding model that reads a language of the documents poorly, and what to do"`
 	Measured
 }
 
@@ -89,6 +92,9 @@ func (r IndexResult) Output(items int) IndexOutput {
 		Embedded: r.Embedded, Skipped: r.Skipped[:items], OmittedSkipped: len(r.Skipped) - items, TookMs: ms(r.Took), Index: r.Index}
 	if out.Skipped == nil {
 		out.Skipped = []SkippedFile{}
+	}
+	for _, p := range r.PoorFit {
+		out.Warnings = append(out.Warnings, p.Warning())
 	}
 	return out
 }
