@@ -60,11 +60,6 @@ re-keyed on their next index run (duplicates of one file are merged).`,
 				return err
 			}
 			ctx := cmd.Context()
-			rt, err := a.Open(ctx, app.OpenOptions{Create: true, Pin: true, NoCache: true})
-			if err != nil {
-				return err
-			}
-			defer rt.Close()
 			var progress func(tools.IndexProgress)
 			var display *indexDisplay
 			if !a.Config.JSON || !isTerminal(g.stderr) {
@@ -72,7 +67,16 @@ re-keyed on their next index run (duplicates of one file are merged).`,
 				// want stderr quiet); elsewhere: a line every few seconds.
 				display = newIndexDisplay(g.stderr, isTerminal(g.stderr))
 				progress = display.show
+				if display.terminal {
+					// Warnings during the run go above the bar.
+					a.Log = app.New(a.Config, display.logs(), g.environ).Log
+				}
 			}
+			rt, err := a.Open(ctx, app.OpenOptions{Create: true, Pin: true, NoCache: true})
+			if err != nil {
+				return err
+			}
+			defer rt.Close()
 			res, err := rt.Tools.Index(ctx, tools.IndexInput{Text: text, Title: title, Files: args, Force: force,
 				Prune: prune, Stdin: g.stdin, AnyPath: true}, progress)
 			if display != nil {
