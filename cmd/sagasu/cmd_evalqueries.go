@@ -72,12 +72,15 @@ MRR@10 is of the first page graded 2; recall@10 counts pages graded 1 or 2.`,
 				}
 			}
 			e := a.Engine(st, emb)
-			if mode == "" {
-				mode = string(e.DefaultMode())
-			}
+			// Without --mode each question is searched in its default mode,
+			// as a user's would be (keyword for a language the embedder
+			// reads poorly).
 			res, err := eval.RunQueries(ctx, e, filepath.Base(queries), qs, search.Mode(mode))
 			if err != nil {
 				return err
+			}
+			if mode == "" {
+				res.Mode = "default (" + string(e.DefaultMode()) + ")"
 			}
 			if a.Config.JSON {
 				return writeJSON(g.stdout, res)

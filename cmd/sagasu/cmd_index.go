@@ -5,7 +5,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/sagasu-dev/sagasu/internal/app"
@@ -79,29 +78,27 @@ re-keyed on their next index run (duplicates of one file are merged).`,
 				return err
 			}
 			ctx := cmd.Context()
+			var progress func(tools.IndexProgress)
+			var display *indexDisplay
+			if !a.Config.JSON || !isTerminal(g.stderr) {
+				// On a terminal: a bar (not under --json, whose readers
+				// want stderr quiet); elsewhere: a line every few seconds.
+				display = newIndexDisplay(g.stderr, isTerminal(g.stderr))
+				progress = display.show
+				if display.terminal {
+					// Warnings during the run go above the bar.
+					a.Log = app.New(a.Config, display.logs(), g.environ).Log
+				}
+			}
 			rt, err := a.Open(ctx, app.OpenOptions{Create: true, Pin: true, NoCache: true})
 			if err != nil {
 				return err
 			}
 			defer rt.Close()
-			var bar *progressbar.ProgressBar
-			var progress func(tools.IndexProgress)
-			if !a.Config.JSON && isTerminal(g.stderr) {
-				bar = progressbar.NewOptions64(-1,
-					progressbar.OptionSetWriter(g.stderr),
-					progressbar.OptionSetDescription("indexing"),
-					progressbar.OptionShowCount(),
-					progressbar.OptionShowIts(),
-					progressbar.OptionSetItsString("sources"),
-					progressbar.OptionClearOnFinish(),
-					progressbar.OptionThrottle(100_000_000),
-				)
-				progress = func(p tools.IndexProgress) { _ = bar.Set(p.Read) }
-			}
 			res, err := rt.Tools.Index(ctx, tools.IndexInput{Text: text, Title: title, Files: args, Force: force,
 				Prune: prune, Stdin: g.stdin, AnyPath: true}, progress)
-			if bar != nil {
-				_ = bar.Finish()
+			if display != nil {
+				display.finish()
 			}
 			rep := res.Report
 			unreadable := 0
@@ -167,6 +164,9 @@ func reportView(rep index.Report, err error) any {
 	}
 	if rep.Rekeyed+rep.Merged > 0 {
 		out["rekeyed"], out["merged"] = rep.Rekeyed, rep.Merged
+	}
+	if len(rep.PoorFit) > 0 {
+		out["poorFit"] = rep.PoorFit
 	}
 	if err != nil {
 		out["error"] = err.Error()

@@ -47,8 +47,10 @@ Known models: ` + strings.Join(app.KnownModels(), ", ") + ` (sagasu model list).
 		Short: "Add a model folder for the local embedder, or convert word vectors for the static one",
 		Long: `With a folder, import copies a sentence-transformers model (config.json,
 model.safetensors, tokenizer.json, and 1_Pooling/ and sentence_bert_config.json
-when there are) into the model folder, under the name DST or the folder's
-own name, after checking that the local embedder loads it. Then embed with
+when there are) into the model folder, under the name DST or else the name
+its files give (a known model's when they are its files, the repository of
+a Hugging Face cache snapshot, the title of its README.md), after checking
+that the local embedder loads it. Then embed with
 --embedder local --embedder-model NAME.
 
 With a file, import reads word vectors in GloVe text ("word v1 v2 ...") or
@@ -112,11 +114,18 @@ with --embedder static --embedder-path DST.`,
 				switch {
 				case !m.Known:
 					state = "imported"
+				case m.Folder != "":
+					state = "imported as " + m.Folder
 				case m.Installed:
 					state = "installed"
 				}
-				fmt.Fprintf(g.stdout, "%-24s %-10s %s\n", m.Name, state, m.About)
+				about := m.About
+				if m.Multilingual {
+					about += " (recommended for Japanese and other non-English documents)"
+				}
+				fmt.Fprintf(g.stdout, "%-24s %-10s %s\n", m.Name, state, about)
 			}
+			fmt.Fprintln(g.stdout, "For documents that are not in English, use a multilingual model (multilingual-e5-small): an English model reads them poorly, and `sagasu index` says so.")
 			return nil
 		},
 	})

@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/sagasu-dev/sagasu/internal/analyze/ipadic"
 )
 
 // Version identifies the analyzer's behaviour. The index pins it (see
@@ -18,10 +20,12 @@ import (
 //
 //	1: every CJK run as character bigrams
 //	2: Japanese text (text with kana) as content words (japanese.go)
-const Version = "2"
+//	3: a run of katakana as one word, its parts or its bigrams, and
+//	   interjections (こんにちは) as words (japanese.go)
+const Version = "3"
 
 // version is Version as a number.
-const version = 2
+const version = 3
 
 // MaxTermBytes is the longest word token kept, in bytes after normalization.
 // Longer tokens (base64 blobs, minified code, runs of an unsegmented script)
@@ -51,6 +55,7 @@ type Analyzer struct {
 	opt  Options
 	pool sync.Pool // of *scratch
 	ja   jaMemo    // the terms of short Japanese runs already analysed
+	seg  segmenter // cuts Japanese into words; nil: the IPA dictionary's
 }
 
 // New returns an analyzer with the given options.
@@ -161,14 +166,7 @@ func (a *Analyzer) AppendTerms(dst []string, text string) []string {
 	}
 	sc.reset()
 	a.run(sc, text)
-	if len(sc.ends) > 0 {
-		all := string(sc.terms)
-		start := 0
-		for _, end := range sc.ends {
-			dst = append(dst, all[start:end])
-			start = end
-		}
-	}
+	dst = sc.appendTerms(dst)
 	// Do not let one huge text pin huge buffers in the pool forever.
 	if cap(sc.norm) <= 1<<20 && cap(sc.terms) <= 1<<20 {
 		a.pool.Put(sc)
@@ -196,11 +194,30 @@ func (a *Analyzer) QueryTerms(q string) []string {
 
 // scratch holds the per-call buffers.
 type scratch struct {
-	norm  []byte // NFKC form of the text, when it differs from the text
-	tok   []byte // the word token being built
-	terms []byte // the text of all terms so far, back to back
-	ends  []int  // end offset in terms of each term
-	ja    []byte // the run of Japanese being read
+	norm   []byte         // NFKC form of the text, when it differs from the text
+	tok    []byte         // the word token being built
+	terms  []byte         // the text of all terms so far, back to back
+	ends   []int          // end offset in terms of each term
+	ja     []byte         // the run of Japanese being read
+	jaToks []ipadic.Token // its words
+	// With locate, Japanese is not analysed: the near terms are found in
+	// it (TermsNear).
+	locate bool
+	near   []string
+}
+
+// appendTerms appends the terms in sc to dst, as strings that share one
+// allocation.
+func (sc *scratch) appendTerms(dst []string) []string {
+	if len(sc.ends) > 0 {
+		all := string(sc.terms)
+		start := 0
+		for _, end := range sc.ends {
+			dst = append(dst, all[start:end])
+			start = end
+		}
+	}
+	return dst
 }
 
 func (sc *scratch) reset() {
@@ -535,7 +552,11 @@ func (t *tokenizer) cjkRune(cl class, r rune) {
 func (t *tokenizer) endCJK() {
 	if t.cjk == clJa {
 		t.cjk = clSep
-		t.japanese(string(t.sc.ja))
+		if t.sc.locate {
+			t.locateJapanese(string(t.sc.ja))
+		} else {
+			t.japanese(string(t.sc.ja))
+		}
 		return
 	}
 	if t.cjkN == 1 && t.cjk != clHira && t.cjkPrev != '\u30FC' {

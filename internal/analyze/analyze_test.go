@@ -99,7 +99,7 @@ func TestTermsVersion1(t *testing.T) {
 }
 
 func TestParse(t *testing.T) {
-	for _, sig := range []string{"analyze/1", "analyze/2", "analyze/1+nostem", "analyze/2+nostop", "analyze/2+nostem+nostop"} {
+	for _, sig := range []string{"analyze/1", "analyze/2", "analyze/3", "analyze/1+nostem", "analyze/2+nostop", "analyze/3+nostem+nostop"} {
 		a, err := Parse(sig)
 		require.NoError(t, err, sig)
 		assert.Equal(t, sig, a.Signature())
@@ -107,7 +107,7 @@ func TestParse(t *testing.T) {
 	a, err := Parse("analyze/1")
 	require.NoError(t, err)
 	assert.Equal(t, New(Options{Version: 1}).Terms("設定ファイルを作成します"), a.Terms("設定ファイルを作成します"))
-	for _, bad := range []string{"", "analyze/", "analyze/0", "analyze/3", "analyze/x", "analyze/2+nostop+nostem", "analyze/2+nostem+nostem", "analyze/2+fast", "bm25/2"} {
+	for _, bad := range []string{"", "analyze/", "analyze/0", "analyze/4", "analyze/x", "analyze/2+nostop+nostem", "analyze/2+nostem+nostem", "analyze/2+fast", "bm25/2"} {
 		_, err := Parse(bad)
 		assert.ErrorIs(t, err, ErrUnknownSignature, bad)
 	}

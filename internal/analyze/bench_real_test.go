@@ -30,18 +30,7 @@ func BenchmarkTermsSciFact(b *testing.B) {
 // (../shared/data/vitepress-docs/ja) when it is there: what indexing
 // Japanese text costs with the morphological analyser.
 func BenchmarkTermsJapanese(b *testing.B) {
-	files, _ := filepath.Glob(filepath.Join(testenv.Shared(b, "vitepress-docs"), "ja", "*", "*.md"))
-	testenv.Need(b, len(files) > 0, "the Japanese VitePress docs have no pages under vitepress-docs/ja")
-	var texts []string
-	var n int64
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			b.Fatal(err)
-		}
-		texts = append(texts, string(data))
-		n += int64(len(data))
-	}
+	texts, n := japaneseDocs(b)
 	b.SetBytes(n)
 	a := New(Options{})
 	a.Terms("日本語") // load the dictionary outside the timing
@@ -52,4 +41,20 @@ func BenchmarkTermsJapanese(b *testing.B) {
 			dst = a.AppendTerms(dst[:0], s)
 		}
 	}
+}
+
+// japaneseDocs reads the pages of the Japanese VitePress docs, and their
+// size in bytes.
+func japaneseDocs(b *testing.B) (texts []string, n int64) {
+	files, _ := filepath.Glob(filepath.Join(testenv.Shared(b, "vitepress-docs"), "ja", "*", "*.md"))
+	testenv.Need(b, len(files) > 0, "the Japanese VitePress docs have no pages under vitepress-docs/ja")
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		texts = append(texts, string(data))
+		n += int64(len(data))
+	}
+	return texts, n
 }

@@ -27,20 +27,29 @@
 //  7. Stem words made only of the letters a-z with the Porter algorithm
 //     (1980), unless Options.NoStem: "generalization" → gener, "ponies" →
 //     poni. Words with digits or other scripts are kept as they are.
-//  8. Japanese text — text with hiragana or katakana — is read as words by
-//     the morphological analyser (kagome with IPADIC, japanese.go): the
-//     content words are the terms (nouns as written, verbs and adjectives as
-//     their stem), words the dictionary does not know become character
-//     bigrams, and particles, auxiliaries and endings make no terms. Other
-//     CJK runs (Chinese, Korean) become overlapping character bigrams; a
-//     run of one character is a unigram, except a lone hiragana, which is
-//     dropped. Stopwords and stemming do not apply to them.
+//  8. Japanese text — text with hiragana or katakana — is read as words with
+//     the IPA dictionary (japanese.go; the dictionary is package ipadic,
+//     read in place from the binary, segmented as kagome does): the content
+//     words are the terms (nouns as written, verbs and adjectives as their
+//     stem, interjections such as こんにちは), a run of katakana is one word
+//     (the dictionary's word, else its parts of three characters or more,
+//     else its bigrams: ポート does not match インポート), words the
+//     dictionary does not know become character bigrams, and particles,
+//     auxiliaries and endings make no terms. Other CJK runs (Chinese,
+//     Korean) become overlapping character bigrams; a run of one character
+//     is a unigram, except a lone hiragana, which is dropped. Stopwords and
+//     stemming do not apply to them.
 //
 // So "VitePressの設定方法を理解する" gives vitepress, 設定, 方法, 理解, and the
 // query "設定ファイルを作成する方法" (設定, ファイル, 作成, 方法) matches
 // "設定ファイルを作成します" on three of its four terms. Version 1 of the
-// analyzer read every CJK run as bigrams (設定, 定方, 方法, 理解, する); it stays
-// available (Options.Version, Parse) for indexes pinned to it.
+// analyzer read every CJK run as bigrams (設定, 定方, 方法, 理解, する), and
+// version 2 cut katakana words as the dictionary does (インポート: イン, ポート)
+// and dropped interjections; both stay available (Options.Version, Parse)
+// for indexes pinned to them.
+//
+// TermsNear gives the terms of a result for a proximity re-rank without the
+// dictionary: the query's terms are found in Japanese text as written.
 //
 // Scripts written without spaces other than CJK (Thai, Lao, Khmer, ...) are
 // not segmented: a run of them is one token, dropped if over 64 bytes.

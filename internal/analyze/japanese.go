@@ -5,45 +5,37 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/ikawaha/kagome-dict/dict"
-	"github.com/ikawaha/kagome-dict/ipa"
-	kagome "github.com/ikawaha/kagome/v2/tokenizer"
+	"github.com/sagasu-dev/sagasu/internal/analyze/ipadic"
 )
 
-// Japanese text is analysed into words with kagome and the IPA dictionary
-// (IPADIC, in its shrunk form without the reading columns): about 13 MB of
-// binary, loaded on the first Japanese text (about a second, 30 MB of heap;
-// UniDic measured 47 MB, 4.5 s and 122 MB, with no gain for search that
-// the extra size would pay for). The content words are the terms: nouns
-// as written, verbs and adjectives as their stem (the written form without
-// its trailing kana, so 使う, 使い and 使って are all 使), and the words the
-// dictionary does not know as character bigrams, as version 1 analysed all
-// CJK text. Particles, auxiliary verbs, endings ("する", "ください",
-// "について"), pronouns, adverbs and symbols make no terms.
+// Japanese text is analysed into words with the IPA dictionary (IPADIC, as
+// kagome-dict/ipa ships it, segmented as kagome v2 does in its search mode;
+// package ipadic). The dictionary is part of the binary in a flat layout
+// that is read in place: it is not decoded when a process starts, and a
+// query touches only the pages of the words it looks up. The content words
+// are the terms: nouns as written, verbs and adjectives as their stem (the
+// written form without its trailing kana, so 使う, 使い and 使って are all
+// 使), and the words the dictionary does not know as character bigrams, as
+// version 1 analysed all CJK text. Particles, auxiliary verbs, endings
+// ("する", "ください", "について"), pronouns, adverbs and symbols make no
+// terms.
+//
+// From version 3 a run of katakana is one word: the dictionary's word when
+// it is one (ポート), else its parts when it is made of words of three
+// characters or more (ビルドツール → ビルド, ツール), else its bigrams
+// (インポート → イン, ンポ, ポー, ート), so that ポート does not find
+// インポート (version 2 cut it into イン and ポート).
 
-// morphology is the loaded analyser. It is read-only once made, so one is
-// shared by every Analyzer (a dictionary, not state).
-type morphology struct {
-	tok *kagome.Tokenizer
-	pos dict.POSTable
-	unk dict.UnkDict
-	// unkPOS is where the part of speech starts in an unknown word's features.
-	unkPOS int
+// segmenter cuts a run of Japanese into dictionary words; the dictionary's
+// own by default (a test puts kagome in its place to compare).
+type segmenter func(dst []ipadic.Token, run string) []ipadic.Token
+
+func (a *Analyzer) segment(dst []ipadic.Token, run string) []ipadic.Token {
+	if a.seg != nil {
+		return a.seg(dst, run)
+	}
+	return ipadic.Load().AppendTokens(dst, run)
 }
-
-var loadMorphology = sync.OnceValue(func() *morphology {
-	d := ipa.DictShrink()
-	t, err := kagome.New(d, kagome.OmitBosEos())
-	if err != nil {
-		// Only an empty dictionary makes New fail; the embedded one is not.
-		panic("analyze: kagome tokenizer: " + err.Error())
-	}
-	m := &morphology{tok: t, pos: d.POSTable, unk: d.UnkDict}
-	if v, ok := d.UnkDict.ContentsMeta[dict.POSStartIndex]; ok {
-		m.unkPOS = int(v)
-	}
-	return m
-})
 
 // maxJapaneseRun bounds the text given to the morphological analyser at
 // once (its lattice grows with the text); a longer run of Japanese without
@@ -145,19 +137,35 @@ func (t *tokenizer) japaneseWords(run string) {
 
 // analyseJapanese runs the morphological analysis of run and emits its terms.
 func (t *tokenizer) analyseJapanese(run string) {
-	m := loadMorphology()
-	for _, tok := range m.tok.Analyze(run, kagome.Search) {
+	d := ipadic.Load()
+	toks := t.a.segment(t.sc.jaToks[:0], run)
+	t.sc.jaToks = toks
+	katakana := t.a.Version() >= 3 // and interjections
+	for i := 0; i < len(toks); i++ {
+		tok := toks[i]
 		s := tok.Surface
 		if s == "" {
 			continue
 		}
+		if katakana && onlyKatakana(s) {
+			// The whole run of katakana the word starts.
+			j := i + 1
+			for j < len(toks) && onlyKatakana(toks[j].Surface) {
+				j++
+			}
+			if j > i+1 || tok.Class != ipadic.Known {
+				end := toks[j-1].Position + len(toks[j-1].Surface)
+				t.katakanaWord(d, run[tok.Position:end])
+				i = j - 1
+				continue
+			}
+		}
 		switch tok.Class {
-		case kagome.KNOWN:
-			pos, sub := m.posOf(tok)
-			if term := contentWord(pos, sub, s); term != "" {
+		case ipadic.Known:
+			if term := contentWord(d.Kind(tok.ID), s, katakana); term != "" {
 				t.cjkTerm(term)
 			}
-		case kagome.UNKNOWN:
+		case ipadic.Unknown:
 			// Unknown to the dictionary: bigrams, which match however the
 			// word is cut in other text.
 			t.bigrams(s)
@@ -165,33 +173,48 @@ func (t *tokenizer) analyseJapanese(run string) {
 	}
 }
 
-// posOf returns a known word's part of speech and its first sub-category
-// ("名詞", "サ変接続"); "" for a word the dictionary gives none.
-func (m *morphology) posOf(tok kagome.Token) (pos, sub string) {
-	ids := m.pos.POSs[tok.ID]
-	if len(ids) > 0 {
-		pos = m.pos.NameList[ids[0]]
+// minKatakanaPart is the fewest characters a dictionary word must have to
+// be taken as a part of a katakana compound: shorter ones (イン, パス, ア)
+// are as often a piece of a longer loanword as a word.
+const minKatakanaPart = 3
+
+// katakanaWord emits the terms of a run of katakana that is not one known
+// word: its parts when the dictionary covers it with nouns of
+// minKatakanaPart characters or more, else its bigrams.
+func (t *tokenizer) katakanaWord(d *ipadic.Dict, run string) {
+	parts := d.Cover(run, minKatakanaPart)
+	if parts == nil {
+		t.bigrams(run)
+		return
 	}
-	if len(ids) > 1 {
-		sub = m.pos.NameList[ids[1]]
+	for _, p := range parts {
+		t.cjkTerm(p)
 	}
-	return pos, sub
 }
 
-// contentWord returns the term of a known word with part of speech pos
-// (and its first sub-category sub), "" for a word that is not content.
+// onlyKatakana reports whether s is katakana (with the prolonged sound
+// mark) only.
+func onlyKatakana(s string) bool {
+	for _, r := range s {
+		if !isKatakana(r) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func isKatakana(r rune) bool { return r == '\u30FC' || unicode.Is(unicode.Katakana, r) }
+
+// contentWord returns the term of a known word of kind k, "" for a word
+// that is not content. Interjections of two characters or more
+// (こんにちは) are content from version 3 (interjections set).
 // The term of a word with kanji or katakana is its stem, so that a verb's
 // forms and the noun made of it are one term (読み込む, 読み込みます, 読み込み
 // → 読み込); a noun of hiragana only is kept as written, a verb or adjective
 // of hiragana only (する, できる, ある, いい, ない) is a function word here.
-func contentWord(pos, sub, surface string) string {
-	switch pos {
-	case "名詞": // nouns
-		switch sub {
-		case "非自立", "代名詞", "接尾", "特殊":
-			// こと, ため; これ, 何; 〜的, 〜さん; そう
-			return ""
-		}
+func contentWord(k ipadic.Kind, surface string, interjections bool) string {
+	switch k {
+	case ipadic.Noun: // nouns but こと, ため; これ, 何; 〜的, 〜さん; そう
 		if onlyHiragana(surface) {
 			if utf8.RuneCountInString(surface) == 1 {
 				return ""
@@ -199,11 +222,13 @@ func contentWord(pos, sub, surface string) string {
 			return surface
 		}
 		return stem(surface)
-	case "動詞", "形容詞": // verbs, adjectives
-		if sub != "自立" {
-			return "" // ください, 〜ている, 〜れる
-		}
+	case ipadic.Inflected: // verbs, adjectives but ください, 〜ている, 〜れる
 		return stem(surface)
+	case ipadic.Interjection: // こんにちは, ありがとう (version 3 on)
+		if !interjections || utf8.RuneCountInString(surface) < 2 {
+			return ""
+		}
+		return surface
 	}
 	return ""
 }
@@ -218,17 +243,16 @@ func (a *Analyzer) Words(run string) []string {
 	if !a.Japanese() {
 		return nil
 	}
-	m := loadMorphology()
+	d := ipadic.Load()
 	var out []string
 	end := -1 // where the last content word ended
-	for _, tok := range m.tok.Analyze(run, kagome.Search) {
+	for _, tok := range a.segment(nil, run) {
 		s := tok.Surface
 		content := false
 		switch tok.Class {
-		case kagome.KNOWN:
-			pos, sub := m.posOf(tok)
-			content = contentWord(pos, sub, s) != ""
-		case kagome.UNKNOWN:
+		case ipadic.Known:
+			content = contentWord(d.Kind(tok.ID), s, a.Version() >= 3) != "" || a.Version() >= 3 && onlyKatakana(s)
+		case ipadic.Unknown:
 			content = s != "" && !(onlyHiragana(s) && utf8.RuneCountInString(s) == 1)
 		}
 		if !content {

@@ -76,6 +76,11 @@ func BuildEmbedder(ctx context.Context, c EmbedderConfig, getenv func(string) st
 	case "local":
 		var dir string
 		if dir, err = localModelDir(c, getenv); err == nil {
+			// A known model's name on a folder of other files fails here,
+			// not after seconds of loading weights.
+			err = modelhub.CheckKnown(dir, strings.TrimSuffix(localName(c), localInt8))
+		}
+		if err == nil {
 			client, err = local.Open(dir, local.Options{Name: c.Model, Int8: c.Int8})
 		}
 		opt = local.EmbedOptions(c.BatchSize)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/sagasu-dev/sagasu/internal/embed/local"
@@ -44,11 +43,15 @@ func PullModel(ctx context.Context, name string, getenv func(string) string, pro
 }
 
 // ImportModel copies the sentence-transformers folder src into the model
-// folder under name (default: src's own name), after checking that the
-// local embedder loads it, and returns the new folder.
+// folder under name (default: what its files say it is, see
+// modelhub.NameFromFiles), after checking that the local embedder loads
+// it, and returns the new folder.
 func ImportModel(src, name string, getenv func(string) string) (string, error) {
 	if name == "" {
-		name = filepath.Base(filepath.Clean(src))
+		name = modelhub.NameFromFiles(src)
+	}
+	if err := modelhub.CheckKnown(src, name); err != nil {
+		return "", err
 	}
 	if err := modelhub.CheckName(name); err != nil {
 		return "", err
@@ -68,8 +71,14 @@ type ModelInfo struct {
 	Name      string `json:"name"`
 	Known     bool   `json:"known"`     // `sagasu model pull` can fetch it
 	Installed bool   `json:"installed"` // it is in the model folder
-	About     string `json:"about,omitempty"`
-	Path      string `json:"path,omitempty"`
+	// Folder is the folder a known model was imported as, when it is not
+	// called by the model's name (use that name with --embedder-model).
+	Folder string `json:"folder,omitempty"`
+	// Multilingual says the model reads Japanese and other languages, not
+	// only English.
+	Multilingual bool   `json:"multilingual,omitempty"`
+	About        string `json:"about,omitempty"`
+	Path         string `json:"path,omitempty"`
 }
 
 // ListModels lists the known models and the ones in the model folder.
@@ -86,11 +95,26 @@ func ListModels(getenv func(string) string) (string, []ModelInfo, error) {
 	for _, n := range have {
 		installed[n] = true
 	}
+	// A folder imported under another name is the known model its files
+	// are.
+	as := map[string]string{}
+	for _, n := range have {
+		if _, known := modelhub.Lookup(n); known {
+			continue
+		}
+		if m, ok := modelhub.Match(modelhub.Path(dir, n)); ok && as[m.Name] == "" {
+			as[m.Name] = n
+		}
+	}
 	var out []ModelInfo
 	for _, m := range modelhub.Known {
-		mi := ModelInfo{Name: m.Name, Known: true, About: m.About, Installed: installed[m.Name]}
-		if mi.Installed {
+		mi := ModelInfo{Name: m.Name, Known: true, About: m.About, Multilingual: m.Multilingual, Installed: installed[m.Name]}
+		switch {
+		case mi.Installed:
 			mi.Path = modelhub.Path(dir, m.Name)
+		case as[m.Name] != "":
+			mi.Installed, mi.Folder, mi.Path = true, as[m.Name], modelhub.Path(dir, as[m.Name])
+			delete(installed, as[m.Name])
 		}
 		delete(installed, m.Name)
 		out = append(out, mi)

@@ -1,6 +1,7 @@
 package chunk
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -61,7 +62,10 @@ func (s *splitter) parseMarkdown() *mdInfo {
 				break
 			}
 			if level := setextLevel(line); level > 0 && paraStart >= 0 {
-				text := strings.TrimSpace(lineText(s.src[paraStart:pos]))
+				text := CleanHeading(lineText(s.src[paraStart:pos]))
+				if text == "" {
+					text = strings.TrimSpace(lineText(s.src[paraStart:pos]))
+				}
 				md.add(mdHead{paraStart, next, level, text})
 				afterBreak, paraStart = true, -1
 				break
@@ -143,16 +147,75 @@ func atxHeading(line string) (level int, text string, ok bool) {
 		return 0, "", false
 	}
 	text = strings.TrimSpace(t[level:])
-	if i := strings.LastIndex(text, "{#"); i >= 0 && strings.HasSuffix(text, "}") {
-		text = strings.TrimSpace(text[:i])
-	}
 	if trimmed := strings.TrimRight(text, "#"); trimmed != text && (trimmed == "" || strings.HasSuffix(trimmed, " ") || strings.HasSuffix(trimmed, "\t")) {
 		text = strings.TrimSpace(trimmed)
 	}
+	text = CleanHeading(text)
 	if text == "" {
 		return 0, "", false
 	}
 	return level, text, true
+}
+
+var (
+	// headingAttrs is a trailing attribute list: "{#anchor}", "{ #about }",
+	// "{.class #id}" (markdown-it-attrs, Python-Markdown's attr_list).
+	headingAttrs = regexp.MustCompile(`\s*\{\s*[#.][^{}]*\}\s*$`)
+	// htmlTag is an HTML or Vue component tag, opening, closing or
+	// self-closing: <Badge type="info" text="optional" />, <code>, </code>.
+	htmlTag = regexp.MustCompile(`</?[A-Za-z][A-Za-z0-9.:-]*(?:\s+[^<>]*?)?\s*/?>`)
+	// mdLink is a link or image: [text](url), ![alt](src).
+	mdLink = regexp.MustCompile(`!?\[([^\]]*)\]\([^()\s]*(?:\s+"[^"]*")?\)`)
+	spaces = regexp.MustCompile(`\s{2,}`)
+)
+
+// CleanHeading is a heading's text as a reader sees it: without its
+// attribute list, HTML and Vue component tags (their inner text kept),
+// link targets and emphasis marks, and code spans as their code.
+// "`useData` <Badge type="info" text="composable" /> {#use-data}" is
+// "useData"; "`<ClientOnly />`" is "<ClientOnly />".
+func CleanHeading(text string) string {
+	text = headingAttrs.ReplaceAllString(text, "")
+	var b strings.Builder
+	for text != "" {
+		i := strings.IndexByte(text, '`')
+		if i < 0 {
+			b.WriteString(cleanProse(text))
+			break
+		}
+		b.WriteString(cleanProse(text[:i]))
+		n := 1
+		for i+n < len(text) && text[i+n] == '`' {
+			n++
+		}
+		fence := text[i : i+n]
+		rest := text[i+n:]
+		j := strings.Index(rest, fence)
+		for j >= 0 && j+n < len(rest) && rest[j+n] == '`' {
+			// a longer run of backticks does not close the span
+			k := strings.Index(rest[j+n:], fence)
+			if k < 0 {
+				j = -1
+				break
+			}
+			j += n + k
+		}
+		if j < 0 {
+			b.WriteString(fence) // no closing run: literal backticks
+			text = rest
+			continue
+		}
+		b.WriteString(strings.TrimSpace(rest[:j]))
+		text = rest[j+n:]
+	}
+	return strings.TrimSpace(spaces.ReplaceAllString(b.String(), " "))
+}
+
+// cleanProse strips the markup of heading text outside code spans.
+func cleanProse(text string) string {
+	text = htmlTag.ReplaceAllString(text, " ")
+	text = mdLink.ReplaceAllString(text, "$1")
+	return strings.NewReplacer("**", "", "__", "").Replace(text)
 }
 
 // setextLevel returns 1 for a "===" underline, 2 for "---", else 0.

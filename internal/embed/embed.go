@@ -238,6 +238,9 @@ send:
 				return
 			}
 			copy(out[start:end], vecs)
+			if done, ok := ctx.Value(progressKey{}).(func(int)); ok {
+				done(end - start)
+			}
 		})
 	}
 	wg.Wait()
@@ -248,6 +251,17 @@ send:
 		return nil, e.errorf("embedding %d documents: %w", len(texts), err)
 	}
 	return out, nil
+}
+
+// progressKey is the context key of WithProgress.
+type progressKey struct{}
+
+// WithProgress returns a context under which an Embedder made by New calls
+// done with the number of texts of each request of EmbedDocuments as it
+// completes (from the goroutine that sent it), so that a long call can
+// report how far it is.
+func WithProgress(ctx context.Context, done func(n int)) context.Context {
+	return context.WithValue(ctx, progressKey{}, done)
 }
 
 func (e *embedder) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
@@ -289,9 +303,9 @@ func (e *embedder) embedBatch(ctx context.Context, texts []string, task Task) ([
 		if attempt >= e.opt.MaxRetries {
 			return nil, e.errorf("%w (gave up after %d attempts)", err, attempt+1)
 		}
-		wait, err := e.wait(err, attempt)
-		if err != nil {
-			return nil, err
+		wait, werr := e.wait(err, attempt)
+		if werr != nil {
+			return nil, werr
 		}
 		e.opt.Logger.Warn("embed: retrying", "driver", e.c.Info().Driver, "model", e.c.Info().Model,
 			"attempt", attempt+2, "wait", wait, "err", err)

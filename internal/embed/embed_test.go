@@ -111,6 +111,27 @@ func TestBatchingKeepsOrderAndNormalises(t *testing.T) {
 	}
 }
 
+// A long EmbedDocuments call says how far it is, request by request.
+func TestProgressPerRequest(t *testing.T) {
+	f := newFake(2)
+	e := embed.New(f, embed.Options{BatchSize: 4, MaxInFlight: 2})
+	var mu sync.Mutex
+	var reports []int
+	ctx := embed.WithProgress(context.Background(), func(n int) {
+		mu.Lock()
+		reports = append(reports, n)
+		mu.Unlock()
+	})
+	_, err := e.EmbedDocuments(ctx, texts(10))
+	require.NoError(t, err)
+	total := 0
+	for _, n := range reports {
+		total += n
+	}
+	assert.Len(t, reports, 3, "one report per request of 4, 4 and 2 texts")
+	assert.Equal(t, 10, total)
+}
+
 func TestBatchSizeIsCutToClientMax(t *testing.T) {
 	f := newFake(2)
 	f.maxBatch = 4

@@ -34,19 +34,11 @@ type Options struct {
 	// (see app.PinEmbedder). Chunks whose context text is unchanged reuse
 	// their stored vectors and are never embedded twice.
 	Embedder embed.Embedder
-	// Progress, when set, is called after each source is read and after each
-	// batch is written.
+	// Progress, when set, is called after each source is read, after each
+	// request to the embedder and after each batch is written, one call at a
+	// time (from the goroutine that made the change: keep it short).
 	Progress func(Progress)
 	Logger   *slog.Logger
-}
-
-// Progress reports how far a run is.
-type Progress struct {
-	Read      int   // sources read
-	Bytes     int64 // bytes read
-	Written   int   // sources written (added or updated)
-	Unchanged int
-	Chunks    int // chunks written
 }
 
 // Report summarises a run.
@@ -66,6 +58,10 @@ type Report struct {
 	// deleted.
 	Rekeyed int `json:"rekeyed,omitempty"`
 	Merged  int `json:"merged,omitempty"`
+	// PoorFit lists the languages of the index the embedder reads poorly
+	// (measured when its vocabulary is at hand, as the local driver's is):
+	// search leaves hybrid off for their questions.
+	PoorFit []PoorFit `json:"poorFit,omitempty"`
 	// EmbedTook is the time spent waiting for the embedder.
 	EmbedTook time.Duration `json:"-"`
 	Took      time.Duration `json:"-"`
@@ -83,6 +79,9 @@ func (r *Report) Add(o Report) {
 	r.Reused += o.Reused
 	r.Rekeyed += o.Rekeyed
 	r.Merged += o.Merged
+	if o.PoorFit != nil {
+		r.PoorFit = o.PoorFit
+	}
 	r.EmbedTook += o.EmbedTook
 	r.Skipped = append(r.Skipped, o.Skipped...)
 	r.Took += o.Took
@@ -285,23 +284,33 @@ func (ix *Indexer) write(ctx context.Context, rep *Report, produce func(emit fun
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	r := &producer{ix: ix, ctx: ctx, rep: rep, hashes: hashes, seen: map[string]bool{}}
-	r.w = ix.startWriters(ctx, cancel, rep)
+	m := newMeter(ix.opt.Progress, ix.opt.Embedder != nil)
+	fit := newFitter(ix.opt.Embedder)
+	r := &producer{ix: ix, ctx: ctx, rep: rep, hashes: hashes, seen: map[string]bool{}, m: m}
+	r.w = ix.startWriters(ctx, cancel, rep, m, fit)
 	perr := produce(r.emit, r.keep, hashes)
 	if perr == nil {
 		perr = r.flush()
 	}
+	m.update(func(p *Progress) { p.Reading = false })
 	close(r.w.batches)
 	for w := range r.w.done {
 		r.written(w)
 	}
-	if st, ok := ix.store.(store.Settler); ok && r.prog.Written > 0 {
+	if st, ok := ix.store.(store.Settler); ok && m.get().Written > 0 {
 		st.Settle(context.WithoutCancel(ctx))
 	}
 	select {
 	case err := <-r.w.err:
 		return fmt.Errorf("write index: %w", err)
 	default:
+	}
+	if perr == nil {
+		poor, err := fit.save(ctx, ix)
+		if err != nil {
+			return fmt.Errorf("save how the embedder covers the index's languages: %w", err)
+		}
+		rep.PoorFit = poor
 	}
 	return perr
 }
@@ -328,7 +337,7 @@ type writers struct {
 // the other analyses its batch, so the CPU-bound and the I/O-bound halves
 // overlap. A failed write cancels the run; the writers then drain the
 // batches still sent so that the producer never blocks.
-func (ix *Indexer) startWriters(ctx context.Context, cancel context.CancelFunc, rep *Report) *writers {
+func (ix *Indexer) startWriters(ctx context.Context, cancel context.CancelFunc, rep *Report, m *meter, fit *fitter) *writers {
 	// At most three batches' worth of content is with the writers at a
 	// time (one in the write transaction, one being analysed, one being
 	// compressed or waiting), and a batch bigger than that (one large file)
@@ -349,7 +358,7 @@ func (ix *Indexer) startWriters(ctx context.Context, cancel context.CancelFunc, 
 					w.budget.release(b.bytes)
 					continue // drain so the producer never blocks
 				}
-				err := ix.embed(ctx, b.data, rep, &repMu)
+				err := ix.embed(ctx, b.data, rep, &repMu, m, fit)
 				if err == nil {
 					err = ix.store.Replace(ctx, b.data)
 				}
@@ -377,8 +386,8 @@ func (ix *Indexer) startWriters(ctx context.Context, cancel context.CancelFunc, 
 }
 
 // producer is the reading side of a write: it chunks what is emitted into
-// batches and reports progress. Progress is only touched here; the
-// writers report back through done, so the counters never race.
+// batches and reports progress. The writers report written batches back
+// through done; the meter takes the embedder's progress from them.
 type producer struct {
 	ix       *Indexer
 	ctx      context.Context
@@ -386,22 +395,17 @@ type producer struct {
 	w        *writers
 	hashes   map[string]string // stored content hashes by URI
 	seen     map[string]bool   // URIs met in this run
-	prog     Progress
+	m        *meter
 	cur      batch
 	curBytes int
 }
 
-func (r *producer) progress() {
-	if r.ix.opt.Progress != nil {
-		r.ix.opt.Progress(r.prog)
-	}
-}
-
 // written counts a committed batch.
 func (r *producer) written(w written) {
-	r.prog.Written += w.sources
-	r.prog.Chunks += w.chunks
-	r.progress()
+	r.m.update(func(p *Progress) {
+		p.Written += w.sources
+		p.Chunks += w.chunks
+	})
 }
 
 // drain counts the batches committed since the last call, without waiting.
@@ -446,9 +450,10 @@ func (r *producer) keep(uri string) {
 	}
 	r.seen[uri] = true
 	r.rep.Unchanged++
-	r.prog.Read++
-	r.prog.Unchanged++
-	r.progress()
+	r.m.update(func(p *Progress) {
+		p.Read++
+		p.Unchanged++
+	})
 }
 
 // emit chunks a document into the current batch unless its stored
@@ -460,14 +465,15 @@ func (r *producer) emit(d doc.Document) error {
 	}
 	r.seen[d.URI] = true
 	hash := doc.ContentHash(d.Content)
-	r.prog.Read++
-	r.prog.Bytes += int64(len(d.Content))
 	r.rep.Bytes += int64(len(d.Content))
 	old, exists := r.hashes[d.URI]
 	if exists && old == hash && !r.ix.opt.Force {
 		r.rep.Unchanged++
-		r.prog.Unchanged++
-		r.progress()
+		r.m.update(func(p *Progress) {
+			p.Read++
+			p.Bytes += int64(len(d.Content))
+			p.Unchanged++
+		})
 		return nil
 	}
 	chunks, err := chunk.Split(d, r.ix.opt.Chunk)
@@ -493,7 +499,11 @@ func (r *producer) emit(d doc.Document) error {
 		r.cur.updated++
 	}
 	r.curBytes += len(d.Content)
-	r.progress()
+	r.m.update(func(p *Progress) {
+		p.Read++
+		p.Bytes += int64(len(d.Content))
+		p.Made += len(chunks)
+	})
 	if r.curBytes >= r.ix.opt.BatchBytes {
 		return r.flush()
 	}
@@ -548,7 +558,7 @@ func (b *budget) release(n int) {
 
 // embed attaches vectors to a batch: stored ones for unchanged context
 // texts, fresh ones from the embedder for the rest.
-func (ix *Indexer) embed(ctx context.Context, batch []store.SourceData, rep *Report, mu *sync.Mutex) error {
+func (ix *Indexer) embed(ctx context.Context, batch []store.SourceData, rep *Report, mu *sync.Mutex, m *meter, fit *fitter) error {
 	if ix.opt.Embedder == nil {
 		return nil
 	}
@@ -574,13 +584,22 @@ func (ix *Indexer) embed(ctx context.Context, batch []store.SourceData, rep *Rep
 			missing = append(missing, h)
 		}
 	}
+	// Every chunk but one per text to embed is ready now; those follow
+	// request by request.
+	n := 0
+	for _, sd := range batch {
+		n += len(sd.Chunks)
+	}
+	m.update(func(p *Progress) { p.Embedded += n - len(missing) })
 	if len(missing) > 0 {
 		in := make([]string, len(missing))
 		for i, h := range missing {
 			in[i] = texts[h]
 		}
+		fit.add(in)
 		start := time.Now()
-		vecs, err := ix.opt.Embedder.EmbedDocuments(ctx, in)
+		ectx := embed.WithProgress(ctx, func(n int) { m.update(func(p *Progress) { p.Embedded += n }) })
+		vecs, err := ix.opt.Embedder.EmbedDocuments(ectx, in)
 		if err != nil {
 			return fmt.Errorf("embed: %w", err)
 		}
@@ -618,10 +637,12 @@ func (ix *Indexer) Reembed(ctx context.Context, progress func(done int)) (int, e
 	var ids []int64
 	var texts []string
 	done := 0
+	fit := newFitter(ix.opt.Embedder)
 	flush := func() error {
 		if len(ids) == 0 {
 			return nil
 		}
+		fit.add(texts)
 		vecs, err := ix.opt.Embedder.EmbedDocuments(ctx, texts)
 		if err != nil {
 			return err
@@ -650,6 +671,9 @@ func (ix *Indexer) Reembed(ctx context.Context, progress func(done int)) (int, e
 	})
 	if err == nil {
 		err = flush()
+	}
+	if err == nil {
+		_, err = fit.save(ctx, ix)
 	}
 	return done, err
 }

@@ -8,10 +8,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf16"
 
 	"github.com/sagasu-dev/sagasu/internal/embed"
 	"github.com/sagasu-dev/sagasu/internal/embed/embedtest"
 	"github.com/sagasu-dev/sagasu/internal/index"
+	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
 )
@@ -185,4 +187,36 @@ func (f *failAfter) EmbedDocuments(ctx context.Context, texts []string) ([][]flo
 	f.left--
 	f.mu.Unlock()
 	return f.Embedder.EmbedDocuments(ctx, texts)
+}
+
+// A text file saved as UTF-16 with a byte order mark (little- or
+// big-endian, as Windows editors save it) is read as text: a Japanese
+// query finds what it says.
+func TestUTF16FilesAreFound(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	le := []byte{0xFF, 0xFE}
+	be := []byte{0xFE, 0xFF}
+	for _, u := range utf16.Encode([]rune("こんにちは、世界。UTF-16 で保存した文書です。\n")) {
+		le = append(le, byte(u), byte(u>>8))
+	}
+	for _, u := range utf16.Encode([]rune("ありがとう、またね。\n")) {
+		be = append(be, byte(u>>8), byte(u))
+	}
+	write(t, filepath.Join(dir, "le.txt"), string(le))
+	write(t, filepath.Join(dir, "be.txt"), string(be))
+	s := open(t)
+	if _, err := index.New(s, index.Options{}).Run(ctx, []string{dir}); err != nil {
+		t.Fatal(err)
+	}
+	e := search.New(s)
+	for q, want := range map[string]string{"こんにちは": "le.txt", "ありがとう": "be.txt", "保存した文書": "le.txt"} {
+		res, err := e.Search(ctx, search.Request{Query: q, K: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Hits) == 0 || !strings.HasSuffix(res.Hits[0].Source.URI, want) {
+			t.Errorf("%s finds %v, want %s", q, res.Hits, want)
+		}
+	}
 }

@@ -43,9 +43,12 @@ func (s *Server) indexDocs(ctx context.Context, req *mcp.CallToolRequest, in too
 func (s *Server) notifyProgress(ctx context.Context, req *mcp.CallToolRequest, p tools.IndexProgress) {
 	token := req.Params.GetProgressToken()
 	if token != nil && req.Session != nil {
-		n := &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(p.Read), Message: p.String()}
-		if p.Final {
-			n.Total = float64(p.Read)
+		// The chunks done of the chunks known, which only grows (MCP wants
+		// progress to increase); the total once every source is read.
+		done, total := p.Work()
+		n := &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(done), Message: p.String()}
+		if !p.Reading || p.Final {
+			n.Total = float64(total)
 		}
 		if err := req.Session.NotifyProgress(ctx, n); err != nil {
 			s.log.Debug("progress notification not sent", "err", err)

@@ -27,7 +27,8 @@ func TestHybridFusesStoreRankings(t *testing.T) {
 	}
 	sem, _ := s.VectorSearch(ctx, qv, 100, store.Filter{})
 	want := search.DefaultFusion().Fuse(kw, sem)
-	resp, err := e.Search(ctx, search.Request{Query: q, K: 5})
+	// Unvaried (PerSource -1): the fusion itself.
+	resp, err := e.Search(ctx, search.Request{Query: q, K: 5, PerSource: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

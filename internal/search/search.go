@@ -8,6 +8,7 @@ package search
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -51,6 +52,11 @@ type Request struct {
 	// with maximal marginal relevance; it is the weight of relevance against
 	// novelty (0.7 is a good start). It needs stored vectors.
 	MMR float64
+	// PerSource is how many hits of one source come before the hits of
+	// other sources: 0 means DefaultPerSource, a negative value no limit.
+	// Unless it is negative, hits whose texts overlap or touch, in one
+	// source, are also merged into one hit.
+	PerSource int
 }
 
 // Response is the answer to a Request.
@@ -165,13 +171,15 @@ func (e *Engine) keyword(ctx context.Context, query string, k int, f store.Filte
 	text := make(map[int64]texts, len(hits))
 	for _, h := range hits {
 		// Analysing a chunk's text costs tens of microseconds; its title
-		// and headings, a few. Each is analysed only when its weight is set.
+		// and headings, a few. Each is analysed only when its weight is set,
+		// and Japanese in it is searched for the query's terms rather than
+		// analysed with the dictionary (TermsNear).
 		var t texts
 		if p.Prox > 0 {
-			t.all = e.an.Terms(doc.ContextText(h.Source.Title, h.Chunk))
+			t.all = e.an.TermsNear(doc.ContextText(h.Source.Title, h.Chunk), terms)
 		}
 		if p.HeadProx > 0 {
-			t.head = e.an.Terms(doc.ContextText(h.Source.Title, doc.Chunk{Heading: h.Chunk.Heading}))
+			t.head = e.an.TermsNear(doc.ContextText(h.Source.Title, doc.Chunk{Heading: h.Chunk.Heading}), terms)
 		}
 		text[h.Chunk.ID] = t
 	}
@@ -260,6 +268,34 @@ func (e *Engine) DefaultMode() Mode {
 	return ModeKeyword
 }
 
+// defaultModeFor is DefaultMode for query, except that a question in a
+// language the index's embedder reads poorly (as the indexer measured it,
+// embed.FitMetaKey) is searched by keyword: its vectors would only push
+// the keyword hits down.
+func (e *Engine) defaultModeFor(ctx context.Context, query string) (Mode, error) {
+	mode := e.DefaultMode()
+	if mode != ModeHybrid || e.defaultMode != "" {
+		return mode, nil
+	}
+	raw, err := e.store.Meta(ctx, embed.FitMetaKey)
+	if err != nil || raw == "" {
+		return mode, err
+	}
+	var fit embed.Fit
+	if json.Unmarshal([]byte(raw), &fit) != nil {
+		return mode, nil
+	}
+	inf := e.embedder.Info()
+	if fit.Model != inf.Driver+"/"+inf.Model {
+		return mode, nil // measured for another model
+	}
+	lang := embed.Language(query)
+	if lf, ok := fit.Langs[lang]; ok && lf.Poor(lang) {
+		return ModeKeyword, nil
+	}
+	return mode, nil
+}
+
 // Store returns the engine's store.
 func (e *Engine) Store() store.Store { return e.store }
 
@@ -281,30 +317,74 @@ func (e *Engine) Search(ctx context.Context, req Request) (Response, error) {
 	}
 	mode := req.Mode
 	if mode == "" {
-		mode = e.DefaultMode()
-	}
-	var scored []store.Scored
-	var loaded []doc.Hit
-	var err error
-	switch mode {
-	case ModeKeyword:
-		scored, loaded, err = e.keyword(ctx, req.Query, k, req.Filter)
-	case ModeSemantic, ModeHybrid:
-		if e.embedder == nil {
-			return Response{}, kindf(ErrNoEmbedder, "mode %q needs an embedder, and this index has none: index with --embedder, or use --mode keyword", mode)
+		var err error
+		if mode, err = e.defaultModeFor(ctx, req.Query); err != nil {
+			return Response{}, err
 		}
-		scored, err = e.vectorOrHybrid(ctx, req, mode, k)
-	default:
-		return Response{}, kindf(ErrBadRequest, "unknown mode %q: use keyword, semantic or hybrid", mode)
 	}
-	if err != nil {
-		return Response{}, fmt.Errorf("search %q: %w", req.Query, err)
+	perSource := req.PerSource
+	if perSource == 0 {
+		perSource = DefaultPerSource
 	}
-	hits, err := e.hits(ctx, scored, loaded)
-	if err != nil {
-		return Response{}, err
+	want := k
+	if perSource > 0 {
+		k = candidates(k)
+	}
+	var hits []doc.Hit
+	for {
+		var scored []store.Scored
+		var loaded []doc.Hit
+		var err error
+		switch mode {
+		case ModeKeyword:
+			scored, loaded, err = e.keyword(ctx, req.Query, k, req.Filter)
+		case ModeSemantic, ModeHybrid:
+			if e.embedder == nil {
+				return Response{}, kindf(ErrNoEmbedder, "mode %q needs an embedder, and this index has none: index with --embedder, or use --mode keyword", mode)
+			}
+			scored, err = e.vectorOrHybrid(ctx, req, mode, k)
+		default:
+			return Response{}, kindf(ErrBadRequest, "unknown mode %q: use keyword, semantic or hybrid", mode)
+		}
+		if err != nil {
+			return Response{}, fmt.Errorf("search %q: %w", req.Query, err)
+		}
+		if hits, err = e.hits(ctx, scored, loaded); err != nil {
+			return Response{}, err
+		}
+		if perSource <= 0 {
+			break
+		}
+		var short bool
+		hits, short = vary(hits, perSource, want, e.spanText(ctx))
+		// A ranking crowded by one source looks deeper for others, so
+		// that the first k hits are the same whatever k is.
+		if !short || len(scored) < k || k >= MaxK {
+			break
+		}
+		k = min(MaxK, 4*k)
 	}
 	return Response{Query: req.Query, Mode: mode, Took: time.Since(start), Hits: hits}, nil
+}
+
+// spanText reads spans of sources' original content for merging hits,
+// each source once.
+func (e *Engine) spanText(ctx context.Context) spanText {
+	content := map[string]string{}
+	return func(id string, start, end int) (string, bool) {
+		c, ok := content[id]
+		if !ok {
+			var err error
+			if c, err = e.store.Content(ctx, id); err != nil {
+				c = ""
+			}
+			content[id] = c
+		}
+		if start < 0 || end > len(c) || start > end {
+			return "", false
+		}
+		return c[start:end], true
+	}
 }
 
 // hits loads the chunks of scored results and attaches their scores.

@@ -47,6 +47,9 @@ type IndexOutput struct {
 	OmittedSkipped int           `json:"omittedSkipped" jsonschema:"skipped files left out of the list to fit the budget"`
 	TookMs         float64       `json:"tookMs"`
 	Index          IndexStats    `json:"index" jsonschema:"the index after the run"`
+	// Warnings say what the run found wrong with the index, such as an
+	// embedder that reads one of its languages poorly.
+	Warnings []string `json:"warnings,omitempty" jsonschema:"what the run found wrong, e.g. an embedding model that reads a language of the documents poorly, and what to do"`
 	Measured
 }
 
@@ -57,24 +60,21 @@ type SkippedFile struct {
 	Error  string `json:"error,omitempty"`
 }
 
-// IndexProgress is where an index run is.
+// IndexProgress is where an index run is: the counts of index.Progress
+// (sources read, chunks made, embedded and written, the rate and the time
+// left), which every face shows.
 type IndexProgress struct {
-	// Read counts the sources read so far.
-	Read int
-	// Written counts the sources added or updated so far.
-	Written int
-	Chunks  int
+	index.Progress
 	// Final marks the last report, after everything was written.
 	Final bool
 }
 
 // String says it for people.
 func (p IndexProgress) String() string {
-	msg := fmt.Sprintf("read %d source(s); wrote %d, %d chunks", p.Read, p.Written, p.Chunks)
 	if p.Final {
-		msg = "done: " + msg
+		return fmt.Sprintf("done: read %d source(s); wrote %d, %d chunks", p.Read, p.Written, p.Chunks)
 	}
-	return msg
+	return p.Progress.String()
 }
 
 // IndexResult reports an index run.
@@ -92,6 +92,9 @@ func (r IndexResult) Output(items int) IndexOutput {
 		Embedded: r.Embedded, Skipped: r.Skipped[:items], OmittedSkipped: len(r.Skipped) - items, TookMs: ms(r.Took), Index: r.Index}
 	if out.Skipped == nil {
 		out.Skipped = []SkippedFile{}
+	}
+	for _, p := range r.PoorFit {
+		out.Warnings = append(out.Warnings, p.Warning())
 	}
 	return out
 }
@@ -182,7 +185,7 @@ func (t *Toolset) Index(ctx context.Context, in IndexInput, progress func(IndexP
 		final = p
 		if progress != nil && time.Since(last) > progressEvery {
 			last = time.Now()
-			progress(IndexProgress{Read: p.Read, Written: p.Written, Chunks: p.Chunks})
+			progress(IndexProgress{Progress: p})
 		}
 	}
 	release, err := t.confine(&opt.Source, in.AnyPath)
@@ -209,7 +212,8 @@ func (t *Toolset) Index(ctx context.Context, in IndexInput, progress func(IndexP
 		return res, err
 	}
 	if progress != nil {
-		progress(IndexProgress{Read: final.Read, Written: rep.Added + rep.Updated, Chunks: rep.Chunks, Final: true})
+		final.Written, final.Chunks, final.Reading = rep.Added+rep.Updated, rep.Chunks, false
+		progress(IndexProgress{Progress: final, Final: true})
 	}
 	if res.Index, err = t.stats(ctx); err != nil {
 		return res, err

@@ -342,7 +342,10 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 	err := s.startTask("job:"+id, func(ctx context.Context) {
 		j.add("start", map[string]string{"path": target})
 		res, err := s.tools.Index(ctx, tools.IndexInput{Files: []string{target}}, func(p tools.IndexProgress) {
-			j.add("progress", map[string]any{"read": p.Read, "written": p.Written, "chunks": p.Chunks, "final": p.Final, "text": p.String()})
+			done, total := p.Work()
+			left, _ := p.Left()
+			j.add("progress", map[string]any{"read": p.Read, "written": p.Written, "chunks": p.Chunks, "final": p.Final, "text": p.String(),
+				"done": done, "total": total, "reading": p.Reading, "embedding": p.Embedding, "rate": p.Rate(), "leftMs": left.Milliseconds()})
 			s.hub.publish("job:"+id, message{})
 		})
 		if err != nil {

