@@ -48,9 +48,10 @@ type Options struct {
 // goroutines at once. The zero value is the default analyzer; an Analyzer
 // must not be copied after first use.
 type Analyzer struct {
-	opt  Options
-	pool sync.Pool // of *scratch
-	ja   jaMemo    // the terms of short Japanese runs already analysed
+	opt   Options
+	pool  sync.Pool // of *scratch
+	ja    jaMemo    // the terms of short Japanese runs already analysed
+	stems stemCache // the stems of words already stemmed
 }
 
 // New returns an analyzer with the given options.
@@ -282,7 +283,9 @@ func (a *Analyzer) run(sc *scratch, text string) {
 		sc.norm = norm.NFKC.AppendString(sc.norm[:0], text)
 		s = string(sc.norm)
 	}
-	t := tokenizer{a: a, sc: sc, ja: a.Version() >= 2 && hasKana(s)}
+	// Kana are three bytes led by 0xE3: text without that byte (all English
+	// text) is known not to be Japanese after one vectorised scan.
+	t := tokenizer{a: a, sc: sc, ja: a.Version() >= 2 && strings.IndexByte(s, 0xE3) >= 0 && hasKana(s)}
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
@@ -488,7 +491,7 @@ func (t *tokenizer) endWord() {
 		return
 	}
 	if !t.a.opt.NoStem && isASCIILower(tok) {
-		tok = porterStem(tok)
+		tok = t.a.stems.stem(tok)
 	}
 	t.emit(tok)
 }
