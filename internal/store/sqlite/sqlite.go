@@ -80,6 +80,8 @@ type Store struct {
 
 	// codec compresses and decompresses the content blocks.
 	codec *codec
+	// hits keeps Hits' statements prepared.
+	hits idStmts
 
 	// writeMu serialises writers inside this process; SQLite serialises
 	// processes (BEGIN IMMEDIATE with a busy timeout).
@@ -221,6 +223,7 @@ func (s *Store) Close() error {
 	}
 	s.codec.close()
 	s.vcache.close()
+	s.hits.close()
 	return s.db.Close()
 }
 

@@ -48,10 +48,10 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 			return err
 		}
 		firstID := nextID
-		insSrc := newInserter(ctx, tx, `INSERT INTO sources(id, uri, type, format, title, hash, size, chunks, indexed_at)`, 9)
-		insContent := newInserter(ctx, tx, `INSERT INTO content_blocks(source_id, blk, data)`, 3)
-		insChunk := newInserter(ctx, tx, `INSERT INTO chunks(id, source_id, idx, text, heading, start_line, end_line, start_byte, end_byte, tokens, terms, chash)`, 12)
-		insTermless := newInserter(ctx, tx, `INSERT INTO termless_chunks(id, seg)`, 2)
+		insSrc := newInserter(ctx, tx, `INSERT OR ROLLBACK INTO sources(id, uri, type, format, title, hash, size, chunks, indexed_at)`, 9)
+		insContent := newInserter(ctx, tx, `INSERT OR ROLLBACK INTO content_blocks(source_id, blk, data)`, 3)
+		insChunk := newInserter(ctx, tx, `INSERT OR ROLLBACK INTO chunks(id, source_id, idx, text, heading, start_line, end_line, start_byte, end_byte, tokens, terms, chash)`, 12)
+		insTermless := newInserter(ctx, tx, `INSERT OR ROLLBACK INTO termless_chunks(id, seg)`, 2)
 		for i, sd := range batch {
 			src := sd.Source
 			if err := insSrc.add(src.ID, src.URI, string(src.Type), string(src.Format), src.Title,
