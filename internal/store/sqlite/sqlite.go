@@ -86,7 +86,21 @@ type Store struct {
 	// writeMu serialises writers inside this process; SQLite serialises
 	// processes (BEGIN IMMEDIATE with a busy timeout).
 	writeMu sync.Mutex
+	// wconn is the connection every write transaction runs on (under
+	// writeMu), opened at the first write and kept, with a page cache of
+	// writeCacheKiB: see writeConn.
+	wconn *sql.Conn
 }
+
+// writeCacheKiB is the page cache of the write connection. Every batch
+// inserts into indexes whose keys are random (source IDs, a chunk's source,
+// terms), so it touches pages all over them; with the 16 MB the other
+// connections keep, SQLite spent a fifth of the write transaction reading
+// pages back and spilling them. In profiles of the 300,000-chunk bench the
+// transaction's row inserts took about a quarter less CPU (against the
+// same analysis) with 32 MB; 64 MB did no better and held 70 MB more while
+// indexing. The cache fills only as far as the index has pages.
+const writeCacheKiB = 32 << 10
 
 var _ store.Driver = (*Store)(nil)
 
@@ -224,6 +238,7 @@ func (s *Store) Close() error {
 	s.codec.close()
 	s.vcache.close()
 	s.hits.close()
+	s.closeWriteConn()
 	return s.db.Close()
 }
 
@@ -231,15 +246,63 @@ func (s *Store) Close() error {
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
+	conn, err := s.writeConn(ctx)
 	if err != nil {
+		return s.wrapBusy(err)
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		s.dropWriteConn(err)
 		return s.wrapBusy(err)
 	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
+		s.dropWriteConn(err)
 		return s.wrapBusy(err)
 	}
-	return s.wrapBusy(tx.Commit())
+	err = tx.Commit()
+	s.dropWriteConn(err)
+	return s.wrapBusy(err)
+}
+
+// writeConn returns the write connection, opening it if need be; writeMu
+// is held. One connection keeps the index's hot pages in its cache from
+// one batch to the next, and the readers' connections keep their smaller
+// caches. Settle closes it at the end of a run of writes.
+func (s *Store) writeConn(ctx context.Context) (*sql.Conn, error) {
+	if s.wconn != nil {
+		return s.wconn, nil
+	}
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.ExecContext(ctx, `PRAGMA cache_size = -`+strconv.Itoa(writeCacheKiB)); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	s.wconn = conn
+	return conn, nil
+}
+
+// closeWriteConn closes the write connection, and so frees its cache.
+func (s *Store) closeWriteConn() {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if s.wconn != nil {
+		s.wconn.Close()
+		s.wconn = nil
+	}
+}
+
+// dropWriteConn closes the write connection after an error that may have
+// left it unusable (the next write opens another); writeMu is held.
+func (s *Store) dropWriteConn(err error) {
+	if err == nil || s.wconn == nil {
+		return
+	}
+	s.wconn.Close()
+	s.wconn = nil
 }
 
 func (s *Store) wrapBusy(err error) error {

@@ -114,9 +114,13 @@ const settledWAL = 1 << 20
 var _ store.Settler = (*Store)(nil)
 
 // Settle implements store.Settler: after a run of writes the WAL is
-// checkpointed into the index and truncated, so that a process that stays
-// open (the MCP server after sagasu_index) does not keep the run's WAL.
-func (s *Store) Settle(ctx context.Context) { s.trimWAL(ctx, settledWAL) }
+// checkpointed into the index and truncated, and the write connection with
+// its page cache closed, so that a process that stays open (the MCP server
+// after sagasu_index) keeps neither the run's WAL nor its cache.
+func (s *Store) Settle(ctx context.Context) {
+	s.trimWAL(ctx, settledWAL)
+	s.closeWriteConn()
+}
 
 // walLimit is the size the WAL is kept to (journal_size_limit in Open).
 // At 16 MB the truncating checkpoint ran after nearly every 8 MB batch of a
