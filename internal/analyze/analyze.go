@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strconv"
 	"strings"
@@ -279,7 +280,7 @@ type tokenizer struct {
 // run analyses text, appending terms to sc.
 func (a *Analyzer) run(sc *scratch, text string) {
 	s := text
-	if norm.NFKC.QuickSpanString(text) != len(text) {
+	if !isASCII(text) && norm.NFKC.QuickSpanString(text) != len(text) {
 		sc.norm = norm.NFKC.AppendString(sc.norm[:0], text)
 		s = string(sc.norm)
 	}
@@ -383,6 +384,23 @@ func (t *tokenizer) wordASCII(run string) {
 		tok = append(tok, c)
 	}
 	t.sc.tok = tok
+}
+
+// isASCII reports whether s is all ASCII, which NFKC leaves as it is:
+// eight bytes at a time, faster than asking the normaliser.
+func isASCII(s string) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if binary.LittleEndian.Uint64([]byte(s[i:i+8]))&0x8080808080808080 != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 func isASCIIAlnum(c byte) bool {
