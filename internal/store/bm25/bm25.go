@@ -508,6 +508,15 @@ func NewAccumulator(p Params, c Corpus) *Accumulator {
 	return &Accumulator{nm: newNorms(p, c), docs: c.Docs}
 }
 
+// Reserve makes room for the chunks of at most postings postings (the sum
+// of the query's document frequencies bounds them), so that the list of
+// chunks seen does not grow by copying as the rows are added.
+func (a *Accumulator) Reserve(postings int) {
+	if n := min(postings, a.docs); n > cap(a.touched) {
+		a.touched = slices.Grow(a.touched, n)
+	}
+}
+
 // Add scores one row of a term's postings, df being the term's document
 // frequency over the whole index. Data that does not decode is
 // ErrCorrupt.
