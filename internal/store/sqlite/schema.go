@@ -137,6 +137,9 @@ var migrations = []string{
 	// are): its keys are random, so every batch of a keyword-only index
 	// paid an insert in pages all over it (9.7 MB at 100,000 chunks).
 	`DROP INDEX IF EXISTS chunks_chash;`,
+	// 9: the dictionaries content blocks are compressed with (dict.go),
+	// under the zstd dictionary ID their frames name.
+	`CREATE TABLE content_dicts(id INTEGER PRIMARY KEY, data BLOB NOT NULL);`,
 }
 
 // SchemaVersion is the schema version this build writes.

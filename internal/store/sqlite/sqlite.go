@@ -61,6 +61,8 @@ type Options struct {
 	// queryOnly, when set (by tests), opens the file as a reader that may
 	// not write, as a read-only file or mount does.
 	queryOnly bool
+	// dictMinBatch, when set (by tests), replaces dictMinBatch.
+	dictMinBatch int
 }
 
 // Store is the SQLite store.Driver.
@@ -161,6 +163,7 @@ func openDriver(ctx context.Context, path string, opt Options) (*Store, error) {
 		return nil, fmt.Errorf("open index %q: %w", path, err)
 	}
 	s := &Store{db: db, path: path, an: an, cacheVectors: opt.CacheVectors, approxVectors: opt.ApproxVectors, codec: cd, goneKept: goneKept}
+	cd.dict.load, cd.dict.minBatch = s.dictionaries, cmp.Or(opt.dictMinBatch, dictMinBatch)
 	if opt.CacheKeyword {
 		s.kcache = bm25.NewCache(opt.KeywordCacheBytes)
 	}

@@ -22,12 +22,24 @@ func (s *Store) Replace(ctx context.Context, batch []store.SourceData) error {
 	// built, so that one large source costs its encoded postings, not the
 	// terms of all its chunks.
 	prep := segment.Prepare(s.an, batch)
-	// Compressed before the lock as well.
+	// Compressed before the lock as well, with the index's dictionary
+	// (made from this batch when the index has none and it is large).
+	contents := make([]string, len(batch))
+	for i, sd := range batch {
+		contents[i] = sd.Content
+	}
+	enc, dict, err := s.codec.dict.encoderFor(ctx, contents)
+	if err != nil {
+		return err
+	}
 	blocks := make([][][]byte, len(batch))
 	for i, sd := range batch {
-		blocks[i] = s.codec.blocks(sd.Content)
+		blocks[i] = s.codec.blocks(enc, sd.Content)
 	}
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		if err := storeDict(ctx, tx, dict); err != nil {
+			return err
+		}
 		ids := make([]string, 0, len(batch))
 		for _, sd := range batch {
 			ids = append(ids, sd.Source.ID)
