@@ -125,7 +125,7 @@ func (s *Store) Hits(ctx context.Context, ids []int64) ([]doc.Hit, error) {
 		var src doc.Source
 		var typ, format string
 		var span bool
-		var block []byte
+		var block sql.RawBytes // decoded at once, before the next row
 		c, err := sqlrows.ScanChunk(rows, &span, &block, &src.URI, &typ, &format, &src.Title, &src.ContentHash, &src.Size, &src.Chunks, &src.IndexedAt)
 		if err != nil {
 			return nil, err
