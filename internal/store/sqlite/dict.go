@@ -53,6 +53,7 @@ type dictCodec struct {
 	enc  *zstd.Encoder   // with cur
 	dec  *zstd.Decoder   // with every loaded dictionary; nil: none loaded
 	have map[uint32]bool // the dictionaries dec knows
+	old  []*zstd.Decoder // decoders dec replaced, closed with the codec
 	// load reads the stored dictionaries (Store.dictionaries).
 	load func(context.Context) ([]dictionary, error)
 	// minBatch is dictMinBatch (tests lower it).
@@ -148,7 +149,10 @@ func (d *dictCodec) learnLocked(dicts []dictionary) error {
 		return fmt.Errorf("make content decompressor: %w", err)
 	}
 	if d.dec != nil {
-		d.dec.Close()
+		// Another goroutine may be decoding with it: it is closed with
+		// the codec (dictionaries are added a few times in an index's
+		// life).
+		d.old = append(d.old, d.dec)
 	}
 	d.dec, d.have = dec, have
 	return nil
@@ -190,6 +194,9 @@ func (d *dictCodec) close() {
 	}
 	if d.dec != nil {
 		d.dec.Close()
+	}
+	for _, dec := range d.old {
+		dec.Close()
 	}
 }
 
