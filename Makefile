@@ -8,7 +8,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 SCIFACT   ?= ../shared/data/scifact
 DEMO_DB   := .sagasu/demo.db
 
-.PHONY: all build demo test unit crossbuild lint fmt-check vet staticcheck eval bench clean release-snapshot
+.PHONY: all build demo test unit crossbuild lint fmt-check vet staticcheck eval bench peers clean release-snapshot
 
 all: build
 
@@ -59,6 +59,11 @@ eval: build
 # Indexing throughput and query latency at 100,000 chunks.
 bench: build
 	$(BIN) bench --chunks 100000 --corpus $(SCIFACT)/corpus.jsonl
+
+# sagasu beside tantivy, Lucene and PISA on the same chunks and queries
+# (installs them under .tools/peers; slow; not part of make test).
+peers: build
+	SAGASU=$(BIN) DATA=$(SCIFACT) bash scripts/peers.sh
 
 # Release archives for linux/darwin/windows x amd64/arm64, a CycloneDX SBOM
 # per binary and checksums.txt, into dist/ (slow: six builds; not part of

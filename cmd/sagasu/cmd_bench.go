@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -23,6 +24,7 @@ func newBenchCmd(g *globals) *cobra.Command {
 		vchanges                   int
 		buildLimit                 time.Duration
 		vectorsFrom                string
+		queriesFile, exportChunks  string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -44,7 +46,12 @@ and the memory of each; then --vector-changes vectors are linked into the
 graph one at a time and as many deleted and repaired, and the graph is
 timed again. --vector-build-limit bounds the graph's build (at a million
 vectors it takes many minutes on two cores): past it the scans' numbers are
-printed and the graph's are not. No model server is needed.`,
+printed and the graph's are not. No model server is needed.
+
+--export-chunks FILE writes the chunks --chunks N would index, one JSON
+object a line (id, title, heading, text), and indexes nothing: other search
+engines fed that file index exactly the same text (scripts/peers.sh).
+--queries-file times the queries of another queries.jsonl.`,
 		Example: `  sagasu bench --chunks 100000 --corpus ../shared/data/scifact/corpus.jsonl
   sagasu bench --vectors 100000 --dim 384
   sagasu bench --vectors 100000 --vectors-from index-with-embeddings.db`,
@@ -79,7 +86,15 @@ printed and the graph's are not. No model server is needed.`,
 			if err != nil {
 				return err
 			}
-			qs := benchQueries(filepath.Join(filepath.Dir(corpus), "queries.jsonl"), texts)
+			if exportChunks != "" {
+				return benchExport(g, a, texts, chunks, exportChunks)
+			}
+			if queriesFile == "" {
+				queriesFile = filepath.Join(filepath.Dir(corpus), "queries.jsonl")
+			} else if _, err := os.Stat(queriesFile); err != nil {
+				return usagef("--queries-file: %v", err)
+			}
+			qs := benchQueries(queriesFile, texts)
 			mi, err := openMeasureIndex(ctx, cmd, a, "bench")
 			if err != nil {
 				return err
@@ -121,6 +136,9 @@ printed and the graph's are not. No model server is needed.`,
 				fmt.Fprintf(g.stdout, "warm-up    %.2f s to load the caches of a long-running process\n", res.WarmSeconds)
 			}
 			fmt.Fprintf(g.stdout, "queries    %d (%s, k=%d): p50 %.2f ms, p99 %.2f ms from warm caches\n", res.Queries, res.Mode, a.Config.Search.K, res.Latency.P50, res.Latency.P99)
+			if s := res.StoreLatency; s != nil {
+				fmt.Fprintf(g.stdout, "store      p50 %.2f ms, p99 %.2f ms for chunk IDs and scores alone (no re-rank, no text)\n", s.P50, s.P99)
+			}
 			if res.Cold != nil {
 				fmt.Fprintf(g.stdout, "cold       p50 %.2f ms, p99 %.2f ms without caches (as sagasu query); open+query+close p50 %.2f ms, p99 %.2f ms\n", res.Cold.P50, res.Cold.P99, res.OneShot.P50, res.OneShot.P99)
 			}
@@ -141,6 +159,8 @@ printed and the graph's are not. No model server is needed.`,
 	f.IntVar(&ef, "hnsw-ef", 0, "HNSW search list length (0: the default, 96)")
 	f.IntVar(&vchanges, "vector-changes", 1000, "vectors added to and then deleted from the graph in place, after the build (0: none)")
 	f.DurationVar(&buildLimit, "vector-build-limit", 0, "stop the graph's build after this long and report the scans only (0: no limit)")
+	f.StringVar(&queriesFile, "queries-file", "", "queries.jsonl to time (default: the one beside --corpus, else corpus sentences)")
+	f.StringVar(&exportChunks, "export-chunks", "", "write the chunks --chunks N makes to this JSONL file and index nothing")
 	f.StringVar(&vectorsFrom, "vectors-from", "", "SQLite index whose embeddings the vector section draws from (default: synthetic clusters)")
 	addEmbedderFlags(f)
 	f.IntP("k", "k", 10, "results per query")
@@ -157,6 +177,27 @@ func benchQueries(path string, texts []string) []string {
 		qs = append(qs, snippet(texts[i], 80))
 	}
 	return qs
+}
+
+// benchExport writes the bench's chunks to path (see eval.ExportChunks)
+// and says how many, as JSON with --json.
+func benchExport(g *globals, a *app.App, texts []string, n int, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--export-chunks: %w", err)
+	}
+	sum, err := eval.ExportChunks(f, texts, n, 1, a.ChunkOptions())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("export chunks to %s: %w", path, err)
+	}
+	if a.Config.JSON {
+		return writeJSON(g.stdout, sum)
+	}
+	fmt.Fprintf(g.stdout, "exported   %d chunks of %d sources (%.1f MB of text) to %s\n", sum.Chunks, sum.Sources, sum.MB, path)
+	return nil
 }
 
 // benchVectors runs the vector section and prints it unless JSON output

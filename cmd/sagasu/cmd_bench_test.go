@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -54,5 +56,76 @@ func TestBenchVectorSection(t *testing.T) {
 	}
 	if res.Vectors != 3000 || res.Portable.Recall != 1 || res.Approx.Recall < 0.9 {
 		t.Errorf("bench --json = %+v: want 3000 vectors, portable recall 1, HNSW recall >= 0.9", res)
+	}
+}
+
+// TestBenchKeywordSection runs the keyword bench on a small corpus: it
+// reports the store's own latency beside the engine's and the keyword
+// cache's size, and --export-chunks writes the chunks it indexes (one JSON
+// line each) without indexing them; --queries-file times other queries.
+func TestBenchKeywordSection(t *testing.T) {
+	dir := t.TempDir()
+	var corpus, queries strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&corpus, `{"_id": "d%d", "title": "Paper %d", "text": "Cells of type %d grow. Proteins fold in tissue %d. The membrane protein binds ligand %d."}`+"\n", i, i, i%7, i%5, i%3)
+	}
+	fmt.Fprintln(&queries, `{"_id": "q1", "text": "protein binds ligand"}`)
+	fmt.Fprintln(&queries, `{"_id": "q2", "text": "cells grow in tissue"}`)
+	for name, text := range map[string]string{"corpus.jsonl": corpus.String(), "queries.jsonl": queries.String(), "other.jsonl": `{"_id": "o", "text": "membrane"}` + "\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(args ...string) []byte {
+		var out, errb bytes.Buffer
+		g := &globals{stdout: &out, stderr: &errb, stdin: strings.NewReader(""), environ: []string{"HOME=" + dir}}
+		root := newRootCmd(g)
+		root.SetArgs(append([]string{"--json", "bench", "--corpus", filepath.Join(dir, "corpus.jsonl"), "--chunks", "300", "--mode", "keyword"}, args...))
+		root.SetOut(&out)
+		root.SetErr(&errb)
+		if err := root.ExecuteContext(context.Background()); err != nil {
+			t.Fatalf("bench %v: %v\n%s", args, err, errb.String())
+		}
+		return out.Bytes()
+	}
+	var res struct {
+		Chunks  int `json:"chunks"`
+		Queries int `json:"queries"`
+		Latency struct {
+			P50 float64 `json:"p50"`
+		} `json:"latencyMs"`
+		Store *struct {
+			P50 float64 `json:"p50"`
+		} `json:"storeLatencyMs"`
+		CacheMB float64 `json:"keywordCacheMb"`
+	}
+	if err := json.Unmarshal(run(), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Chunks < 300 || res.Queries != 2 || res.Store == nil || res.Store.P50 <= 0 || res.Latency.P50 <= 0 || res.CacheMB <= 0 {
+		t.Errorf("keyword bench = %+v: want 300+ chunks, 2 queries, engine and store latencies, a keyword cache", res)
+	}
+	if err := json.Unmarshal(run("--queries-file", filepath.Join(dir, "other.jsonl")), &res); err != nil || res.Queries != 1 {
+		t.Errorf("bench --queries-file timed %d queries (%v), want the file's 1", res.Queries, err)
+	}
+	exported := filepath.Join(dir, "chunks.jsonl")
+	var sum struct {
+		Sources, Chunks int
+		MB              float64
+	}
+	if err := json.Unmarshal(run("--export-chunks", exported), &sum); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(exported)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if sum.Sources != 300 || sum.Chunks != res.Chunks || len(lines) != sum.Chunks || sum.MB <= 0 {
+		t.Errorf("export: %+v and %d lines; want 300 sources and the %d chunks the bench indexes", sum, len(lines), res.Chunks)
+	}
+	var first struct{ ID, Title, Text string }
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || first.ID == "" || first.Title == "" || first.Text == "" {
+		t.Errorf("first exported line %q: %+v, %v", lines[0], first, err)
 	}
 }

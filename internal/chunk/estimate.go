@@ -225,9 +225,14 @@ func wordCost(s string, i int) (end, cost int) {
 	for j < len(s) {
 		switch byteClass[s[j]] {
 		case cLower:
-			ascii++
+			// Most of a word: a run of lower-case letters, taken whole.
+			k := j + 1
+			for k < len(s) && byteClass[s[k]] == cLower {
+				k++
+			}
+			ascii += k - j
 			prevLower = true
-			j++
+			j = k
 			continue
 		case cUpper:
 			ascii++

@@ -111,9 +111,13 @@ func (ix *Indexer) Sync(ctx context.Context, root string, paths []string) (Repor
 	refused := map[string]bool{}
 	var batch []store.SourceData
 	var mu sync.Mutex
+	// A sync reports no progress of its own (a watch runs many small
+	// ones), but measures the embedder's fit like any index run.
+	m := newMeter(nil, ix.opt.Embedder != nil)
+	fit := newFitter(ix.opt.Embedder)
 	size := 0
 	write := func(remove []string) error {
-		if err := ix.embed(ctx, batch, &rep, &mu); err != nil {
+		if err := ix.embed(ctx, batch, &rep, &mu, m, fit); err != nil {
 			return err
 		}
 		n, err := ix.store.Apply(ctx, batch, remove)
@@ -183,6 +187,11 @@ func (ix *Indexer) Sync(ctx context.Context, root string, paths []string) (Repor
 		if st, ok := ix.store.(store.Settler); ok {
 			st.Settle(context.WithoutCancel(ctx))
 		}
+		poor, err := fit.save(ctx, ix)
+		if err != nil {
+			return rep, fmt.Errorf("save how the embedder covers the index's languages: %w", err)
+		}
+		rep.PoorFit = poor
 	}
 	rep.Took = time.Since(start)
 	return rep, nil

@@ -190,6 +190,12 @@ func (e *Engine) keyword(ctx context.Context, query string, k int, f store.Filte
 	return scored[:min(k, len(scored))], hits, nil
 }
 
+// KeywordTerms returns the terms a keyword search for query looks up: its
+// analysed terms without the question words (see contentTerms).
+func (e *Engine) KeywordTerms(query string) []string {
+	return e.contentTerms(e.an.QueryTerms(query))
+}
+
 // questionWords frame a question without saying what it is about ("how do
 // I …", "what is …"). The index keeps them, as the analyzer is pinned, but
 // in a query they match code samples and chatty prose rather than the page

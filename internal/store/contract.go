@@ -354,6 +354,15 @@ func (c *contract) Warm(ctx context.Context) error {
 	return nil
 }
 
+// KeywordCacheBytes reports the memory of the driver's keyword cache (0
+// for a driver without one), which the bench prints.
+func (c *contract) KeywordCacheBytes() int64 {
+	if k, ok := c.d.(interface{ KeywordCacheBytes() int64 }); ok {
+		return k.KeywordCacheBytes()
+	}
+	return 0
+}
+
 // Settle implements Settler for a driver that tidies up after writes; for
 // one that does not it does nothing.
 func (c *contract) Settle(ctx context.Context) {

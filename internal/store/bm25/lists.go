@@ -274,6 +274,7 @@ type listBuilder struct {
 	ids    []uint32
 	scores []float32
 	sc     listScratch
+	memo   contribMemo
 }
 
 // newListBuilder returns a builder for lists scored with p against c,
@@ -318,7 +319,7 @@ func (b *listBuilder) list(l List) (*cachedList, error) {
 	idf := IDF(b.docs, df)
 	var wide bool
 	for _, r := range rows {
-		err := b.nm.contributions(r.data, idf, func(id uint64, v float32) {
+		err := b.nm.contributions(r.data, idf, &b.memo, func(id uint64, v float32) {
 			if id > math.MaxUint32 {
 				wide = true
 				return

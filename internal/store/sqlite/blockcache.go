@@ -3,8 +3,11 @@ package sqlite
 import (
 	"bytes"
 	"container/list"
+	"errors"
 	"hash/maphash"
 	"sync"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // blockCacheBytes bounds the decompressed text blockCache keeps.
@@ -81,6 +84,9 @@ func (c *codec) decode(comp []byte) (string, error) {
 		return text, nil
 	}
 	raw, err := c.dec.DecodeAll(comp, nil)
+	if errors.Is(err, zstd.ErrUnknownDictionary) {
+		raw, err = c.dict.decode(comp)
+	}
 	if err != nil {
 		return "", err
 	}

@@ -54,7 +54,7 @@ func TestBlockCacheBound(t *testing.T) {
 	var texts []string
 	for i := range 200 {
 		text := strings.Repeat(fmt.Sprintf("block %d; ", i), 100)
-		comps = append(comps, cd.blocks(text)[0])
+		comps = append(comps, cd.blocks(nil, text)[0])
 		texts = append(texts, text)
 		if got, err := cd.decode(comps[i]); err != nil || got != text {
 			t.Fatalf("decode block %d = %.20q, %v", i, got, err)

@@ -58,8 +58,9 @@ func (s *Store) spanFromBlock(c *doc.Chunk, data []byte) error {
 // codec compresses content blocks. One per Store: a zstd encoder is costly
 // to make and both are safe for concurrent use.
 type codec struct {
-	enc   *zstd.Encoder
-	dec   *zstd.Decoder
+	enc   *zstd.Encoder // without a dictionary
+	dec   *zstd.Decoder // without a dictionary
+	dict  dictCodec     // with the index's dictionaries (dict.go)
 	cache *blockCache
 }
 
@@ -82,13 +83,18 @@ func newCodec() (*codec, error) {
 func (c *codec) close() {
 	c.enc.Close()
 	c.dec.Close()
+	c.dict.close()
 }
 
-// blocks compresses content into its stored blocks.
-func (c *codec) blocks(content string) [][]byte {
+// blocks compresses content into its stored blocks, with enc (nil: without
+// a dictionary).
+func (c *codec) blocks(enc *zstd.Encoder, content string) [][]byte {
+	if enc == nil {
+		enc = c.enc
+	}
 	out := make([][]byte, 0, (len(content)+blockSize-1)/blockSize)
 	for off := 0; off < len(content); off += blockSize {
-		out = append(out, c.enc.EncodeAll([]byte(content[off:min(off+blockSize, len(content))]), nil))
+		out = append(out, enc.EncodeAll([]byte(content[off:min(off+blockSize, len(content))]), nil))
 	}
 	return out
 }

@@ -8,6 +8,11 @@ import (
 
 // inserter writes rows with multi-row INSERT statements: each statement
 // costs far more than a row does, so rows are sent rowsPerStmt at a time.
+// The write path's statements say INSERT OR ROLLBACK: a failed write
+// abandons its whole transaction anyway, and a constraint that can only end
+// it that way needs no statement journal, into which SQLite otherwise
+// copies the pages a multi-row INSERT touches (at 300,000 chunks the copies
+// fell from 4.7 to 3.3 s of about 100 s of CPU; the rest are page spills).
 type inserter struct {
 	ctx   context.Context
 	tx    *sql.Tx

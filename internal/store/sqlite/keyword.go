@@ -97,6 +97,11 @@ func (s *Store) scoreStored(ctx context.Context, terms []string, k int, allow fu
 			return err
 		}
 		acc := bm25.NewAccumulator(s.params, corpus)
+		postings := 0
+		for _, n := range df {
+			postings += n
+		}
+		acc.Reserve(postings)
 		byTerm, err := conn.PrepareContext(ctx, `SELECT data FROM postings WHERE term = ?`)
 		if err != nil {
 			return err

@@ -138,7 +138,7 @@ func (t segTx) Scan(ctx context.Context, segs []int64, fn func(term string, data
 // segments at the end would have SQLite collect every key in a temporary
 // table first.
 func (t segTx) WriteMerged(ctx context.Context, segs []int64, rows []segment.Row) error {
-	ins := newInserter(ctx, t.tx, `INSERT INTO postings(term, seg, n, data)`, 4)
+	ins := newInserter(ctx, t.tx, `INSERT OR ROLLBACK INTO postings(term, seg, n, data)`, 4)
 	for _, r := range rows {
 		if err := ins.add(r.Term, r.Seg, r.N, r.Data); err != nil {
 			return err
@@ -176,7 +176,7 @@ func writeSegment(ctx context.Context, tx *sql.Tx, seg int64, b *bm25.Builder, b
 	if b.Docs == 0 {
 		return nil
 	}
-	ins := newInserter(ctx, tx, `INSERT INTO postings(term, seg, n, data)`, 4)
+	ins := newInserter(ctx, tx, `INSERT OR ROLLBACK INTO postings(term, seg, n, data)`, 4)
 	for _, t := range b.Terms() {
 		data, n := b.Encoded(t, base)
 		if err := ins.add(t, seg, n, data); err != nil {

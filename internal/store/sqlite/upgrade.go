@@ -45,7 +45,7 @@ func (s *Store) splitContents(ctx context.Context, tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, `SELECT content FROM contents WHERE source_id = ?`, id).Scan(&content); err != nil {
 			return fmt.Errorf("read content of source %s: %w", id, err)
 		}
-		for k, b := range s.codec.blocks(content) {
+		for k, b := range s.codec.blocks(nil, content) {
 			if err := ins.add(id, k, b); err != nil {
 				return fmt.Errorf("write content of source %s: %w", id, err)
 			}

@@ -48,6 +48,11 @@ func (s *Store) InitVectors(ctx context.Context, dim int) error {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("create vector table: %w", err)
 		}
+		// Stored vectors are found again by the hash of their chunk's
+		// context text (VectorsByHash).
+		if _, err := tx.ExecContext(ctx, createHashIndex); err != nil {
+			return fmt.Errorf("create vector table: %w", err)
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, metaVectorDim, strconv.Itoa(dim)); err != nil {
 			return err
 		}

@@ -33,12 +33,21 @@ func (s *Store) Apply(ctx context.Context, batch []store.SourceData, remove []st
 	// built, so that one large source costs its encoded postings, not the
 	// terms of all its chunks.
 	prep := segment.Prepare(s.an, batch)
-	// Compressed before the lock as well.
+	// Compressed before the lock as well, with the index's dictionary
+	// (made from this batch when the index has none and it is large).
+	contents := make([]string, len(batch))
+	for i, sd := range batch {
+		contents[i] = sd.Content
+	}
+	enc, dict, err := s.codec.dict.encoderFor(ctx, contents)
+	if err != nil {
+		return 0, err
+	}
 	blocks := make([][][]byte, len(batch))
 	for i, sd := range batch {
-		blocks[i] = s.codec.blocks(sd.Content)
+		blocks[i] = s.codec.blocks(enc, sd.Content)
 	}
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err = s.tx(ctx, func(tx *sql.Tx) error {
 		if len(remove) > 0 {
 			n, err := s.deleteTx(ctx, tx, remove)
 			if err != nil {
@@ -48,6 +57,9 @@ func (s *Store) Apply(ctx context.Context, batch []store.SourceData, remove []st
 		}
 		if len(batch) == 0 {
 			return nil
+		}
+		if err := storeDict(ctx, tx, dict); err != nil {
+			return err
 		}
 		ids := make([]string, 0, len(batch))
 		for _, sd := range batch {
@@ -69,10 +81,10 @@ func (s *Store) Apply(ctx context.Context, batch []store.SourceData, remove []st
 			return err
 		}
 		firstID := nextID
-		insSrc := newInserter(ctx, tx, `INSERT INTO sources(id, uri, type, format, title, hash, size, chunks, indexed_at)`, 9)
-		insContent := newInserter(ctx, tx, `INSERT INTO content_blocks(source_id, blk, data)`, 3)
-		insChunk := newInserter(ctx, tx, `INSERT INTO chunks(id, source_id, idx, text, heading, start_line, end_line, start_byte, end_byte, tokens, terms, chash)`, 12)
-		insTermless := newInserter(ctx, tx, `INSERT INTO termless_chunks(id, seg)`, 2)
+		insSrc := newInserter(ctx, tx, `INSERT OR ROLLBACK INTO sources(id, uri, type, format, title, hash, size, chunks, indexed_at)`, 9)
+		insContent := newInserter(ctx, tx, `INSERT OR ROLLBACK INTO content_blocks(source_id, blk, data)`, 3)
+		insChunk := newInserter(ctx, tx, `INSERT OR ROLLBACK INTO chunks(id, source_id, idx, text, heading, start_line, end_line, start_byte, end_byte, tokens, terms, chash)`, 12)
+		insTermless := newInserter(ctx, tx, `INSERT OR ROLLBACK INTO termless_chunks(id, seg)`, 2)
 		for i, sd := range batch {
 			src := sd.Source
 			if err := insSrc.add(src.ID, src.URI, string(src.Type), string(src.Format), src.Title,
@@ -135,9 +147,13 @@ const settledWAL = 1 << 20
 var _ store.Settler = (*Store)(nil)
 
 // Settle implements store.Settler: after a run of writes the WAL is
-// checkpointed into the index and truncated, so that a process that stays
-// open (the MCP server after sagasu_index) does not keep the run's WAL.
-func (s *Store) Settle(ctx context.Context) { s.trimWAL(ctx, settledWAL) }
+// checkpointed into the index and truncated, and the write connection with
+// its page cache closed, so that a process that stays open (the MCP server
+// after sagasu_index) keeps neither the run's WAL nor its cache.
+func (s *Store) Settle(ctx context.Context) {
+	s.trimWAL(ctx, settledWAL)
+	s.closeWriteConn()
+}
 
 // walLimit is the size the WAL is kept to (journal_size_limit in Open).
 // At 16 MB the truncating checkpoint ran after nearly every 8 MB batch of a
