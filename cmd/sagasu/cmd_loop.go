@@ -118,10 +118,15 @@ in the same shape as sagasu query --json.`,
 			if err != nil {
 				return err
 			}
+			results := res.Results()
 			if a.Config.JSON {
-				return writeJSON(g.stdout, res.RunResult)
+				// The results in the shape of sagasu query --json.
+				return writeJSON(g.stdout, struct {
+					loop.RunResult
+					Results []tools.Result `json:"results"`
+				}{res.RunResult, results})
 			}
-			printRun(g.stdout, res.RunResult)
+			printRun(g.stdout, res.RunResult, results)
 			return nil
 		},
 	}
@@ -177,7 +182,7 @@ func searchK(a *app.App, maxIterations int) (int, error) {
 }
 
 // printRun writes a readable trace of a loop.
-func printRun(w io.Writer, res loop.RunResult) {
+func printRun(w io.Writer, res loop.RunResult, results []tools.Result) {
 	fmt.Fprintf(w, "goal     %s\n", res.Goal)
 	fmt.Fprintf(w, "aspects  %s\n", strings.Join(res.Aspects, " · "))
 	for i, it := range res.Iterations {
@@ -193,8 +198,10 @@ func printRun(w io.Writer, res loop.RunResult) {
 		}
 	}
 	fmt.Fprintf(w, "\nstopped  %s\n", res.Stopped)
-	fmt.Fprintf(w, "\nresults (final query %q)\n", res.FinalQuery)
-	printResults(w, res.Results)
+	// Merged from every search: each relevance is within the search that
+	// found it, never a raw score of one query beside another's.
+	fmt.Fprintf(w, "\nresults, merged from %s\n", tools.Count(len(res.Iterations), "search"))
+	printResults(w, results)
 }
 
 // printEvaluation writes the scores and the recommendation of an evaluation.
@@ -213,16 +220,12 @@ func printEvaluation(w io.Writer, indent string, ev loop.Evaluation) {
 }
 
 // printResults writes results the way sagasu query does.
-func printResults(w io.Writer, rs []search.ResultView) {
+func printResults(w io.Writer, rs []tools.Result) {
 	if len(rs) == 0 {
 		fmt.Fprintln(w, "  no results")
 		return
 	}
-	for i, r := range rs {
-		fmt.Fprintf(w, "%2d. %s:%d-%d  score %.2f\n", i+1, r.Source.URI, r.Lines[0], r.Lines[1], r.Score)
-		if r.Heading != "" {
-			fmt.Fprintf(w, "    %s\n", r.Heading)
-		}
-		fmt.Fprintf(w, "    %s\n", snippet(r.Text, 160))
-	}
+	var b strings.Builder
+	tools.WriteResults(&b, rs, 160)
+	fmt.Fprint(w, strings.TrimPrefix(b.String(), "\n"))
 }

@@ -137,7 +137,13 @@ func (r LoopResult) Output(items, text int) LoopOutput {
 		out.Iterations = append(out.Iterations, li)
 		out.Confidence, out.FoundAspects, out.Missing = ev.Confidence, ev.FoundAspects, ev.MissingAspects
 	}
-	out.Results, out.Truncated, out.OmittedResults = rankedResults(res.Hits, items, text)
+	// The loop's scores are already relevance within the search that found
+	// each hit (loop.Run): merged hits of different queries compare.
+	rel := make([]float64, len(res.Hits))
+	for i, h := range res.Hits {
+		rel[i] = h.Score
+	}
+	out.Results, out.Truncated, out.OmittedResults = rankedResults(res.Hits, rel, items, text)
 	return out
 }
 
@@ -148,4 +154,11 @@ func (r LoopResult) TextLengths() []int {
 		out[i] = Runes(h.Chunk.Text)
 	}
 	return out
+}
+
+// Results are the loop's merged results, ranked, with their relevance
+// within the search that found each (the CLI's shape of them).
+func (r LoopResult) Results() []Result {
+	out := r.Output(len(r.Hits), NoLimit)
+	return out.Results
 }

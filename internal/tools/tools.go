@@ -161,9 +161,12 @@ var ErrInvalidArgument = errors.New("invalid argument")
 // (kind ErrInvalidArgument), or one that names what is not in the index
 // (kind store.ErrNotFound).
 type argError struct {
-	msg  string
-	kind error
+	msg   string
+	kind  error
+	cause error // the check's own error (llm.ArgError), when there is one
 }
+
+func (e *argError) Unwrap() error { return e.cause }
 
 func (e *argError) Error() string { return e.msg }
 func (e *argError) Is(target error) bool {
