@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sagasu-dev/sagasu/internal/agentcache"
@@ -342,7 +343,7 @@ func RefineOutputOf(in RefineInput, r loop.Refinement, items int) RefineOutput {
 		Reasoning: r.Reasoning, Alternatives: r.Alternatives[:items], SessionID: in.SessionID,
 		Next: Action{Action: "search", Reason: "run the refined query and judge its results", Tool: NameSearch,
 			Arguments: map[string]any{"goal": echo(in.Goal), "query": r.RefinedQuery,
-				"context": map[string]any{"previousQueries": append(append([]string{}, in.PreviousQueries...), echo(in.CurrentQuery))}}},
+				"context": nextContext(append(slices.Clone(in.PreviousQueries), echo(in.CurrentQuery)), in.MissingAspects)}},
 	}
 	if in.SessionID != "" {
 		out.Next.Arguments["sessionId"] = in.SessionID

@@ -287,11 +287,21 @@ func (t *Toolset) analyse(ctx context.Context, in SearchInput, sc SearchContext,
 		a.refinement = &r
 		a.analysis.Alternatives = r.Alternatives
 		a.next.Tool = NameSearch
-		prev := append(slices.Clone(sc.PreviousQueries), in.Query)
 		a.next.Arguments = map[string]any{"goal": echo(in.Goal), "query": r.RefinedQuery,
-			"context": map[string]any{"previousQueries": prev}}
+			"context": nextContext(append(slices.Clone(sc.PreviousQueries), in.Query), ev.MissingAspects)}
 	}
 	return a, nil
+}
+
+// nextContext is the context of the search a step proposes: the queries
+// issued, and the aspects still missing as its focus, so that it is judged
+// on what is left to find rather than sent back for what was found.
+func nextContext(previous, missing []string) map[string]any {
+	c := map[string]any{"previousQueries": previous}
+	if len(missing) > 0 {
+		c["focusAreas"] = missing
+	}
+	return c
 }
 
 // coverageOf condenses an evaluation.

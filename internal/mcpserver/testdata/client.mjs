@@ -8,8 +8,10 @@
 //               JSON report and writes every result to --out.
 //   bench       time sagasu_search over queries (one JSON object a line with
 //               a "text" field, as BEIR's queries.jsonl); prints p50/p99.
-//   transcript  one evaluate → refine → search round; writes the JSON-RPC
-//               messages both ways to --out.
+//   transcript  a multi-aspect goal followed as the replies say: search →
+//               evaluate → refine → search (→ get); writes the JSON-RPC
+//               messages both ways and each reply's contradictions to --out,
+//               and fails when a reply contradicts itself.
 //
 // Transport: --stdio "<command> <args...>" (JSON array) with --cwd, or
 // --url http://127.0.0.1:PORT/mcp [--token T].
@@ -258,23 +260,63 @@ async function bench() {
     p50Tokens: pct(tokens, 50), maxTokens: Math.max(...tokens) }));
 }
 
+// A reply contradicts itself when it recommends two things, or a step its
+// own numbers refute; it repeats itself when one chunk comes twice. The
+// transcript checks every reply for that.
+function contradictions(name, res) {
+  const out = [];
+  const sc = res.structuredContent || {};
+  const t = text(res);
+  const nexts = (t.match(/^next:/gm) || []).length;
+  if (["sagasu_search", "sagasu_evaluate", "sagasu_refine_query"].includes(name) && nexts !== 1) out.push(`${nexts} next steps in the text`);
+  for (const k of ["suggestedMode", "recommendation", "recommendations", "hints", "primaryAction", "nextStep"]) {
+    if (k in sc) out.push(`a second recommendation: ${k}`);
+  }
+  const cov = (sc.summary && sc.summary.coverageStatus) || sc;
+  const missing = cov.missingAspects || [];
+  const act = sc.next && sc.next.action;
+  if (["refine", "broaden", "narrow", "pivot"].includes(act) && missing.length === 0 && cov.status !== "none") out.push(`next ${act} with nothing missing`);
+  if (act === "use_results" && cov.status === "none") out.push("use_results with coverage none");
+  const ids = (sc.results && Array.isArray(sc.results) ? sc.results : []).map((r) => r.chunkId);
+  if (new Set(ids).size !== ids.length) out.push("a chunk twice");
+  for (const r of sc.results && Array.isArray(sc.results) ? sc.results : []) {
+    if (typeof r.relevance === "number" && (r.relevance < 0 || r.relevance > 1)) out.push(`relevance ${r.relevance}`);
+    if (/<[A-Za-z/]|\{ ?#/.test(r.heading || "")) out.push(`markup in a heading: ${r.heading}`);
+  }
+  for (const topic of (sc.summary && sc.summary.topTopics) || []) if (/<[A-Za-z/]|\{ ?#/.test(topic)) out.push(`markup in a topic: ${topic}`);
+  return out;
+}
+
+// transcript runs a multi-aspect goal as an agent that follows the replies:
+// search, evaluate the results, refine toward what is missing (the call the
+// evaluation names), search again (the call the refinement names), and
+// read what the last search points at. It writes the JSON-RPC messages both
+// ways, and every reply's contradictions (none, when all is well), to --out.
 async function transcript() {
   const client = await connect();
-  log.length = 0; // from here on: the round itself
+  log.length = 0; // from here on: the session itself
   const goal = opt.goal;
-  let query = opt.query;
-  const s = await client.callTool({ name: "sagasu_search", arguments: { goal, query, options: { k: 5, detail: "detailed" } } });
-  const ids = s.structuredContent.results.map((r) => r.chunkId);
-  const ev = await client.callTool({ name: "sagasu_evaluate", arguments: { goal, query, chunkIds: ids, iteration: 1 } });
-  const e = ev.structuredContent;
-  const rf = await client.callTool({ name: "sagasu_refine_query", arguments: {
-    currentQuery: query, goal, missingAspects: e.missingAspects, foundAspects: e.foundAspects } });
-  const refined = rf.structuredContent.refinedQuery;
-  await client.callTool({ name: "sagasu_search", arguments: { goal, query: refined,
-    context: { previousQueries: [query], excludeResults: ids }, options: { k: 5, detail: "summary" } } });
+  const query = opt.query;
+  const steps = [];
+  const call = async (name, args) => {
+    const res = await client.callTool({ name, arguments: args });
+    steps.push({ tool: name, next: res.structuredContent && res.structuredContent.next, contradictions: contradictions(name, res) });
+    if (res.isError) throw new Error(`${name}: ${text(res)}`);
+    return res.structuredContent || {};
+  };
+  const s1 = await call("sagasu_search", { goal, query });
+  const ids = (s1.results || []).map((r) => r.chunkId);
+  const ev = await call("sagasu_evaluate", { goal, query, chunkIds: ids });
+  const refineArgs = ev.next && ev.next.tool === "sagasu_refine_query" ? ev.next.arguments
+    : { goal, currentQuery: query, missingAspects: ev.missingAspects, foundAspects: ev.foundAspects };
+  const rf = await call("sagasu_refine_query", refineArgs);
+  const s2 = await call("sagasu_search", rf.next && rf.next.tool === "sagasu_search" ? rf.next.arguments : { goal, query: rf.refinedQuery });
+  if (s2.next && s2.next.tool === "sagasu_get") await call("sagasu_get", s2.next.arguments);
   await client.close();
-  writeFileSync(opt.out, JSON.stringify(log, null, 2));
-  console.log(JSON.stringify({ messages: log.length, refined }));
+  const problems = steps.flatMap((st) => st.contradictions.map((c) => `${st.tool}: ${c}`));
+  writeFileSync(opt.out, JSON.stringify({ goal, query, steps, messages: log }, null, 2));
+  console.log(JSON.stringify({ messages: log.length, steps: steps.map((st) => `${st.tool} -> ${st.next ? st.next.action : "-"}`), contradictions: problems }));
+  if (problems.length > 0) process.exit(1);
 }
 
 const run = { check, bench, transcript }[mode];
