@@ -314,7 +314,22 @@ async function transcript() {
   if (s2.next && s2.next.tool === "sagasu_get") await call("sagasu_get", s2.next.arguments);
   await client.close();
   const problems = steps.flatMap((st) => st.contradictions.map((c) => `${st.tool}: ${c}`));
-  writeFileSync(opt.out, JSON.stringify({ goal, query, steps, messages: log }, null, 2));
+  // --redact keeps the documents' own text out of the file (a held-out set
+  // may not be copied): passages and page content become their length.
+  const redact = (v) => {
+    if (Array.isArray(v)) return v.map(redact);
+    if (!v || typeof v !== "object") return v;
+    const o = {};
+    for (const [k, x] of Object.entries(v)) {
+      if (typeof x === "string" && ["content", "line", "snippet"].includes(k)) o[k] = `[document text: ${x.length} characters]`;
+      else if (k === "text" && typeof x === "string" && v.type === "text") o[k] = x.replace(/^(\/[^\n]*\(lines [^\n]*\)\n\n)[\s\S]*$/, (_, head) => `${head}[document text]`)
+        .replace(/^(- [^\n]*\(\d\.\d\d\): [^\n]* — )[^\n]*$/gm, "$1[document text]");
+      else o[k] = redact(x);
+    }
+    return o;
+  };
+  const messages = opt.redact ? redact(log) : log;
+  writeFileSync(opt.out, JSON.stringify({ goal, query, steps, messages }, null, 2));
   console.log(JSON.stringify({ messages: log.length, steps: steps.map((st) => `${st.tool} -> ${st.next ? st.next.action : "-"}`), contradictions: problems }));
   if (problems.length > 0) process.exit(1);
 }
