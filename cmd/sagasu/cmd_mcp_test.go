@@ -151,6 +151,24 @@ func TestMCPWithRealClients(t *testing.T) {
 		checkClientRun(t, out, results)
 	})
 
+	// An agent that follows the replies toward a two-part goal, on the
+	// default tools: search, evaluate, refine, search, read. client.mjs
+	// fails on a reply that contradicts itself (two next steps, a refine
+	// with nothing missing, a chunk twice, markup in a heading).
+	t.Run("transcript", func(t *testing.T) {
+		server, _ := json.Marshal([]string{bin, "mcp", "--db", db})
+		out := runClient(t, clients, script, "transcript", "--stdio", string(server), "--cwd", dir,
+			"--goal", "configure the sidebar and deploy the site", "--query", "sidebar", "--out", filepath.Join(t.TempDir(), "transcript.json"))
+		var rep struct {
+			Steps          []string `json:"steps"`
+			Contradictions []string `json:"contradictions"`
+		}
+		if err := json.Unmarshal(out, &rep); err != nil || len(rep.Steps) < 4 || len(rep.Contradictions) > 0 {
+			t.Fatalf("transcript: %v %s", err, out)
+		}
+		t.Logf("steps: %v", rep.Steps)
+	})
+
 	t.Run("http", func(t *testing.T) {
 		url := startHTTP(t, bin, dir, "--tools", "all", "--db", db, "--token", "s3cret")
 		results := filepath.Join(t.TempDir(), "results.json")

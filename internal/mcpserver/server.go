@@ -244,6 +244,7 @@ func (s *Server) addOp(op tools.Op) {
 	}
 	s.mcp.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		env := &tools.Env{Counter: s.counter, Limits: s.limits, Cursors: s.cursors,
+			Offers:   func(name string) bool { _, ok := s.ops.Find(name); return ok },
 			Session:  func(given, goal string) string { return s.sessionOf(req, given, goal) },
 			Progress: func(p tools.IndexProgress) { s.notifyProgress(ctx, req, p) },
 		}

@@ -108,6 +108,7 @@ func (t *Toolset) searchOp(ctx context.Context, env *Env, in SearchInput) (Reply
 	at := cur.Now()
 	return Fit(env, limit, full, minText, func(sh budget.Shape, est int) View[SearchOutput] {
 		out := res.Output(sh.Items, sh.Text, cur.Next(res.Ranking, NameSearch, args, sh.Items, at))
+		out.Next = env.offered(out.Next)
 		if out.Debug != nil {
 			out.Debug.Tokenizer, out.Debug.Margin = env.counter().Encoding(), env.counter().Margin()
 		}
@@ -370,6 +371,7 @@ func (t *Toolset) evaluateOp(ctx context.Context, env *Env, in EvaluateInput) (R
 	}
 	return Fit(env, env.limits().Cap, budget.Shape{Items: len(ev.Aspects)}, 0, func(sh budget.Shape, est int) View[EvaluateOutput] {
 		out := EvaluateOutputOf(ev, sh.Items)
+		out.Next = env.offered(out.Next)
 		out.SessionID = in.SessionID
 		out.EstimatedTokens = est
 		return View[EvaluateOutput]{Out: out, Text: EvaluateText(out)}
@@ -404,6 +406,7 @@ func (t *Toolset) refineOp(ctx context.Context, env *Env, in RefineInput) (Reply
 	}
 	return Fit(env, env.limits().Cap, budget.Shape{Items: len(r.Alternatives)}, 0, func(sh budget.Shape, est int) View[RefineOutput] {
 		out := RefineOutputOf(in, r, sh.Items)
+		out.Next = env.offered(out.Next)
 		out.EstimatedTokens = est
 		var b strings.Builder
 		fmt.Fprintf(&b, "Refined query (%s): %s\nreasoning: %s\n", out.Strategy, out.RefinedQuery, out.Reasoning)
@@ -429,6 +432,7 @@ func (t *Toolset) stageOp(ctx context.Context, env *Env, in StageInput) (Reply, 
 	shown := res.Plan
 	return Fit(env, limit, full, minFullRunes, func(sh budget.Shape, est int) View[StageOutput] {
 		out := res.Output(sh.Items, sh.Text)
+		out.Next = env.offered(out.Next)
 		out.EstimatedTokens = est
 		var b strings.Builder
 		fmt.Fprintf(&b, "Plan %s, stage %d (index %d): %s\nquery %q · score %.2f · successful %t\nfound: %s\nmissing: %s\n",

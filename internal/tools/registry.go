@@ -97,6 +97,18 @@ type Env struct {
 	Session func(given, goal string) string
 	// Progress receives an index run's progress.
 	Progress func(IndexProgress)
+	// Offers says whether the face offers the operation called name (nil:
+	// every one). A next step names a tool only when the caller can call
+	// it; otherwise it says the step in words.
+	Offers func(name string) bool
+}
+
+// offered drops the tool call from a next step the face does not offer.
+func (e *Env) offered(a Action) Action {
+	if a.Tool != "" && e.Offers != nil && !e.Offers(a.Tool) {
+		a.Tool, a.Arguments = "", nil
+	}
+	return a
 }
 
 // Reply is an operation's answer as every face gets it.

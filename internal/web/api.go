@@ -54,7 +54,8 @@ func (s *Server) runOp(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusBadRequest, fmt.Errorf("read the request: %w", err))
 		return
 	}
-	reply, err := op.Call(r.Context(), &tools.Env{}, raw)
+	// The page offers its groups: a next step names only those.
+	reply, err := op.Call(r.Context(), &tools.Env{Offers: func(name string) bool { return slices.Contains(opNames(PageGroups), name) }}, raw)
 	if err != nil {
 		s.failErr(w, fmt.Errorf("%s: %w", op.Name, err))
 		return

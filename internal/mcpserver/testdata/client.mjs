@@ -298,9 +298,13 @@ async function transcript() {
   const goal = opt.goal;
   const query = opt.query;
   const steps = [];
+  const offered = new Set((await client.listTools()).tools.map((t) => t.name));
   const call = async (name, args) => {
     const res = await client.callTool({ name, arguments: args });
-    steps.push({ tool: name, next: res.structuredContent && res.structuredContent.next, contradictions: contradictions(name, res) });
+    const found = contradictions(name, res);
+    const next = res.structuredContent && res.structuredContent.next;
+    if (next && next.tool && !offered.has(next.tool)) found.push(`next names ${next.tool}, which is not offered`);
+    steps.push({ tool: name, next, contradictions: found });
     if (res.isError) throw new Error(`${name}: ${text(res)}`);
     return res.structuredContent || {};
   };
