@@ -65,14 +65,20 @@ func runSearch(ctx context.Context, g *globals, rt *app.Runtime, opts searchOpti
 	if strings.TrimSpace(in.Query) == "" {
 		return usagef("empty search: give the words to search for")
 	}
-	reply, err := callOp(ctx, rt, tools.NameSearch, in, map[string]any{"options": map[string]any{"k": opts.k, "detail": in.Options.Detail}})
+	set := map[string]any{"k": opts.k}
+	if opts.detail != "" {
+		set["detail"] = opts.detail
+	}
+	reply, err := callOp(ctx, rt, tools.NameSearch, in, map[string]any{"options": set})
 	if err != nil {
 		return err
 	}
 	if opts.json {
 		return g.writeReply(reply)
 	}
-	fmt.Fprint(g.stdout, tools.SearchTextWith(reply.Out.(tools.SearchOutput), nextForPeople))
+	out := reply.Out.(tools.SearchOutput)
+	out.NextCursor = "" // a cursor lives as long as the process that made it
+	fmt.Fprint(g.stdout, tools.SearchTextWith(out, nextForPeople))
 	return nil
 }
 

@@ -42,11 +42,6 @@ func callOp(ctx context.Context, rt *app.Runtime, name string, in any, set map[s
 	return reply, err
 }
 
-// writeReply prints an operation's output as indented JSON.
-func (g *globals) writeReply(r tools.Reply) error {
-	var v any
-	if err := json.Unmarshal(r.JSON, &v); err != nil {
-		return err
-	}
-	return writeJSON(g.stdout, v)
-}
+// writeReply prints an operation's output as indented JSON, in its
+// fields' order (the same JSON as the reply's, < > & unescaped).
+func (g *globals) writeReply(r tools.Reply) error { return writeJSON(g.stdout, r.Out) }

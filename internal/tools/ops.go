@@ -225,10 +225,12 @@ func WriteResults(b *strings.Builder, rs []Result, text int) {
 		}
 		fmt.Fprintf(b, " (relevance %.2f, chunk %d)\n", r.Relevance, r.ChunkID)
 		if r.Text != "" {
-			body, cut := budget.Truncate(strings.TrimRight(r.Text, "\n"), text)
+			// A snippet a face asked for ends in "…"; a text the budget
+			// cut says where the rest is.
+			body, _ := budget.Truncate(strings.TrimRight(r.Text, "\n"), text)
 			b.WriteString(body)
 			b.WriteByte('\n')
-			if r.Truncated || cut {
+			if r.Truncated {
 				fmt.Fprintf(b, "[shortened: read %s for the whole chunk]\n", ChunkURI(r.ChunkID))
 			}
 		}
