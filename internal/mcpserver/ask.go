@@ -68,7 +68,7 @@ func askOp(ask Asker) tools.Op {
 			"Uses the server's language model when it has one, else answers extractively."},
 		func(in *jsonschema.Schema) {
 			tools.NotEmpty(tools.Prop(in, "question"))
-			tools.Between(tools.Prop(in, "maxTurns"), 1, MaxAskTurns)
+			tools.Between(tools.Prop(in, "maxTurns"), 1, tools.MaxAskTurns)
 		})
 	var run func(context.Context, *tools.Env, AskInput) (tools.Reply, error)
 	if ask != nil {
@@ -78,10 +78,6 @@ func askOp(ask Asker) tools.Op {
 	}
 	return tools.Bind(def, tools.GroupAgents, tools.OutputOf[AskOutput](), run)
 }
-
-// MaxAskTurns bounds a question's model calls on every face (sagasu ask
-// --max-turns, sagasu_ask's maxTurns, the page).
-const MaxAskTurns = 20
 
 func askRun(ctx context.Context, env *tools.Env, ask Asker, in AskInput) (tools.Reply, error) {
 	if strings.TrimSpace(in.Question) == "" {

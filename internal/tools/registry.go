@@ -258,6 +258,10 @@ func (e *Env) session(given, goal string) string {
 	return e.Session(given, goal)
 }
 
+// MaxAskTurns bounds a question's model calls on every face (sagasu ask
+// --max-turns, sagasu_ask's maxTurns, the page).
+const MaxAskTurns = 20
+
 // Envelope is what the wire adds around a reply, in tokens: the JSON-RPC
 // envelope and the protocol's fields around the content. Every budget keeps
 // it free.
