@@ -17,6 +17,11 @@ import (
 // Flags in set are passed as given, zero values included (a flag's 0 is
 // checked, where an input struct would leave it out as unset).
 func callOp(ctx context.Context, rt *app.Runtime, name string, in any, set map[string]any) (tools.Reply, error) {
+	return callOpIn(ctx, &tools.Env{}, rt, name, in, set)
+}
+
+// callOpIn is callOp in env (a live trace, say).
+func callOpIn(ctx context.Context, env *tools.Env, rt *app.Runtime, name string, in any, set map[string]any) (tools.Reply, error) {
 	op, ok := rt.Tools.Registry(tools.DefOptions{}).Find(name)
 	if !ok {
 		return tools.Reply{}, errors.New("no operation " + name)
@@ -35,7 +40,7 @@ func callOp(ctx context.Context, rt *app.Runtime, name string, in any, set map[s
 			return tools.Reply{}, err
 		}
 	}
-	reply, err := op.Call(ctx, &tools.Env{}, raw)
+	reply, err := op.Call(ctx, env, raw)
 	if errors.Is(err, tools.ErrInvalidArgument) {
 		return reply, usageError{err}
 	}

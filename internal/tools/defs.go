@@ -78,7 +78,7 @@ func Defs(opt DefOptions) []Def {
 				NotEmpty(Prop(in, "query"))
 				Between(Prop(in, "k"), 1, MaxQueryK)
 				Between(Prop(in, "mmr"), 0, 1)
-				OneOf(Prop(in, "mode"), string(search.ModeKeyword), string(search.ModeSemantic), string(search.ModeHybrid))
+				OneOf(Prop(in, "mode"), retrievalModes...)
 				OneOf(Prop(in, "types").Items, sourceTypes...)
 			}),
 		Define[SearchInput](Def{Name: NameSearch, Title: "Search toward a goal", ReadOnly: true,
@@ -88,6 +88,7 @@ func Defs(opt DefOptions) []Def {
 				NotEmpty(Prop(in, "query"))
 				Between(Prop(in, "options", "k"), 1, MaxSearchK)
 				OneOf(Prop(in, "options", "detail"), ModeSummary, ModeDetailed, ModeFull)
+				OneOf(Prop(in, "options", "mode"), retrievalModes...)
 			}),
 		Define[GetInput](Def{Name: NameGet, Title: "Read a source", ReadOnly: true,
 			Description: "Read a source's original content, whole or one section, in pages of maxTokens (default 4,000): follow nextCursor until complete."},
@@ -123,6 +124,7 @@ func Defs(opt DefOptions) []Def {
 			func(in *jsonschema.Schema) {
 				Between(Prop(in, "stageIndex"), 0, 100)
 				Between(Prop(in, "queryOptions", "k"), 1, 20)
+				OneOf(Prop(in, "queryOptions", "mode"), retrievalModes...)
 			}),
 		Define[LoopInput](Def{Name: NameLoop, Title: "Search in a loop toward a goal",
 			Description: "The whole loop in one call: search, judge, refine and search again (never a chunk twice) until the results are enough or maxIterations searches ran; returns each search in brief and the merged results."},
@@ -131,6 +133,7 @@ func Defs(opt DefOptions) []Def {
 				Between(Prop(in, "k"), 1, MaxSearchK)
 				Between(Prop(in, "maxIterations"), 1, MaxLoopIterations)
 				Between(Prop(in, "minConfidence"), 0, 1)
+				OneOf(Prop(in, "mode"), retrievalModes...)
 			}),
 		Define[ReadCacheInput](Def{Name: NameReadCache, Title: "Read the agent cache", ReadOnly: true,
 			Description: "Read recorded evaluations, refinements, plan stages and sessions (newest first), one record by id, or the Markdown summary."},
@@ -140,6 +143,9 @@ func Defs(opt DefOptions) []Def {
 			}),
 	}
 }
+
+// retrievalModes are what "mode" means on every operation.
+var retrievalModes = []string{string(search.ModeKeyword), string(search.ModeSemantic), string(search.ModeHybrid)}
 
 // sourceTypes are the types of source a filter names.
 var sourceTypes = []string{string(doc.TypeFile), string(doc.TypeText), string(doc.TypeURL), string(doc.TypeGitHub), string(doc.TypeGist)}

@@ -106,7 +106,7 @@ type StageInput struct {
 	Plan         *PlanSpec          `json:"plan,omitempty" jsonschema:"the plan; omit it and give goal to have one made"`
 	Goal         string             `json:"goal,omitempty" jsonschema:"without a plan: make a plan for this goal (one stage per aspect) and run the stage"`
 	Aspects      []string           `json:"aspects,omitempty" jsonschema:"with goal: the aspects to plan a stage for each"`
-	QueryOptions *StageQueryOptions `json:"queryOptions,omitempty" jsonschema:"k and hybrid of the stage's search"`
+	QueryOptions *StageQueryOptions `json:"queryOptions,omitempty" jsonschema:"k and mode of the stage's search"`
 }
 
 // PlanSpec is a plan as an agent passes it.
@@ -132,8 +132,8 @@ type ExpectedSpec struct {
 
 // StageQueryOptions tune a stage's search.
 type StageQueryOptions struct {
-	K      int   `json:"k,omitempty" jsonschema:"results, 1 to 20 (default 10)"`
-	Hybrid *bool `json:"hybrid,omitempty" jsonschema:"true: keyword and vector search fused; false: keyword only"`
+	K    int    `json:"k,omitempty" jsonschema:"results, 1 to 20 (default 10)"`
+	Mode string `json:"mode,omitempty" jsonschema:"retrieval: keyword, semantic or hybrid (default: the index's)"`
 }
 
 // StageOutput is the outcome of one stage, in the seed's field names.
@@ -445,10 +445,7 @@ func (t *Toolset) PlanStage(ctx context.Context, in StageInput) (StageResult, er
 	if k == 0 {
 		k = search.DefaultK
 	}
-	if k < 1 || k > 20 {
-		return StageResult{}, badArg("queryOptions.k", k, "a whole number from 1 to 20")
-	}
-	mode, notes := t.retrieval(qo.Hybrid)
+	mode, notes := t.retrieval(qo.Mode)
 	res, err := t.steps.ExecuteStage(ctx, plan, in.StageIndex, loop.QueryOptions{K: k, Mode: mode})
 	if err != nil {
 		return StageResult{}, err

@@ -88,7 +88,7 @@ func (t *Toolset) searchOp(ctx context.Context, env *Env, in SearchInput) (Reply
 	}
 	in.SessionID = env.session(in.SessionID, in.Goal)
 	cur := t.cursorsOf(env)
-	args := HashOf(NameSearch, in.Goal, in.Query, st.Context, st.K, st.Hybrid)
+	args := HashOf(NameSearch, in.Goal, in.Query, st.Context, st.K, st.Mode)
 	res, err := Ranked(cur, NameSearch, in.Cursor, args, func(offset int) (SearchResult, error) {
 		in.Offset = offset
 		return t.Search(ctx, in)
@@ -454,6 +454,7 @@ func (t *Toolset) stageOp(ctx context.Context, env *Env, in StageInput) (Reply, 
 
 func (t *Toolset) loopOp(ctx context.Context, env *Env, in LoopInput) (Reply, error) {
 	in.SessionID = env.session(in.SessionID, in.Goal)
+	in.OnEvent = env.Trace
 	res, err := t.RunLoop(ctx, in)
 	if err != nil {
 		return Reply{}, err
@@ -463,30 +464,37 @@ func (t *Toolset) loopOp(ctx context.Context, env *Env, in LoopInput) (Reply, er
 	return Fit(env, limit, full, minFullRunes, func(sh budget.Shape, est int) View[LoopOutput] {
 		out := res.Output(sh.Items, sh.Text)
 		out.EstimatedTokens = est
-		return View[LoopOutput]{Out: out, Text: LoopText(out), Links: ResultLinks(out.Results)}
+		return View[LoopOutput]{Out: out, Text: LoopText(out, NoLimit), Links: ResultLinks(out.Results)}
 	})
 }
 
-// LoopText is how a loop's answer reads.
-func LoopText(out LoopOutput) string {
+// LoopText is how a loop's answer reads, to a model and on the command
+// line alike; results' texts are cut to at most text runes.
+func LoopText(out LoopOutput, text int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Loop for goal %q: %s, confidence %.2f\nsession %s", out.Goal, Count(len(out.Iterations), "search"), out.Confidence, out.SessionID)
-	if out.SessionRecord != "" {
-		fmt.Fprintf(&b, " (record %s)", out.SessionRecord)
-	}
-	b.WriteByte('\n')
+	fmt.Fprintf(&b, "goal     %s\naspects  %s\n", out.Goal, strings.Join(out.Aspects, " · "))
 	for i, it := range out.Iterations {
-		fmt.Fprintf(&b, "%d. %q: %d new, confidence %.2f, coverage %.2f → %s", i+1, it.Query, it.NewResults, it.Confidence, it.Coverage, it.Action)
+		fmt.Fprintf(&b, "%d. query %q: %d new, confidence %.2f, coverage %.2f → %s", i+1, it.Query, it.NewResults, it.Confidence, it.Coverage, it.Action)
 		if it.RefinedQuery != "" {
 			fmt.Fprintf(&b, " (%s → %q)", it.Strategy, it.RefinedQuery)
 		}
 		b.WriteByte('\n')
 	}
-	if len(out.Missing) > 0 {
-		fmt.Fprintf(&b, "missing: %s\n", strings.Join(out.Missing, "; "))
+	if len(out.FoundAspects) > 0 {
+		fmt.Fprintf(&b, "found    %s\n", strings.Join(out.FoundAspects, " · "))
 	}
-	fmt.Fprintf(&b, "stopped: %s\n", out.Stopped)
-	WriteResults(&b, out.Results, NoLimit)
+	if len(out.Missing) > 0 {
+		fmt.Fprintf(&b, "missing  %s\n", strings.Join(out.Missing, " · "))
+	}
+	fmt.Fprintf(&b, "stopped  %s\n", out.Stopped)
+	fmt.Fprintf(&b, "session  %s", out.SessionID)
+	if out.SessionRecord != "" {
+		fmt.Fprintf(&b, " (record %s)", out.SessionRecord)
+	}
+	// Merged from every search: each relevance is within the search that
+	// found it, never a raw score of one query beside another's.
+	fmt.Fprintf(&b, "\n\nresults, merged from %s (confidence %.2f)\n", Count(len(out.Iterations), "search"), out.Confidence)
+	WriteResults(&b, out.Results, text)
 	Footer(&b, out.OmittedResults, out.Truncated, "")
 	return b.String()
 }

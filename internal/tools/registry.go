@@ -13,6 +13,7 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/budget"
 	"github.com/sagasu-dev/sagasu/internal/llm"
+	"github.com/sagasu-dev/sagasu/internal/loop"
 )
 
 // The registry: every operation is an Op — its Def (name, description,
@@ -97,6 +98,8 @@ type Env struct {
 	Session func(given, goal string) string
 	// Progress receives an index run's progress.
 	Progress func(IndexProgress)
+	// Trace receives a loop's steps as they happen (a face's live trace).
+	Trace func(loop.Event)
 	// Offers says whether the face offers the operation called name (nil:
 	// every one). A next step names a tool only when the caller can call
 	// it; otherwise it says the step in words.

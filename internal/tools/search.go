@@ -31,7 +31,7 @@ type SearchInput struct {
 	Query   string         `json:"query" jsonschema:"the words to search for"`
 	Goal    string         `json:"goal,omitempty" jsonschema:"what the search should find out, e.g. how to configure the sidebar; the results are judged against it (default: the query)"`
 	Context *SearchContext `json:"context,omitempty" jsonschema:"what the agent already did"`
-	Options *SearchOptions `json:"options,omitempty" jsonschema:"k, detail, hybrid"`
+	Options *SearchOptions `json:"options,omitempty" jsonschema:"k, detail, mode"`
 	Cursor  string         `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page; pass the same other arguments"`
 	// SessionID names the agent-cache session the search is recorded in.
 	SessionID string `json:"sessionId,omitempty" jsonschema:"agent-cache session to record this step in (default: one per connection and goal)"`
@@ -52,7 +52,7 @@ type SearchContext struct {
 type SearchOptions struct {
 	K            int    `json:"k,omitempty" jsonschema:"results per page, 1 to 10 (default 5)"`
 	Detail       string `json:"detail,omitempty" jsonschema:"summary (default: results without text), detailed (with snippets) or full (whole chunks)"`
-	Hybrid       *bool  `json:"hybrid,omitempty" jsonschema:"true: keyword and vector search fused (needs embeddings); false: keyword only"`
+	Mode         string `json:"mode,omitempty" jsonschema:"retrieval: keyword, semantic or hybrid (default: the index's)"`
 	IncludeDebug bool   `json:"includeDebug,omitempty" jsonschema:"add timings and retrieval details"`
 }
 
@@ -125,7 +125,7 @@ type Debug struct {
 type SearchSettings struct {
 	Detail  string
 	K       int
-	Hybrid  *bool
+	Mode    string
 	Debug   bool
 	Context SearchContext
 }
@@ -140,7 +140,7 @@ func (in SearchInput) Settings() (SearchSettings, error) {
 	if in.Context != nil {
 		st.Context = *in.Context
 	}
-	st.Detail, st.K, st.Hybrid, st.Debug = opt.Detail, opt.K, opt.Hybrid, opt.IncludeDebug
+	st.Detail, st.K, st.Mode, st.Debug = opt.Detail, opt.K, opt.Mode, opt.IncludeDebug
 	if st.Detail == "" {
 		st.Detail = ModeSummary
 	}
@@ -173,7 +173,7 @@ func (t *Toolset) Search(ctx context.Context, in SearchInput) (SearchResult, err
 	if err != nil {
 		return SearchResult{}, err
 	}
-	retrieval, notes := t.retrieval(st.Hybrid)
+	retrieval, notes := t.retrieval(st.Mode)
 	start := time.Now()
 	p, err := t.rank(ctx, search.Request{
 		Query: in.Query, Mode: retrieval, Filter: store.Filter{ExcludeChunks: st.Context.ExcludeResults}}, in.Offset, st.K)

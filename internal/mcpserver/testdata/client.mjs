@@ -133,7 +133,7 @@ async function check() {
   ok("sagasu_refine_query refines", !!rf.refinedQuery);
   const st = await good("sagasu_plan_execute_stage", { goal, queryOptions: { k: 3 } });
   ok("a plan was made", !!st.plan && st.plan.stages.length > 0);
-  await good("sagasu_plan_execute_stage", { planId: st.planId, stageIndex: 0, plan: st.plan, queryOptions: { k: 3, hybrid: true } });
+  await good("sagasu_plan_execute_stage", { planId: st.planId, stageIndex: 0, plan: st.plan, queryOptions: { k: 3, mode: "hybrid" } });
   // What the tools returned goes back into sagasu_evaluate as it came.
   for (const [from, results] of [["sagasu_query", q.results], ["sagasu_search detailed", s1.results], ["sagasu_search summary", sum.results], ["sagasu_plan_execute_stage", st.results]]) {
     const fed = await call("sagasu_evaluate", { goal, results });
