@@ -232,7 +232,11 @@ pid_of() {
 	local name=$1 mark=$2 pid
 	pid="$(cat "$RUN_DIR/$name.pid" 2>/dev/null)" || return 0
 	[ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] || return 0
-	tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$mark" && echo "$pid"
+	# Read the command line whole first: grep -q stopping early would
+	# otherwise fail the pipe (pipefail) on a long command line.
+	local cmdline
+	cmdline="$(tr '\0' ' ' <"/proc/$pid/cmdline")"
+	case "$cmdline" in *"$mark"*) echo "$pid" ;; esac
 	return 0
 }
 
