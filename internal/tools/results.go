@@ -181,9 +181,6 @@ func ChunkURI(id int64) string { return fmt.Sprintf("sagasu://chunk/%d", id) }
 // SourceURI is the resource URI of a source.
 func SourceURI(id string) string { return "sagasu://source/" + id }
 
-// round keeps numbers readable: 4 decimals.
-func round(f float64) float64 { return math.Round(f*1e4) / 1e4 }
-
 // round2 keeps a fraction readable: 2 decimals.
 func round2(f float64) float64 { return math.Round(f*100) / 100 }
 
