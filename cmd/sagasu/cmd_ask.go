@@ -12,6 +12,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/agent/react"
 	"github.com/sagasu-dev/sagasu/internal/app"
 	"github.com/sagasu-dev/sagasu/internal/graph"
+	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
 // askFlags are the flags ask and chat share.
@@ -40,8 +41,8 @@ func (f *askFlags) register(fs *pflag.FlagSet) {
 }
 
 func (f *askFlags) options(g *globals, a *app.App) (app.AskOptions, error) {
-	if f.maxTurns < 1 || f.maxTurns > 50 {
-		return app.AskOptions{}, usagef("--max-turns %d: use 1 to 50", f.maxTurns)
+	if f.maxTurns < 1 || f.maxTurns > tools.MaxAskTurns {
+		return app.AskOptions{}, usagef("--max-turns %d: use 1 to %d (as sagasu_ask's maxTurns)", f.maxTurns, tools.MaxAskTurns)
 	}
 	if f.k < 1 || f.k > 20 {
 		return app.AskOptions{}, usagef("--k %d: use 1 to 20", f.k)

@@ -116,3 +116,13 @@ func TestStreamedAnswerIsNotRepeated(t *testing.T) {
 		t.Errorf("unstreamed answer %q", plain.String())
 	}
 }
+
+// TestAskTurnsBoundAlike: --max-turns has the bound of sagasu_ask's
+// maxTurns, not one of its own.
+func TestAskTurnsBoundAlike(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errs := sagasu(t, dir, "", "ask", "--offline", "--max-turns", "21", "how?")
+	if code != exitUsage || !strings.Contains(errs, "1 to 20") {
+		t.Errorf("--max-turns 21: exit %d, %q; want a usage error saying 1 to 20", code, errs)
+	}
+}

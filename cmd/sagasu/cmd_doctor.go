@@ -24,7 +24,7 @@ what to do, and exits non-zero when something configured does not work. Parts
 that are not configured are reported, not failed. With --json stdout is the
 report alone, also when a check fails.`,
 		Example: `  sagasu doctor
-  eval "$(scripts/local-models.sh start)"; sagasu doctor --json`,
+  sagasu doctor --embedder local --embedder-model multilingual-e5-small --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a, err := g.load(cmd)

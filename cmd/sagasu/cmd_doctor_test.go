@@ -40,3 +40,14 @@ func TestDoctorJSONIsOneDocument(t *testing.T) {
 		t.Errorf("a usage error with --json: exit %d, stdout %q; want its error object", code, out)
 	}
 }
+
+// TestDoctorAdvisesWhatTheBinaryHas: with no embedder and no language
+// model, doctor says how to get them with sagasu itself, not with a script
+// of the source tree a user of the binary alone does not have.
+func TestDoctorAdvisesWhatTheBinaryHas(t *testing.T) {
+	dir := t.TempDir()
+	_, out, _ := sagasu(t, dir, "", "doctor", "--timeout", "5s")
+	if strings.Contains(out, "scripts/") || !strings.Contains(out, "sagasu model pull") {
+		t.Errorf("doctor's advice names a script, or not sagasu model pull:\n%s", out)
+	}
+}

@@ -17,7 +17,7 @@ func TestJSONErrors(t *testing.T) {
 		wantCode string
 		wantMsg  string
 	}{
-		{[]string{"--json", "query", "--type", "nonsense", "x"}, exitError, "error", `type "nonsense"`},
+		{[]string{"--json", "query", "--type", "nonsense", "x"}, exitUsage, "usage", `"nonsense"`},
 		{[]string{"query", "--json", "--k", "0", "x"}, exitUsage, "usage", "k"},
 		{[]string{"--json", "--db", "nowhere/x.db", "list"}, exitError, "error", "no index"},
 		{[]string{"--json", "ask", " "}, exitUsage, "usage", "question is empty"},

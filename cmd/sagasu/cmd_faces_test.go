@@ -1,21 +1,28 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
-	"math"
+	"net/http"
+	"net/url"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sagasu-dev/sagasu/internal/httpguard/httpguardtest"
 )
 
-// TestQueryFacesAgree runs the same queries through `sagasu query --json`
-// and through sagasu_query of `sagasu mcp` (an MCP client over its standard
-// input and output): one toolset behind both, so the same chunks come back
-// in the same order with the same scores.
+// TestQueryFacesAgree runs the same queries through `sagasu query --json`,
+// through sagasu_query of `sagasu mcp` (an MCP client over its standard
+// input and output) and through the page's API of `sagasu serve` (POST
+// /api/ops/sagasu_query): one operation behind all three, so each answers
+// the very same JSON.
 func TestQueryFacesAgree(t *testing.T) {
 	dir := docsFixture(t)
 	mustRun(t, dir, "index", "docs")
@@ -46,27 +53,64 @@ func TestQueryFacesAgree(t *testing.T) {
 		<-done
 	}()
 
+	// The page, as its user starts it: the link on stdout holds the token.
+	serveCtx, stopServe := context.WithCancel(ctx)
+	pageR, pageW := io.Pipe()
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		var errb strings.Builder
+		run(serveCtx, []string{"--db", db, "serve", "--listen", "127.0.0.1:0"}, strings.NewReader(""), pageW, &errb, []string{"HOME=" + dir})
+		pageW.Close()
+	}()
+	defer func() { stopServe(); <-served }()
+	link, _ := httpguardtest.Watch(t, pageR, regexp.MustCompile(`^http://127\.0\.0\.1:\d+/\?token=\S+`))
+	u, err := url.Parse(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := func(args map[string]any) map[string]any {
+		body, _ := json.Marshal(args)
+		req, _ := http.NewRequest(http.MethodPost, "http://"+u.Host+"/api/ops/sagasu_query", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+u.Query().Get("token"))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Sagasu", "1")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(res.Body).Decode(&out); err != nil || res.StatusCode != http.StatusOK {
+			t.Fatalf("page API: HTTP %d, %v %v", res.StatusCode, err, out)
+		}
+		return out
+	}
+
 	for _, q := range []string{"dynamic routes", "テーマ", "deploying notes", "guide pages"} {
-		cli := query(t, dir, "-k", "5", "--mode", "keyword", q)
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sagasu_query", Arguments: map[string]any{"query": q, "k": 5, "mode": "keyword"}})
+		var cli map[string]any
+		out := mustRun(t, dir, "query", "--json", "-k", "5", "--mode", "keyword", q)
+		if err := json.Unmarshal([]byte(out), &cli); err != nil {
+			t.Fatal(err)
+		}
+		args := map[string]any{"query": q, "k": 5, "mode": "keyword"}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sagasu_query", Arguments: args})
 		if err != nil || res.IsError {
 			t.Fatalf("sagasu_query %q: %v %v", q, err, res)
 		}
 		raw, _ := json.Marshal(res.StructuredContent)
-		var got queryJSON
-		if err := json.Unmarshal(raw, &got); err != nil {
+		var viaMCP map[string]any
+		if err := json.Unmarshal(raw, &viaMCP); err != nil {
 			t.Fatal(err)
 		}
-		if len(cli.Results) == 0 || len(got.Results) != len(cli.Results) {
-			t.Fatalf("%q: the CLI found %d results, MCP %d", q, len(cli.Results), len(got.Results))
+		viaPage := page(args)
+		if rs, _ := cli["results"].([]any); len(rs) == 0 {
+			t.Fatalf("%q: the CLI found nothing: %s", q, out)
 		}
-		for i, c := range cli.Results {
-			m := got.Results[i]
-			if c.ChunkID != m.ChunkID || c.Heading != m.Heading || c.Source.URI != m.Source.URI || c.Text != m.Text ||
-				math.Abs(c.Score-m.Score) > 1e-4 {
-				t.Errorf("%q result %d: CLI %d %s %q %.4f, MCP %d %s %q %.4f", q, i+1,
-					c.ChunkID, c.Source.URI, c.Heading, c.Score, m.ChunkID, m.Source.URI, m.Heading, m.Score)
-			}
+		if !reflect.DeepEqual(cli, viaMCP) || !reflect.DeepEqual(cli, viaPage) {
+			a, _ := json.Marshal(cli)
+			b, _ := json.Marshal(viaPage)
+			t.Errorf("%q: the faces differ\nCLI  %s\nMCP  %s\npage %s", q, a, raw, b)
 		}
 	}
 }

@@ -204,7 +204,7 @@ func TestMCPHTTPOnLoopbackNeedsToken(t *testing.T) {
 	bin := buildBinary(t)
 	home := homeWithKey(t, bin)
 	addr, out := startServer(t, bin, home, regexp.MustCompile(`http://127\.0\.0\.1:\d+/mcp`),
-		"--db", filepath.Join(home, ".sagasu", "sagasu.db"), "mcp", "--http", "127.0.0.1:0")
+		"--db", filepath.Join(home, ".sagasu", "sagasu.db"), "mcp", "--tools", "all", "--http", "127.0.0.1:0")
 
 	if code, _ := mcpSession(t, addr, ""); code != http.StatusUnauthorized {
 		t.Fatalf("initialize without a token: HTTP %d, want 401", code)

@@ -90,11 +90,10 @@ func docsFixture(t *testing.T) string {
 }
 
 type queryJSON struct {
-	Query   string  `json:"query"`
-	TookMs  float64 `json:"tookMs"`
+	Query   string `json:"query"`
 	Results []struct {
 		ChunkID int64   `json:"chunkId"`
-		Score   float64 `json:"score"`
+		Score   float64 `json:"relevance"`
 		Heading string  `json:"heading"`
 		Lines   []int   `json:"lines"`
 		Text    string  `json:"text"`

@@ -10,10 +10,8 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/agentcache"
 	"github.com/sagasu-dev/sagasu/internal/app"
-	"github.com/sagasu-dev/sagasu/internal/glob"
 	"github.com/sagasu-dev/sagasu/internal/loop"
 	"github.com/sagasu-dev/sagasu/internal/search"
-	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
@@ -73,11 +71,12 @@ with one topic is expanded into the sections the index has for it. Give
 --aspect (repeatable) to say them yourself. Without --query the first query is
 the goal without its boilerplate ("understand how to", "を理解する").
 
-At most 10 searches run (--max-iterations, default 5), as over MCP
-(sagasu_loop). Every evaluation and refinement is recorded in the agent cache,
+At most 10 searches run (--max-iterations, default 5) and -k is at most 10,
+as over MCP (sagasu_loop: the same operation, checked by the same schema). Every evaluation and refinement is recorded in the agent cache,
 and the loop as one session record, updated after every iteration (see sagasu
-cache; --session names the session). --json prints the iterations and the top -k merged results
-in the same shape as sagasu query --json.`,
+cache; --session names the session). --json prints what sagasu_loop answers over MCP:
+the iterations in brief and the top -k merged results, in the shape of sagasu
+query --json, each relevance within the search that found it.`,
 		Example: `  sagasu loop --goal "VitePressの設定方法を理解する"
   sagasu loop --goal "Deploy to GitHub Pages and generate a sitemap" --query "deploy" --json
   sagasu loop --goal "configure search" --aspect "local search" --aspect "Algolia" -k 5`,
@@ -90,38 +89,27 @@ in the same shape as sagasu query --json.`,
 			if strings.TrimSpace(goal) == "" {
 				return usagef("--goal is required: say what the search should find out")
 			}
-			k, err := searchK(a, maxIt)
-			if err != nil {
-				return err
-			}
-			if minConf < 0 || minConf > 1 {
-				return usagef("--min-confidence %g is out of range: use 0 to 1", minConf)
-			}
-			if pathGlob != "" {
-				if err := glob.Valid(pathGlob); err != nil {
-					return usagef("--glob: %v", err)
-				}
-			}
 			rt, err := af.open(cmd, a)
 			if err != nil {
 				return err
 			}
 			defer rt.Close()
-			in := tools.LoopInput{
-				Goal: goal, Query: query, Aspects: aspects, K: k, MaxK: search.MaxK, Mode: search.Mode(mode),
-				MaxIterations: maxIt, MinConfidence: minConf, Filter: store.Filter{PathGlob: pathGlob}, SessionID: session,
-			}
+			env := &tools.Env{}
 			if verbose || isTerminal(g.stderr) {
-				in.OnEvent = func(ev loop.Event) { traceEvent(g.stderr, ev) }
+				env.Trace = func(ev loop.Event) { traceEvent(g.stderr, ev) }
 			}
-			res, err := rt.Tools.RunLoop(cmd.Context(), in)
+			// k, maxIterations and minConfidence as given, zero included:
+			// sagasu_loop's schema checks them, as for every face.
+			in := tools.LoopInput{Goal: goal, Query: query, Aspects: aspects, Mode: mode, Glob: pathGlob, SessionID: session}
+			reply, err := callOpIn(cmd.Context(), env, rt, tools.NameLoop, in,
+				map[string]any{"k": a.Config.Search.K, "maxIterations": maxIt, "minConfidence": minConf})
 			if err != nil {
 				return err
 			}
 			if a.Config.JSON {
-				return writeJSON(g.stdout, res.RunResult)
+				return g.writeReply(reply)
 			}
-			printRun(g.stdout, res.RunResult)
+			fmt.Fprint(g.stdout, tools.LoopText(reply.Out.(tools.LoopOutput), 160))
 			return nil
 		},
 	}
@@ -164,7 +152,8 @@ func orNone(s string) string {
 	return s
 }
 
-// searchK returns the configured -k after checking it and a loop budget.
+// searchK returns the configured -k after checking it and a loop budget
+// (sagasu plan and eval goals, which run the loop package directly).
 func searchK(a *app.App, maxIterations int) (int, error) {
 	k := a.Config.Search.K
 	if k < 1 || k > search.MaxK {
@@ -176,53 +165,13 @@ func searchK(a *app.App, maxIterations int) (int, error) {
 	return k, nil
 }
 
-// printRun writes a readable trace of a loop.
-func printRun(w io.Writer, res loop.RunResult) {
-	fmt.Fprintf(w, "goal     %s\n", res.Goal)
-	fmt.Fprintf(w, "aspects  %s\n", strings.Join(res.Aspects, " · "))
-	for i, it := range res.Iterations {
-		ev := it.Evaluation
-		fmt.Fprintf(w, "\n%d. query %q  (%d new results)\n", i+1, it.Query, it.NewResults)
-		printEvaluation(w, "   ", ev)
-		if r := it.Refinement; r != nil {
-			target := ""
-			if r.Target != "" {
-				target = fmt.Sprintf(" for %q", r.Target)
-			}
-			fmt.Fprintf(w, "   refine   %s%s → %q (%s)\n", r.Strategy, target, r.RefinedQuery, r.Origin)
-		}
-	}
-	fmt.Fprintf(w, "\nstopped  %s\n", res.Stopped)
-	fmt.Fprintf(w, "\nresults (final query %q)\n", res.FinalQuery)
-	printResults(w, res.Results)
-}
-
-// printEvaluation writes the scores and the recommendation of an evaluation.
-func printEvaluation(w io.Writer, indent string, ev loop.Evaluation) {
-	fmt.Fprintf(w, "%sconfidence %.2f  coverage %.2f  relevance %.2f\n", indent, ev.Confidence, ev.Coverage, ev.Relevance)
-	if len(ev.FoundAspects) > 0 {
-		fmt.Fprintf(w, "%sfound    %s\n", indent, strings.Join(ev.FoundAspects, " · "))
-	}
-	if len(ev.MissingAspects) > 0 {
-		fmt.Fprintf(w, "%smissing  %s\n", indent, strings.Join(ev.MissingAspects, " · "))
-	}
-	if len(ev.UnindexedWords) > 0 {
-		fmt.Fprintf(w, "%snot in the index: %s\n", indent, strings.Join(ev.UnindexedWords, ", "))
-	}
-	fmt.Fprintf(w, "%s→ %s: %s\n", indent, ev.Recommendation.Action, ev.Recommendation.Reason)
-}
-
 // printResults writes results the way sagasu query does.
-func printResults(w io.Writer, rs []search.ResultView) {
+func printResults(w io.Writer, rs []tools.Result) {
 	if len(rs) == 0 {
 		fmt.Fprintln(w, "  no results")
 		return
 	}
-	for i, r := range rs {
-		fmt.Fprintf(w, "%2d. %s:%d-%d  score %.2f\n", i+1, r.Source.URI, r.Lines[0], r.Lines[1], r.Score)
-		if r.Heading != "" {
-			fmt.Fprintf(w, "    %s\n", r.Heading)
-		}
-		fmt.Fprintf(w, "    %s\n", snippet(r.Text, 160))
-	}
+	var b strings.Builder
+	tools.WriteResults(&b, rs, 160)
+	fmt.Fprint(w, strings.TrimPrefix(b.String(), "\n"))
 }

@@ -100,15 +100,11 @@ func TestLoopCommandJSON(t *testing.T) {
 		Goal       string   `json:"goal"`
 		Aspects    []string `json:"aspects"`
 		Iterations []struct {
-			Query      string `json:"query"`
-			Evaluation struct {
-				Confidence     float64  `json:"confidence"`
-				MissingAspects []string `json:"missingAspects"`
-				ShouldContinue bool     `json:"shouldContinue"`
-			} `json:"evaluation"`
-			Refinement *struct {
-				RefinedQuery string `json:"refinedQuery"`
-			} `json:"refinement"`
+			Query          string   `json:"query"`
+			Confidence     float64  `json:"confidence"`
+			MissingAspects []string `json:"missingAspects"`
+			Action         string   `json:"action"`
+			RefinedQuery   string   `json:"refinedQuery"`
 		} `json:"iterations"`
 		FinalQuery string            `json:"finalQuery"`
 		Results    []json.RawMessage `json:"results"`
@@ -120,7 +116,7 @@ func TestLoopCommandJSON(t *testing.T) {
 	if res.Goal != cliGoal || len(res.Aspects) != 3 || n < 2 || res.Iterations[0].Query != "deploy" {
 		t.Fatalf("loop JSON: %s", out)
 	}
-	if last := res.Iterations[n-1]; last.Evaluation.ShouldContinue || len(last.Evaluation.MissingAspects) != 0 || res.FinalQuery != last.Query {
+	if last := res.Iterations[n-1]; last.Action != "use_results" || len(last.MissingAspects) != 0 || res.FinalQuery != last.Query {
 		t.Fatalf("last iteration %+v, final query %q", last, res.FinalQuery)
 	}
 	if len(res.Results) == 0 || len(res.Results) > 4 {
@@ -188,10 +184,12 @@ func TestLoopCommandBadInput(t *testing.T) {
 	}{
 		{[]string{"loop"}, exitUsage, "--goal is required"},
 		{[]string{"loop", "--goal", "   "}, exitUsage, "--goal is required"},
-		{[]string{"loop", "--goal", "x", "-k", "0"}, exitUsage, "out of range"},
-		{[]string{"loop", "--goal", "x", "--max-iterations", "0"}, exitUsage, "--max-iterations"},
-		{[]string{"loop", "--goal", "x", "--min-confidence", "1.5"}, exitUsage, "--min-confidence"},
-		{[]string{"loop", "--goal", "x", "--glob", "[oops"}, exitUsage, "--glob"},
+		// Checked by sagasu_loop's schema, as over MCP: the argument named.
+		{[]string{"loop", "--goal", "x", "-k", "0"}, exitUsage, "k: got 0"},
+		{[]string{"loop", "--goal", "x", "-k", "11"}, exitUsage, "k: got 11"},
+		{[]string{"loop", "--goal", "x", "--max-iterations", "0"}, exitUsage, "maxIterations"},
+		{[]string{"loop", "--goal", "x", "--min-confidence", "1.5"}, exitUsage, "minConfidence"},
+		{[]string{"loop", "--goal", "x", "--glob", "[oops"}, exitUsage, "glob"},
 		{[]string{"loop", "--goal", "x", "--cache-retention", "0"}, exitUsage, "--cache-retention"},
 		{[]string{"loop", "--goal", "x", "--db", filepath.Join(dir, "none.db")}, exitError, "index"},
 	} {

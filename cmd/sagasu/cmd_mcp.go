@@ -35,16 +35,20 @@ func newMCPCmd(g *globals) *cobra.Command {
 MCP client) over the Model Context Protocol. Without --http it speaks on
 standard input and output, as clients that start it expect; logs go to stderr.
 
-Tools: sagasu_index, sagasu_delete, sagasu_query, sagasu_search (goal-aware; modes summary,
-detailed, full), sagasu_get, sagasu_list, sagasu_evaluate, sagasu_refine_query,
-sagasu_plan_execute_stage, sagasu_read_cache, sagasu_ask (a cited answer
-from the ReAct + Reflection agent: with the configured --llm, else offline),
-and sagasu_agent_start, sagasu_agent_status, sagasu_agent_resume and
-sagasu_agent_stop (Plan-and-Act runs in the background, with the configured
-MCP servers they name and their settings; a start returns the run's ID at
-once, status reads its plan and outcome; runs still going when the server
-ends stop there and can be resumed). Resources: sagasu://source/{id}
-and sagasu://chunk/{id}. Every result is measured with a tokenizer and fitted
+Tools come in groups; --tools (or mcp.tools in the config) picks them, the
+default being search,loop, which costs a client under 5,000 tokens of
+context:
+  search  sagasu_search (goal-aware; detail summary, detailed, full),
+          sagasu_query, sagasu_get, sagasu_list
+  loop    sagasu_evaluate, sagasu_refine_query, sagasu_plan_execute_stage,
+          sagasu_loop, sagasu_read_cache
+  index   sagasu_index, sagasu_delete
+  agents  sagasu_ask (a cited answer from the ReAct + Reflection agent: with
+          the configured --llm, else offline), sagasu_agent_start, _status,
+          _resume and _stop (Plan-and-Act runs in the background, resumable)
+  runs    sagasu_runs_list, _delete, _prune, _export
+"all" offers every group; sagasu tools lists them. Resources:
+sagasu://source/{id} and sagasu://chunk/{id}. Every result is measured with a tokenizer and fitted
 to its budget: summary 5,000 tokens, detailed 15,000, anything at most
 --max-output-tokens. sagasu mcp config CLIENT prints (or --write merges) the
 configuration for Claude Code, Claude Desktop, VS Code, Cursor or Codex.
@@ -96,6 +100,10 @@ browser origins other than loopback ones are refused unless allowed with
 					return err
 				}
 			}
+			groups, err := tools.SelectGroups(a.Config.MCP.Tools)
+			if err != nil {
+				return usagef("--tools: %v", err)
+			}
 			counter, err := budget.New(budget.Options{Encoding: encoding, Margin: margin})
 			if err != nil {
 				return usageError{err}
@@ -133,7 +141,7 @@ browser origins other than loopback ones are refused unless allowed with
 			runs := rt.BackgroundRuns(runCtx, maxRuns, nil)
 			defer func() { stopRuns(); runs.Wait(context.WithoutCancel(ctx)) }()
 			srv, err := mcpserver.New(mcpserver.Options{Tools: rt.Tools, Counter: counter, Limits: limits, Logger: a.Log, Version: appVersion(), Ask: ask,
-				Agents: mcpRuns{runs}, Runs: a.RunOps(rt.Store, runs.Running), MaxConcurrentCalls: maxCalls, AllowDotfiles: allowDotfiles, Middleware: a.Tracer.MCPMiddleware()})
+				Agents: mcpRuns{runs}, Runs: a.RunOps(rt.Store, runs.Running), MaxConcurrentCalls: maxCalls, AllowDotfiles: allowDotfiles, Middleware: a.Tracer.MCPMiddleware(), Groups: groups})
 			if err != nil {
 				return usageError{err}
 			}
@@ -158,6 +166,7 @@ browser origins other than loopback ones are refused unless allowed with
 		},
 	}
 	f := cmd.Flags()
+	f.String("tools", "", "groups of tools to offer, comma-separated: search, loop, index, agents, runs, default (search,loop) or all (config mcp.tools)")
 	f.StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8765) instead of stdio")
 	f.StringVar(&token, "token", "", "bearer token HTTP clients must send (default $SAGASU_MCP_TOKEN, else one kept in ~/.config/sagasu/mcp-token); a fixed one is required off loopback")
 	f.BoolVar(&noToken, "no-token", false, "serve HTTP on loopback without a token: unsafe on a machine others use, since any local user or program can then call the tools")

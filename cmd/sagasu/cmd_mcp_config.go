@@ -10,13 +10,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sagasu-dev/sagasu/internal/mcpconfig"
+	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
 func newMCPConfigCmd(g *globals) *cobra.Command {
 	var (
 		write               bool
 		file, name, command string
-		project             string
+		project, toolGroups string
 		roots               []string
 	)
 	cmd := &cobra.Command{
@@ -24,8 +25,9 @@ func newMCPConfigCmd(g *globals) *cobra.Command {
 		Short: "Print (or --write) the configuration that connects an MCP client to this index",
 		Long: `Config prints the entry that makes an MCP client start sagasu over stdio with
 this index: the absolute path of this sagasu binary, the index (--db) and the
-folders sagasu_index may read (--root, default the project folder). With
---write it merges the entry into the client's configuration file, keeping
+folders sagasu_index may read (--root, default the project folder), and the
+groups of tools it offers when --tools is given (default: search,loop; add
+index to let the agent index and delete, or say all). With --write it merges the entry into the client's configuration file, keeping
 every other server and setting there.
 
 Clients and the file --write changes (--file names another):
@@ -44,7 +46,8 @@ rewritten file has none. A trusted project sagasu.yaml is passed with
 		Example: `  sagasu mcp config claude-code            # print .mcp.json for this project
   sagasu mcp config vscode --write         # merge into .vscode/mcp.json
   sagasu --db ~/notes.db mcp config claude-desktop --name notes --root ~/notes --write
-  sagasu mcp config codex --write          # [mcp_servers.sagasu] in ~/.codex/config.toml`,
+  sagasu mcp config codex --write          # [mcp_servers.sagasu] in ~/.codex/config.toml
+  sagasu mcp config claude-code --tools default,index --write   # let the agent index too`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: mcpconfig.IDs(),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -100,6 +103,13 @@ rewritten file has none. A trusted project sagasu.yaml is passed with
 					return err
 				}
 				srv.Args = append(srv.Args, "--root", abs)
+			}
+			if toolGroups != "" {
+				groups, err := tools.SelectGroups(toolGroups)
+				if err != nil {
+					return usagef("--tools: %v", err)
+				}
+				srv.Args = append(srv.Args, "--tools", strings.Join(groups, ","))
 			}
 			if err := srv.Check(); err != nil {
 				return usageError{err}
@@ -158,6 +168,7 @@ rewritten file has none. A trusted project sagasu.yaml is passed with
 	f.StringVar(&command, "command", "", "sagasu binary the client starts (default: this one)")
 	f.StringVar(&project, "project", "", "project folder: default root and home of project-scoped files (default: the working directory)")
 	f.StringArrayVar(&roots, "root", nil, "folder sagasu_index may read (repeatable; default the project folder)")
+	f.StringVar(&toolGroups, "tools", "", "groups of tools the entry offers: search, loop, index, agents, runs, default or all (default: the server's default, search,loop)")
 	return cmd
 }
 

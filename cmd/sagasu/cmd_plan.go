@@ -165,7 +165,7 @@ func printPlan(w io.Writer, out planOutput) {
 		if len(r.Evaluation.MissingKeywords) > 0 {
 			fmt.Fprintf(w, "  missing keywords: %s\n", strings.Join(r.Evaluation.MissingKeywords, ", "))
 		}
-		fmt.Fprintf(w, "  next: %s (%s)\n", r.AgentGuidance.NextAction, strings.Join(r.AgentGuidance.SuggestedTools, ", "))
+		fmt.Fprintf(w, "  next: %s\n", r.Next.Reason)
 		printResults(w, r.Results)
 	}
 }

@@ -19,7 +19,7 @@ func TestPlanCommand(t *testing.T) {
 		t.Fatalf("%d stages planned, %d run", len(res.Plan.Stages), len(res.Stages))
 	}
 	for i, s := range res.Stages {
-		if s.StageIndex != i || !s.Success || len(s.Results) == 0 || len(s.Results) > 3 || s.AgentGuidance.NextAction == "" {
+		if s.StageIndex != i || !s.Success || len(s.Results) == 0 || len(s.Results) > 3 || s.Next.Reason == "" {
 			t.Errorf("stage %d: %+v", i, s)
 		}
 	}

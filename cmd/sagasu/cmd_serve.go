@@ -80,13 +80,14 @@ in step and whether a sync is running.`,
 			if err != nil {
 				return fmt.Errorf("listen on %s: %w", listen, err)
 			}
-			// Printed to stderr, as notebook servers do: the link holds the
-			// token, and stdout may be a log others read.
+			// The link is what the command gives its user: on stdout, alone
+			// on its line (warnings and logs go to stderr).
 			url := "http://" + ln.Addr().String() + "/"
 			if noToken {
-				fmt.Fprintf(g.stderr, "sagasu serve: %s\nsagasu serve: no token (--no-token): any user or program on this machine can read and index files under the roots through this page\n", url)
+				fmt.Fprintf(g.stdout, "%s\n", url)
+				fmt.Fprintf(g.stderr, "sagasu serve: no token (--no-token): any user or program on this machine can read and index files under the roots through this page\n")
 			} else {
-				fmt.Fprintf(g.stderr, "sagasu serve: open %s?token=%s\n", url, token)
+				fmt.Fprintf(g.stdout, "%s?token=%s\n", url, token)
 			}
 			err = srv.Serve(ctx, ln)
 			stopTasks()

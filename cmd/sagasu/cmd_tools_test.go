@@ -61,7 +61,7 @@ func TestOneSchemaPerOperation(t *testing.T) {
 	go func() {
 		defer close(done)
 		var errb strings.Builder
-		if code := run(ctx, []string{"--db", db, "mcp", "--root", dir, "--no-cache"}, inR, outW, &errb, []string{"HOME=" + dir}); code != 0 {
+		if code := run(ctx, []string{"--db", db, "mcp", "--tools", "all", "--root", dir, "--no-cache"}, inR, outW, &errb, []string{"HOME=" + dir}); code != 0 {
 			t.Errorf("sagasu mcp: exit %d: %s", code, errb.String())
 		}
 		outW.Close()

@@ -165,7 +165,7 @@ run sagasu trust (see sagasu trust --help).`,
 		return pprof.StartCPUProfile(f)
 	}
 	root.AddCommand(
-		newIndexCmd(g), newQueryCmd(g), newGetCmd(g), newListCmd(g), newInfoCmd(g),
+		newIndexCmd(g), newQueryCmd(g), newSearchCmd(g), newGetCmd(g), newListCmd(g), newInfoCmd(g),
 		newDeleteCmd(g), newEvalCmd(g), newBenchCmd(g), newVersionCmd(g),
 		newReindexCmd(g), newModelCmd(g),
 		newLoopCmd(g), newPlanCmd(g), newCacheCmd(g), newMCPCmd(g), newMigrateCmd(g),

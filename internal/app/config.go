@@ -77,6 +77,14 @@ type Config struct {
 	// Nothing is deleted without a prune.
 	Runs RunsConfig `koanf:"runs"`
 
+	// MCP configures `sagasu mcp`.
+	MCP struct {
+		// Tools are the groups of tools it offers: a comma-separated list
+		// of search, loop, index, agents, runs, or default or all
+		// (tools.SelectGroups).
+		Tools string `koanf:"tools" flag:"tools"`
+	} `koanf:"mcp"`
+
 	// MCPServers are the MCP servers agents may use, by name.
 	MCPServers map[string]mcpclient.ServerConfig `koanf:"mcp_servers" trust:"starts programs or connects to servers with the headers it names"`
 

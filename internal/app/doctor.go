@@ -121,7 +121,8 @@ func (a *App) doctorEmbedder(ctx context.Context, cfg EmbedderConfig, timeout ti
 	m := DoctorModel{Configured: cfg.Driver != "", Driver: cfg.Driver, Model: cfg.Model, Endpoint: cfg.URL}
 	if !m.Configured {
 		m.OK = true
-		m.Fix = "no embedder: keyword search only (see docs/embeddings.md, or eval \"$(scripts/local-models.sh start)\")"
+		// What the binary alone can do: pull a model and embed locally.
+		m.Fix = "no embedder: keyword search only; for semantic and hybrid search: sagasu model pull multilingual-e5-small, then sagasu index --embedder local --embedder-model multilingual-e5-small"
 		return m
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -147,7 +148,7 @@ func (a *App) doctorLLM(ctx context.Context, timeout time.Duration) DoctorModel 
 	m := DoctorModel{Configured: c.Driver != "", Driver: c.Driver, Model: c.Model, Endpoint: c.URL}
 	if !m.Configured {
 		m.OK = true
-		m.Fix = "no language model: ask and agent run offline (--llm openai --llm-url ..., or eval \"$(scripts/local-models.sh start)\")"
+		m.Fix = "no language model: ask and agent run offline; to use one: --llm openai --llm-url URL (any OpenAI-compatible server), --llm gemini or --llm anthropic with its API key"
 		return m
 	}
 	model, err := a.buildLLM(c)

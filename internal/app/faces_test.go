@@ -52,7 +52,6 @@ func TestEveryFaceSearchesHybridWhenAnEmbedderIsPinned(t *testing.T) {
 		t.Fatalf("the engine's default is %q with an embedder pinned", rt.Engine.DefaultMode())
 	}
 	const goal = "publish a sitemap for search engines"
-	no := false
 	faces := []struct {
 		name string
 		// run searches through the face, in keyword mode when keyword is
@@ -74,7 +73,7 @@ func TestEveryFaceSearchesHybridWhenAnEmbedderIsPinned(t *testing.T) {
 		{"sagasu_search", func(t *testing.T, kw bool) []string {
 			in := tools.SearchInput{Goal: goal, Query: "sitemap hostname setting"}
 			if kw {
-				in.Options = &tools.SearchOptions{Hybrid: &no}
+				in.Options = &tools.SearchOptions{Mode: string(search.ModeKeyword)}
 			}
 			if _, err := rt.Tools.Search(ctx, in); err != nil {
 				t.Fatal(err)

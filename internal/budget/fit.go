@@ -31,78 +31,47 @@ type Fitted[T any] struct {
 	Cut bool
 }
 
-// maxStamp bounds the rounds of Stamp; the count settles in two or three.
-const maxStamp = 8
-
-// Stamp renders s with its own token count written in: it renders, counts,
-// writes the count in and renders again until the count it writes is the
-// count it measures. (Should the count never settle, the last estimate that
-// is at least the measured count is kept: an upper bound, a token or two
-// high.)
-func Stamp[T any](c *Counter, s Shape, render Render[T]) (Fitted[T], error) {
-	est := 0
-	var upper *Fitted[T]
-	for range maxStamp {
-		v, wire, err := render(s, est)
-		if err != nil {
-			return Fitted[T]{}, err
-		}
-		n := c.Count(string(wire))
-		f := Fitted[T]{Value: v, Wire: wire, Tokens: est, Shape: s}
-		if n == est {
-			return f, nil
-		}
-		if n < est && (upper == nil || est < upper.Tokens) {
-			upper = &f
-		}
-		est = n
-	}
-	if upper != nil {
-		return *upper, nil
-	}
-	// Still growing: a generous estimate bounds it.
-	est += 16
-	v, wire, err := render(s, est)
-	return Fitted[T]{Value: v, Wire: wire, Tokens: est, Shape: s}, err
-}
-
 // Fit returns the largest shape of a response whose measured size is at
 // most limit tokens. It renders full first; if that is too large it shortens
 // every text (down to minText runes), and if that is not enough it keeps
 // minText and drops items from the end (the lowest-ranked first). It never
 // cuts the wire form itself: every candidate is rendered whole and measured.
-// Candidates are probed with limit as their estimate (a number at least as
-// long as the final one), and the chosen shape is stamped and measured
-// again, stepping down should the stamped form come out a token larger.
-// ErrTooLarge means not even zero items fit.
+//
+// Each candidate is measured once, rendered with limit as its estimate (a
+// number at least as long as the final one); the chosen one is rendered
+// once more with its measured size written in, and not measured again: the
+// size it states is what was measured with a number of at least as many
+// digits in its place. ErrTooLarge means not even zero items fit.
 func Fit[T any](c *Counter, limit int, full Shape, minText int, render Render[T]) (Fitted[T], error) {
+	counts := map[Shape]int{}
 	fits := func(s Shape) (bool, error) {
 		_, wire, err := render(s, limit)
 		if err != nil {
 			return false, err
 		}
-		return c.Count(string(wire)) <= limit, nil
+		n := c.Count(string(wire))
+		counts[s] = n
+		return n <= limit, nil
 	}
 	chosen, err := choose(fits, full, minText)
 	if err != nil && !errors.Is(err, ErrTooLarge) {
 		return Fitted[T]{}, err
 	}
-	tooLarge := err != nil
-	for {
-		f, err := Stamp(c, chosen, render)
-		if err != nil {
-			return f, err
+	if _, ok := counts[chosen]; !ok {
+		if _, ferr := fits(chosen); ferr != nil {
+			return Fitted[T]{}, ferr
 		}
-		f.Cut = chosen != full
-		if f.Tokens <= limit && !tooLarge {
-			return f, nil
-		}
-		next, ok := smaller(chosen, minText)
-		if tooLarge || !ok {
-			return f, ErrTooLarge
-		}
-		chosen = next
 	}
+	n := counts[chosen]
+	v, wire, rerr := render(chosen, n)
+	if rerr != nil {
+		return Fitted[T]{}, rerr
+	}
+	f := Fitted[T]{Value: v, Wire: wire, Tokens: n, Shape: chosen, Cut: chosen != full}
+	if err != nil {
+		return f, ErrTooLarge
+	}
+	return f, nil
 }
 
 // choose finds the largest shape that fits by probing: full, then shorter
@@ -153,19 +122,6 @@ func choose(fits func(Shape) (bool, error), full Shape, minText int) (Shape, err
 		}
 	}
 	return Shape{Items: lo, Text: text}, nil
-}
-
-// smaller is the next shape down: a tenth less text, else one item fewer.
-func smaller(s Shape, minText int) (Shape, bool) {
-	switch {
-	case s.Text > minText:
-		s.Text = max(minText, s.Text-max(1, s.Text/10))
-	case s.Items > 0:
-		s.Items--
-	default:
-		return s, false
-	}
-	return s, true
 }
 
 // TextBound is the longest text worth trying first for items of the given

@@ -180,6 +180,9 @@ func (e *Engine) Run(ctx context.Context, opt RunOptions) (RunResult, error) {
 		if err != nil && !errors.Is(err, search.ErrEmptyQuery) {
 			return res, fmt.Errorf("iteration %d: %w", it, err)
 		}
+		// Scores become relevance within this search (over its best), so
+		// that merged hits of different queries compare like with like.
+		relative(resp.Hits)
 		added, err := p.add(ctx, e, aspects, resp.Hits)
 		if err != nil {
 			return res, fmt.Errorf("iteration %d: %w", it, err)
@@ -516,4 +519,21 @@ func (p *pool) top(aspects []aspect, k int) []doc.Hit {
 		out[i] = it.hit
 	}
 	return out
+}
+
+// relative turns a search's scores into relevance over its best score, in
+// 0..1: raw scores (BM25, cosine, fused ranks) of different queries do not
+// compare.
+func relative(hs []doc.Hit) {
+	top := 0.0
+	for _, h := range hs {
+		top = max(top, h.Score)
+	}
+	for i := range hs {
+		if top > 0 {
+			hs[i].Score = min(1, max(0, hs[i].Score/top))
+		} else {
+			hs[i].Score = 0
+		}
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sagasu-dev/sagasu/internal/agent/planact"
 	"github.com/sagasu-dev/sagasu/internal/budget"
@@ -79,75 +78,80 @@ type AgentStatus struct {
 	tools.Measured
 }
 
-func (s *Server) addAgentTools() {
-	if s.opt.Agents == nil {
-		return
-	}
+// agentOps are the Plan-and-Act operations over agents (nil: listed, not
+// callable).
+func agentOps(agents AgentRuns) []tools.Op {
 	nonEmpty := func(name string) func(*jsonschema.Schema) {
 		return func(in *jsonschema.Schema) { tools.NotEmpty(tools.Prop(in, name)) }
 	}
-	addTool(s, tools.Define[AgentStartInput](tools.Def{Name: ToolAgentStart, Title: "Start an agent run",
+	defStart := tools.Define[AgentStartInput](tools.Def{Name: ToolAgentStart, Title: "Start an agent run",
 		Description: "Start a Plan-and-Act run toward a goal and return its ID at once; the run goes on in the server, with the configured MCP servers it names " +
-			"(a browser through Playwright MCP, for one) and its settings over the configured ones. Follow it with " + ToolAgentStatus + "; continue a stopped run with " + ToolAgentResume + "."},
-		nonEmpty("goal")), s.agentStart)
-	addTool(s, tools.Define[AgentRunInput](tools.Def{Name: ToolAgentStatus, Title: "Read an agent run", ReadOnly: true, Idempotent: true,
-		Description: "Read a Plan-and-Act run: whether it is running, its plan with each step's status, its answer and cited chunks, its outcome (success, stopped by a limit or a stop, failure) " +
-			"and the settings it recorded (MCP servers, models, limits)."},
-		nonEmpty("id")), s.agentStatus)
-	addTool(s, tools.Define[AgentResumeInput](tools.Def{Name: ToolAgentResume, Title: "Resume an agent run",
-		Description: "Continue a stopped or failed Plan-and-Act run from its last completed step, in the background, with the settings it recorded (its MCP servers, models, limits) " +
-			"and any given here over them; a tool call that completed is not made again. Returns at once; follow it with " + ToolAgentStatus + "."},
-		nonEmpty("id")), s.agentResume)
-	addTool(s, tools.Define[AgentRunInput](tools.Def{Name: ToolAgentStop, Title: "Stop an agent run", Idempotent: true,
-		Description: "Stop a Plan-and-Act run this server is running; it can be resumed later with " + ToolAgentResume + "."},
-		nonEmpty("id")), s.agentStop)
-}
-
-func (s *Server) agentStart(ctx context.Context, req *mcp.CallToolRequest, in AgentStartInput) (*mcp.CallToolResult, AgentStarted, error) {
-	id, err := s.opt.Agents.StartRun(ctx, in)
-	if errors.Is(err, planact.ErrNeedsModel) {
-		return nil, AgentStarted{}, fmt.Errorf("%w (this server has no language model for the agent; pass offline to research the index)", err)
-	}
-	if err != nil {
-		return nil, AgentStarted{}, fmt.Errorf("start the agent: %w", err)
-	}
-	return s.started(req, id)
-}
-
-func (s *Server) agentResume(ctx context.Context, req *mcp.CallToolRequest, in AgentResumeInput) (*mcp.CallToolResult, AgentStarted, error) {
-	if err := s.opt.Agents.ResumeRun(ctx, in); err != nil {
-		return nil, AgentStarted{}, fmt.Errorf("resume run %s: %w", in.ID, err)
-	}
-	return s.started(req, in.ID)
-}
-
-func (s *Server) started(req *mcp.CallToolRequest, id string) (*mcp.CallToolResult, AgentStarted, error) {
-	limit := s.limits.Mode(ModeSummary)
-	return fit(s, req, limit, budget.Shape{}, 0, func(_ budget.Shape, est int) view[AgentStarted] {
-		out := AgentStarted{ID: id, Status: "running", Next: fmt.Sprintf("call %s with id %q until it is no longer running", ToolAgentStatus, id)}
-		out.Measured = tools.Measured{EstimatedTokens: est, Budget: limit}
-		return view[AgentStarted]{Out: out, Text: fmt.Sprintf("Run %s is running. %s.\n", id, out.Next)}
-	})
-}
-
-func (s *Server) agentStop(ctx context.Context, req *mcp.CallToolRequest, in AgentRunInput) (*mcp.CallToolResult, AgentStopped, error) {
-	if !s.opt.Agents.StopRun(in.ID) {
-		if _, err := s.opt.Agents.Report(ctx, in.ID); err != nil {
-			return nil, AgentStopped{}, err
+			"(a browser through Playwright MCP, for one). Follow it with " + ToolAgentStatus + "."},
+		nonEmpty("goal"))
+	defStatus := tools.Define[AgentRunInput](tools.Def{Name: ToolAgentStatus, Title: "Read an agent run", ReadOnly: true, Idempotent: true,
+		Description: "Read a Plan-and-Act run: whether it is running, its plan and each step's status, its answer and cited chunks, its outcome and recorded settings."},
+		nonEmpty("id"))
+	defResume := tools.Define[AgentResumeInput](tools.Def{Name: ToolAgentResume, Title: "Resume an agent run",
+		Description: "Continue a stopped or failed Plan-and-Act run from its last completed step, in the background, with the settings it recorded and any given here over them."},
+		nonEmpty("id"))
+	defStop := tools.Define[AgentRunInput](tools.Def{Name: ToolAgentStop, Title: "Stop an agent run", Idempotent: true,
+		Description: "Stop a Plan-and-Act run this server is running; " + ToolAgentResume + " continues it later."},
+		nonEmpty("id"))
+	if agents == nil {
+		return []tools.Op{
+			tools.Bind[AgentStartInput](defStart, tools.GroupAgents, tools.OutputOf[AgentStarted](), nil),
+			tools.Bind[AgentRunInput](defStatus, tools.GroupAgents, tools.OutputOf[AgentStatus](), nil),
+			tools.Bind[AgentResumeInput](defResume, tools.GroupAgents, tools.OutputOf[AgentStarted](), nil),
+			tools.Bind[AgentRunInput](defStop, tools.GroupAgents, tools.OutputOf[AgentStopped](), nil),
 		}
-		return nil, AgentStopped{}, fmt.Errorf("run %s is not running on this server", in.ID)
 	}
-	limit := s.limits.Mode(ModeSummary)
-	return fit(s, req, limit, budget.Shape{}, 0, func(_ budget.Shape, est int) view[AgentStopped] {
-		out := AgentStopped{ID: in.ID, Stopping: true, Measured: tools.Measured{EstimatedTokens: est, Budget: limit}}
-		return view[AgentStopped]{Out: out, Text: fmt.Sprintf("Run %s is stopping; %s continues it.\n", in.ID, ToolAgentResume)}
+	return []tools.Op{
+		tools.Bind(defStart, tools.GroupAgents, tools.OutputOf[AgentStarted](), func(ctx context.Context, env *tools.Env, in AgentStartInput) (tools.Reply, error) {
+			id, err := agents.StartRun(ctx, in)
+			if errors.Is(err, planact.ErrNeedsModel) {
+				return tools.Reply{}, fmt.Errorf("%w (this server has no language model for the agent; pass offline to research the index)", err)
+			}
+			if err != nil {
+				return tools.Reply{}, fmt.Errorf("start the agent: %w", err)
+			}
+			return started(env, id)
+		}),
+		tools.Bind(defStatus, tools.GroupAgents, tools.OutputOf[AgentStatus](), func(ctx context.Context, env *tools.Env, in AgentRunInput) (tools.Reply, error) {
+			return agentStatus(ctx, env, agents, in)
+		}),
+		tools.Bind(defResume, tools.GroupAgents, tools.OutputOf[AgentStarted](), func(ctx context.Context, env *tools.Env, in AgentResumeInput) (tools.Reply, error) {
+			if err := agents.ResumeRun(ctx, in); err != nil {
+				return tools.Reply{}, fmt.Errorf("resume run %s: %w", in.ID, err)
+			}
+			return started(env, in.ID)
+		}),
+		tools.Bind(defStop, tools.GroupAgents, tools.OutputOf[AgentStopped](), func(ctx context.Context, env *tools.Env, in AgentRunInput) (tools.Reply, error) {
+			if !agents.StopRun(in.ID) {
+				if _, err := agents.Report(ctx, in.ID); err != nil {
+					return tools.Reply{}, err
+				}
+				return tools.Reply{}, fmt.Errorf("run %s is not running on this server", in.ID)
+			}
+			return tools.Fit(env, env.Budget().Mode(ModeSummary), budget.Shape{}, 0, func(_ budget.Shape, est int) tools.View[AgentStopped] {
+				out := AgentStopped{ID: in.ID, Stopping: true, Measured: tools.Measured{EstimatedTokens: est}}
+				return tools.View[AgentStopped]{Out: out, Text: fmt.Sprintf("Run %s is stopping; %s continues it.\n", in.ID, ToolAgentResume)}
+			})
+		}),
+	}
+}
+
+func started(env *tools.Env, id string) (tools.Reply, error) {
+	return tools.Fit(env, env.Budget().Mode(ModeSummary), budget.Shape{}, 0, func(_ budget.Shape, est int) tools.View[AgentStarted] {
+		out := AgentStarted{ID: id, Status: "running", Next: fmt.Sprintf("call %s with id %q until it is no longer running", ToolAgentStatus, id)}
+		out.EstimatedTokens = est
+		return tools.View[AgentStarted]{Out: out, Text: fmt.Sprintf("Run %s is running. %s.\n", id, out.Next)}
 	})
 }
 
-func (s *Server) agentStatus(ctx context.Context, req *mcp.CallToolRequest, in AgentRunInput) (*mcp.CallToolResult, AgentStatus, error) {
-	rep, err := s.opt.Agents.Report(ctx, in.ID)
+func agentStatus(ctx context.Context, env *tools.Env, agents AgentRuns, in AgentRunInput) (tools.Reply, error) {
+	rep, err := agents.Report(ctx, in.ID)
 	if err != nil {
-		return nil, AgentStatus{}, err
+		return tools.Reply{}, err
 	}
 	// What may grow without bound is cut to fit: the step results, the
 	// answer and the cited chunks.
@@ -155,9 +159,9 @@ func (s *Server) agentStatus(ctx context.Context, req *mcp.CallToolRequest, in A
 	for _, st := range rep.Plan {
 		lens = append(lens, utf8.RuneCountInString(st.Result))
 	}
-	limit := s.limits.Mode(ModeDetailed)
+	limit := env.Budget().Mode(ModeDetailed)
 	full := budget.Shape{Items: len(rep.Results), Text: budget.TextBound(lens, limit)}
-	return fit(s, req, limit, full, 200, func(sh budget.Shape, est int) view[AgentStatus] {
+	return tools.Fit(env, limit, full, 200, func(sh budget.Shape, est int) tools.View[AgentStatus] {
 		out := AgentStatus{Report: rep, OmittedResults: len(rep.Results) - sh.Items}
 		out.Results = rep.Results[:sh.Items]
 		out.Answer = clip.Runes(rep.Answer, sh.Text)
@@ -167,8 +171,8 @@ func (s *Server) agentStatus(ctx context.Context, req *mcp.CallToolRequest, in A
 			st.Tried = nil
 			out.Plan[i] = st
 		}
-		out.Measured = tools.Measured{EstimatedTokens: est, Budget: limit}
-		return view[AgentStatus]{Out: out, Text: statusText(out)}
+		out.EstimatedTokens = est
+		return tools.View[AgentStatus]{Out: out, Text: statusText(out)}
 	})
 }
 

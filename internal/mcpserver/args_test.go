@@ -39,32 +39,32 @@ func TestArgumentErrorsSayWhatIsAllowed(t *testing.T) {
 			`options.k: got "five"; give a whole number from 1 to 10`},
 		{"null", ToolSearch, map[string]any{"goal": "g", "query": "x", "options": map[string]any{"k": nil}},
 			"options.k: got null; give a whole number from 1 to 10, or leave options.k out"},
-		{"string for a list", ToolQuery, map[string]any{"query": "x", "types": "file"}, `types: got "file"; give a list of strings`},
-		{"list item", ToolQuery, map[string]any{"query": "x", "types": []any{"file", 3}}, "types[1]: got 3; give a string"},
+		{"string for a list", ToolQuery, map[string]any{"query": "x", "types": "file"}, `types: got "file"; give a list of one of "file", "text", "url", "github", "gist"`},
+		{"list item", ToolQuery, map[string]any{"query": "x", "types": []any{"file", 3}}, `types[1]: got 3; give one of "file", "text", "url", "github", "gist"`},
 		{"string for an object", ToolSearch, map[string]any{"goal": "g", "query": "x", "options": "zz"},
-			`options: got "zz"; give an object with k, mode, hybrid, includeDebug`},
+			`options: got "zz"; give an object with k, detail, mode, includeDebug`},
 		{"boolean", ToolQuery, map[string]any{"query": "x", "section": "yes"}, `section: got "yes"; give true or false`},
-		{"enum", ToolSearch, map[string]any{"goal": "g", "query": "x", "options": map[string]any{"mode": "verbose"}},
-			`options.mode: got "verbose"; give one of "summary", "detailed", "full"`},
+		{"enum", ToolSearch, map[string]any{"goal": "g", "query": "x", "options": map[string]any{"detail": "verbose"}},
+			`options.detail: got "verbose"; give one of "summary", "detailed", "full"`},
 		{"enum of a tool", ToolReadCache, map[string]any{"kind": "all"},
 			`kind: got "all"; give one of "evaluations", "refinements", "stages", "sessions"`},
-		{"empty string", ToolSearch, map[string]any{"goal": "", "query": "x"}, `goal: got ""; give a non-empty string`},
-		{"required", ToolSearch, map[string]any{"query": "x"},
-			"goal: missing; it is required: give a non-empty string (what the search should find out, e.g. understand how to configure the sidebar)"},
+		{"empty string", ToolSearch, map[string]any{"goal": "g", "query": ""}, `query: got ""; give a non-empty string`},
+		{"required", ToolSearch, map[string]any{"goal": "g"},
+			"query: missing; it is required: give a non-empty string (the words to search for)"},
 		{"a list item without text", ToolEvaluate, map[string]any{"goal": "g", "results": []any{map[string]any{"score": 1}}},
 			"results[0]: no text: give content (or text), or the chunkId of a search result"},
 		{"unknown argument", ToolQuery, map[string]any{"query": "x", "bogus": 1},
-			"bogus: unknown argument; sagasu_query takes query, k, mode, types, glob, sourceIds, wholeSource, section, cursor"},
+			"bogus: unknown argument; sagasu_query takes query, k, mode, types, glob, sourceIds, wholeSource, section, mmr, cursor"},
 		{"unknown nested field", ToolSearch, map[string]any{"goal": "g", "query": "x", "options": map[string]any{"K": 3}},
-			"options.K: unknown field; options takes k, mode, hybrid, includeDebug"},
+			"options.K: unknown field; options takes k, detail, mode, includeDebug"},
 		{"not an object", ToolList, json.RawMessage(`[1,2]`), "arguments: got [1,2]; give an object with type, glob, limit, cursor"},
 		{"schema range set by the server", ToolGet, map[string]any{"source": "x", "maxTokens": 3},
 			"maxTokens: got 3; give a whole number from 500 to 25000"},
 		// The tools' own checks, which no schema can say.
 		{"tool: overlap against size", ToolIndex, map[string]any{"text": "hello", "chunkSize": 100, "chunkOverlap": 60},
 			"chunkOverlap: got 60; give a whole number from 0 to 49, below half of chunkSize 100"},
-		{"tool: source type", ToolQuery, map[string]any{"query": "x", "types": []any{"pdf"}},
-			`types: got "pdf"; give file, text, url, github or gist`},
+		{"source type", ToolQuery, map[string]any{"query": "x", "types": []any{"pdf"}},
+			`types[0]: got "pdf"; give one of "file", "text", "url", "github", "gist"`},
 		{"tool: glob", ToolList, map[string]any{"glob": "["},
 			`glob: glob pattern "[": unclosed character class "[" (add "]", or write "\[" for a literal "["); give a pattern such as docs/**/*.md`},
 		{"tool: cursor", ToolQuery, map[string]any{"query": "x", "cursor": "garbage"},
@@ -208,7 +208,7 @@ func TestCallsRaceFree(t *testing.T) {
 			defer cs.Close()
 			for i := range 10 {
 				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: ToolSearch, Arguments: map[string]any{
-					"goal": "configure the sidebar", "query": fmt.Sprintf("sidebar option%d", c*10+i), "options": map[string]any{"mode": "detailed"}}})
+					"goal": "configure the sidebar", "query": fmt.Sprintf("sidebar option%d", c*10+i), "options": map[string]any{"detail": "detailed"}}})
 				if err != nil || res.IsError {
 					errs <- fmt.Errorf("client %d call %d: %v %v", c, i, err, res)
 					return

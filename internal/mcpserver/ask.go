@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sagasu-dev/sagasu/internal/agent/react"
 	"github.com/sagasu-dev/sagasu/internal/budget"
@@ -62,29 +61,34 @@ type TraceStep struct {
 	Tool string `json:"tool,omitempty"`
 }
 
-func (s *Server) addAskTool() {
-	if s.opt.Ask == nil {
-		return
-	}
-	addTool(s, tools.Define[AskInput](tools.Def{Name: ToolAsk, Title: "Ask the knowledge base", ReadOnly: true,
-		Description: "Answer a question from the knowledge base: an agent searches, reads, drafts and reflects, and every sentence of the answer cites a passage [n] " +
-			"(source, heading, lines, quote) that a claim checker found backs it. Uses the server's language model when it has one, else answers extractively."},
+// askOp is sagasu_ask over ask (nil: listed, not callable).
+func askOp(ask Asker) tools.Op {
+	def := tools.Define[AskInput](tools.Def{Name: ToolAsk, Title: "Ask the knowledge base", ReadOnly: true,
+		Description: "Answer a question from the knowledge base: an agent searches, reads, drafts and reflects, and every sentence cites a passage [n] a claim checker found backs it. " +
+			"Uses the server's language model when it has one, else answers extractively."},
 		func(in *jsonschema.Schema) {
 			tools.NotEmpty(tools.Prop(in, "question"))
-			tools.Between(tools.Prop(in, "maxTurns"), 1, 20)
-		}), s.ask)
+			tools.Between(tools.Prop(in, "maxTurns"), 1, tools.MaxAskTurns)
+		})
+	var run func(context.Context, *tools.Env, AskInput) (tools.Reply, error)
+	if ask != nil {
+		run = func(ctx context.Context, env *tools.Env, in AskInput) (tools.Reply, error) {
+			return askRun(ctx, env, ask, in)
+		}
+	}
+	return tools.Bind(def, tools.GroupAgents, tools.OutputOf[AskOutput](), run)
 }
 
-func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, in AskInput) (*mcp.CallToolResult, AskOutput, error) {
+func askRun(ctx context.Context, env *tools.Env, ask Asker, in AskInput) (tools.Reply, error) {
 	if strings.TrimSpace(in.Question) == "" {
-		return nil, AskOutput{}, react.ErrEmptyQuestion
+		return tools.Reply{}, react.ErrEmptyQuestion
 	}
-	res, err := s.opt.Ask(ctx, in.Question, AskOptions{MaxTurns: in.MaxTurns, Offline: in.Offline})
+	res, err := ask(ctx, in.Question, AskOptions{MaxTurns: in.MaxTurns, Offline: in.Offline})
 	if err != nil {
 		if errors.Is(err, react.ErrEmptyIndex) {
-			return nil, AskOutput{}, fmt.Errorf("%w (or call %s)", err, ToolIndex)
+			return tools.Reply{}, fmt.Errorf("%w (or call %s)", err, ToolIndex)
 		}
-		return nil, AskOutput{}, err
+		return tools.Reply{}, err
 	}
 	var trace []TraceStep
 	if in.IncludeTrace {
@@ -103,9 +107,9 @@ func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, in AskInput)
 	for i, c := range res.Citations {
 		quoteLens[i] = utf8.RuneCountInString(c.Quote)
 	}
-	limit := s.limits.Mode(ModeDetailed)
+	limit := env.Budget().Mode(ModeDetailed)
 	full := budget.Shape{Items: len(res.Citations), Text: budget.TextBound(quoteLens, limit)}
-	return fit(s, req, limit, full, 80, func(sh budget.Shape, est int) view[AskOutput] {
+	return tools.Fit(env, limit, full, 80, func(sh budget.Shape, est int) tools.View[AskOutput] {
 		out := AskOutput{Question: res.Question, Answer: res.Answer, Reflection: res.Reflection, Mode: res.Mode, Model: res.Model,
 			Turns: res.Turns, Usage: res.Usage, Stopped: res.Stopped, Trace: trace, OmittedCitations: len(res.Citations) - sh.Items}
 		out.Citations = []react.Citation{}
@@ -113,7 +117,7 @@ func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, in AskInput)
 			c.Quote = clip.Runes(c.Quote, sh.Text)
 			out.Citations = append(out.Citations, c)
 		}
-		out.EstimatedTokens, out.Budget = est, limit
+		out.EstimatedTokens = est
 		var b strings.Builder
 		b.WriteString(out.Answer)
 		b.WriteString("\n\n")
@@ -121,11 +125,11 @@ func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, in AskInput)
 			fmt.Fprintf(&b, "[%d] %s:%d-%d %s (%s)\n", c.N, c.Source.URI, c.Lines[0], c.Lines[1], c.Heading, tools.ChunkURI(c.ChunkID))
 		}
 		if out.OmittedCitations > 0 {
-			fmt.Fprintf(&b, "… %d more citations left out to fit the budget.\n", out.OmittedCitations)
+			fmt.Fprintf(&b, "… %s left out to fit the budget.\n", tools.Count(out.OmittedCitations, "more citation"))
 		}
 		if out.Stopped != "" {
 			fmt.Fprintf(&b, "note: the run stopped early (%s)\n", out.Stopped)
 		}
-		return view[AskOutput]{Out: out, Text: b.String()}
+		return tools.View[AskOutput]{Out: out, Text: b.String()}
 	})
 }

@@ -43,8 +43,6 @@ func TestAskAnswersWithCitationsWithinTheBudget(t *testing.T) {
 	if trace, _ := sc["trace"].([]any); len(trace) < 3 {
 		t.Errorf("trace %v", sc["trace"])
 	}
-	if budget := int(sc["budget"].(float64)); n > budget {
-		t.Errorf("the result takes %d tokens, over its %d budget", n, budget)
-	}
+	checkBudget(t, ToolAsk, sc, n, f.srv.limits.Detailed)
 	f.fails(ToolAsk, map[string]any{"question": ""}, "question")
 }

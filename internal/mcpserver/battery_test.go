@@ -87,7 +87,7 @@ func battery(t *testing.T, limits budget.Limits) map[string]int {
 	for _, g := range goals {
 		for _, mode := range []string{ModeSummary, ModeDetailed, ModeFull} {
 			sc := measure("sagasu_search/"+mode, limits.Mode(mode), ToolSearch, map[string]any{
-				"goal": g.goal, "query": g.query, "options": map[string]any{"k": MaxSearchK, "mode": mode, "includeDebug": true},
+				"goal": g.goal, "query": g.query, "options": map[string]any{"k": tools.MaxSearchK, "detail": mode, "includeDebug": true},
 				"context": map[string]any{"previousQueries": []string{"sidebar"}}})
 			if mode == ModeFull {
 				for _, r := range list(sc, "results") {
@@ -99,7 +99,7 @@ func battery(t *testing.T, limits budget.Limits) map[string]int {
 			}
 		}
 		for _, extra := range []map[string]any{{}, {"wholeSource": true}, {"section": true}} {
-			args := map[string]any{"query": g.query, "k": MaxQueryK}
+			args := map[string]any{"query": g.query, "k": tools.MaxQueryK}
 			for k, v := range extra {
 				args[k] = v
 			}

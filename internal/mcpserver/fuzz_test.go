@@ -75,7 +75,7 @@ var toolInputs = map[string]reflect.Type{
 // argSeeds are arguments good and bad for the tools.
 var argSeeds = []string{
 	`{}`, `[]`, `null`, `"x"`, `{"query":"sidebar"}`, `{"query":"sidebar","k":2,"mode":"keyword"}`,
-	`{"goal":"configure the sidebar","query":"sidebar","options":{"k":3,"mode":"detailed"}}`,
+	`{"goal":"configure the sidebar","query":"sidebar","options":{"k":3,"detail":"detailed"}}`,
 	`{"goal":"g","query":"q","options":{"k":-1}}`, `{"goal":"g","query":"q","options":{"k":null}}`,
 	`{"goal":"g","query":"q","options":{"k":1.0}}`, `{"goal":"g","query":"q","options":{"k":1e2}}`,
 	`{"query":"x","k":9223372036854775808}`, `{"query":"x","types":["file",3]}`, `{"query":"x","bogus":1}`,
@@ -137,11 +137,10 @@ func FuzzToolArguments(f *testing.F) {
 		}
 		var sc struct {
 			EstimatedTokens int `json:"estimatedTokens"`
-			Budget          int `json:"budget"`
 		}
 		rawSC, _ := json.Marshal(res.StructuredContent)
-		if err := json.Unmarshal(rawSC, &sc); err != nil || sc.Budget == 0 || sc.EstimatedTokens+envelope > sc.Budget {
-			t.Fatalf("%s(%s): result measures %d tokens against budget %d (%v)", tool, raw, sc.EstimatedTokens, sc.Budget, err)
+		if err := json.Unmarshal(rawSC, &sc); err != nil || sc.EstimatedTokens == 0 || sc.EstimatedTokens+tools.Envelope > fx.srv.limits.Cap {
+			t.Fatalf("%s(%s): result measures %d tokens against the cap %d (%v)", tool, raw, sc.EstimatedTokens, fx.srv.limits.Cap, err)
 		}
 	})
 }
@@ -164,7 +163,8 @@ func FuzzCheckArgs(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, which uint8, raw string) {
 		tool := names[int(which)%len(names)]
-		schema := fx.srv.schemas[tool]
+		op, _ := fx.srv.Ops().Find(tool)
+		schema := op.Input
 		mine := llm.CheckArgs(tool, schema, json.RawMessage(raw))
 		if mine != nil {
 			if !strings.Contains(mine.Error(), ": ") {

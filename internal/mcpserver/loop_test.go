@@ -101,12 +101,8 @@ func TestEvaluateTakesResultsOverTheWire(t *testing.T) {
 		t.Fatal("sagasu_query's results judged at confidence 0: the test needs results that answer part of the goal")
 	}
 	for _, mode := range []string{"summary", "detailed", "full"} {
-		s, _ := f.ok(ToolSearch, map[string]any{"goal": deployGoal, "query": "GitHub Pages sitemap", "options": map[string]any{"k": 3, "mode": mode}})
-		key := "results"
-		if mode == "summary" {
-			key = "topResults"
-		}
-		if got := judge("sagasu_search "+mode, list(s, key)); got != want {
+		s, _ := f.ok(ToolSearch, map[string]any{"goal": deployGoal, "query": "GitHub Pages sitemap", "options": map[string]any{"k": 3, "detail": mode}})
+		if got := judge("sagasu_search "+mode, list(s, "results")); got != want {
 			t.Errorf("sagasu_search %s: confidence %.2f, want %.2f as for the same chunks from sagasu_query", mode, got, want)
 		}
 	}

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/sagasu-dev/sagasu/internal/budget"
 	"github.com/sagasu-dev/sagasu/internal/clip"
 	"github.com/sagasu-dev/sagasu/internal/runs"
@@ -52,69 +50,76 @@ func (s *Server) runOps() *runs.Ops {
 	return runs.New(runs.Options{Store: s.store})
 }
 
-func (s *Server) addRunTools() {
-	ops := s.runOps()
+// runOps are the run lifecycle operations over ops (nil: listed, not
+// callable).
+func runOps(ops *runs.Ops) []tools.Op {
 	defs := runs.Defs()
-	addTool(s, defs[0], func(ctx context.Context, req *mcp.CallToolRequest, in runs.ListInput) (*mcp.CallToolResult, RunsList, error) {
-		res, err := ops.List(ctx, in)
-		if err != nil {
-			return nil, RunsList{}, err
+	if ops == nil {
+		return []tools.Op{
+			tools.Bind[runs.ListInput](defs[0], tools.GroupRuns, tools.OutputOf[RunsList](), nil),
+			tools.Bind[runs.DeleteInput](defs[1], tools.GroupRuns, tools.OutputOf[RunsDeleted](), nil),
+			tools.Bind[runs.PruneInput](defs[2], tools.GroupRuns, tools.OutputOf[RunsPruned](), nil),
+			tools.Bind[runs.ExportInput](defs[3], tools.GroupRuns, tools.OutputOf[RunExport](), nil),
 		}
-		limit := s.limits.Mode(ModeSummary)
-		return fit(s, req, limit, budget.Shape{Items: len(res.Runs)}, 0, func(sh budget.Shape, est int) view[RunsList] {
-			out := RunsList{ListOutput: runs.ListOutput{Runs: res.Runs[:sh.Items]}, OmittedRuns: len(res.Runs) - sh.Items}
-			out.Measured = tools.Measured{EstimatedTokens: est, Budget: limit}
-			return view[RunsList]{Out: out, Text: headersText(fmt.Sprintf("%d runs", len(res.Runs)), out.Runs, out.OmittedRuns)}
-		})
-	})
-	addTool(s, defs[1], func(ctx context.Context, req *mcp.CallToolRequest, in runs.DeleteInput) (*mcp.CallToolResult, RunsDeleted, error) {
-		res, err := ops.Delete(ctx, in)
-		if err != nil {
-			return nil, RunsDeleted{}, err
-		}
-		limit := s.limits.Cap
-		return fit(s, req, limit, budget.Shape{}, 0, func(_ budget.Shape, est int) view[RunsDeleted] {
-			out := RunsDeleted{DeleteOutput: res, Measured: tools.Measured{EstimatedTokens: est, Budget: limit}}
-			return view[RunsDeleted]{Out: out, Text: headersText(fmt.Sprintf("Deleted %d runs", len(res.Deleted)), res.Deleted, 0)}
-		})
-	})
-	addTool(s, defs[2], func(ctx context.Context, req *mcp.CallToolRequest, in runs.PruneInput) (*mcp.CallToolResult, RunsPruned, error) {
-		res, err := ops.Prune(ctx, in)
-		if err != nil {
-			return nil, RunsPruned{}, err
-		}
-		limit := s.limits.Mode(ModeSummary)
-		return fit(s, req, limit, budget.Shape{Items: len(res.Pruned)}, 0, func(sh budget.Shape, est int) view[RunsPruned] {
-			out := RunsPruned{PruneOutput: res, OmittedRuns: len(res.Pruned) - sh.Items}
-			out.Pruned = res.Pruned[:sh.Items]
-			out.Measured = tools.Measured{EstimatedTokens: est, Budget: limit}
-			verb := "Deleted"
-			if res.DryRun {
-				verb = "Dry run: would delete"
+	}
+	return []tools.Op{
+		tools.Bind(defs[0], tools.GroupRuns, tools.OutputOf[RunsList](), func(ctx context.Context, env *tools.Env, in runs.ListInput) (tools.Reply, error) {
+			res, err := ops.List(ctx, in)
+			if err != nil {
+				return tools.Reply{}, err
 			}
-			return view[RunsPruned]{Out: out, Text: headersText(fmt.Sprintf("%s %d runs (%s)", verb, len(res.Pruned), res.Rule), out.Pruned, out.OmittedRuns)}
-		})
-	})
-	addTool(s, defs[3], func(ctx context.Context, req *mcp.CallToolRequest, in runs.ExportInput) (*mcp.CallToolResult, RunExport, error) {
-		res, err := ops.Export(ctx, in)
-		if err != nil {
-			return nil, RunExport{}, err
-		}
-		limit := s.limits.Cap
-		n := utf8.RuneCountInString(res.Content)
-		// The content goes once, in the structured answer; the text says
-		// what it is.
-		return fit(s, req, limit, budget.Shape{Text: n}, 200, func(sh budget.Shape, est int) view[RunExport] {
-			out := RunExport{ExportOutput: res, Truncated: sh.Text < n}
-			out.Content = clip.Runes(res.Content, sh.Text)
-			out.Measured = tools.Measured{EstimatedTokens: est, Budget: limit}
-			text := fmt.Sprintf("Run %s exported as %s (%s, %d characters) in structuredContent.content.\n", res.ID, res.Format, res.Filename, n)
-			if out.Truncated {
-				text += "It was cut to fit the budget: `sagasu agent export` or `sagasu chat export` writes it whole.\n"
+			return tools.Fit(env, env.Budget().Mode(ModeSummary), budget.Shape{Items: len(res.Runs)}, 0, func(sh budget.Shape, est int) tools.View[RunsList] {
+				out := RunsList{ListOutput: runs.ListOutput{Runs: res.Runs[:sh.Items]}, OmittedRuns: len(res.Runs) - sh.Items}
+				out.EstimatedTokens = est
+				return tools.View[RunsList]{Out: out, Text: headersText(tools.Count(len(res.Runs), "run"), out.Runs, out.OmittedRuns)}
+			})
+		}),
+		tools.Bind(defs[1], tools.GroupRuns, tools.OutputOf[RunsDeleted](), func(ctx context.Context, env *tools.Env, in runs.DeleteInput) (tools.Reply, error) {
+			res, err := ops.Delete(ctx, in)
+			if err != nil {
+				return tools.Reply{}, err
 			}
-			return view[RunExport]{Out: out, Text: text}
-		})
-	})
+			return tools.Fit(env, env.Budget().Cap, budget.Shape{}, 0, func(_ budget.Shape, est int) tools.View[RunsDeleted] {
+				out := RunsDeleted{DeleteOutput: res, Measured: tools.Measured{EstimatedTokens: est}}
+				return tools.View[RunsDeleted]{Out: out, Text: headersText("Deleted "+tools.Count(len(res.Deleted), "run"), res.Deleted, 0)}
+			})
+		}),
+		tools.Bind(defs[2], tools.GroupRuns, tools.OutputOf[RunsPruned](), func(ctx context.Context, env *tools.Env, in runs.PruneInput) (tools.Reply, error) {
+			res, err := ops.Prune(ctx, in)
+			if err != nil {
+				return tools.Reply{}, err
+			}
+			return tools.Fit(env, env.Budget().Mode(ModeSummary), budget.Shape{Items: len(res.Pruned)}, 0, func(sh budget.Shape, est int) tools.View[RunsPruned] {
+				out := RunsPruned{PruneOutput: res, OmittedRuns: len(res.Pruned) - sh.Items}
+				out.Pruned = res.Pruned[:sh.Items]
+				out.EstimatedTokens = est
+				verb := "Deleted"
+				if res.DryRun {
+					verb = "Dry run: would delete"
+				}
+				return tools.View[RunsPruned]{Out: out, Text: headersText(fmt.Sprintf("%s %s (%s)", verb, tools.Count(len(res.Pruned), "run"), res.Rule), out.Pruned, out.OmittedRuns)}
+			})
+		}),
+		tools.Bind(defs[3], tools.GroupRuns, tools.OutputOf[RunExport](), func(ctx context.Context, env *tools.Env, in runs.ExportInput) (tools.Reply, error) {
+			res, err := ops.Export(ctx, in)
+			if err != nil {
+				return tools.Reply{}, err
+			}
+			n := utf8.RuneCountInString(res.Content)
+			// The content goes once, in the structured answer; the text says
+			// what it is.
+			return tools.Fit(env, env.Budget().Cap, budget.Shape{Text: n}, 200, func(sh budget.Shape, est int) tools.View[RunExport] {
+				out := RunExport{ExportOutput: res, Truncated: sh.Text < n}
+				out.Content = clip.Runes(res.Content, sh.Text)
+				out.EstimatedTokens = est
+				text := fmt.Sprintf("Run %s exported as %s (%s, %d characters) in structuredContent.content.\n", res.ID, res.Format, res.Filename, n)
+				if out.Truncated {
+					text += "It was cut to fit the budget: `sagasu agent export` or `sagasu chat export` writes it whole.\n"
+				}
+				return tools.View[RunExport]{Out: out, Text: text}
+			})
+		}),
+	}
 }
 
 // headersText lists runs for people and models.

@@ -12,15 +12,13 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"reflect"
+	"slices"
 	"sync"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sagasu-dev/sagasu/internal/budget"
-	"github.com/sagasu-dev/sagasu/internal/llm"
 	"github.com/sagasu-dev/sagasu/internal/runs"
 	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/tools"
@@ -66,6 +64,9 @@ type Options struct {
 	// (.env, .ssh/, .git/...); by default they are refused (see
 	// tools.Toolset.WithDotfiles).
 	AllowDotfiles bool
+	// Groups are the groups of operations the server offers (see
+	// tools.Groups); empty means tools.DefaultGroups.
+	Groups []string
 }
 
 // Server is sagasu's MCP server. One Server may serve many sessions at once
@@ -80,9 +81,8 @@ type Server struct {
 	limits  budget.Limits
 	cursors *tools.Cursors
 	log     *slog.Logger
-	// schemas are the tools' input schemas, by name, that checkCalls
-	// checks arguments against.
-	schemas map[string]*jsonschema.Schema
+	// ops are the operations the server offers.
+	ops tools.Registry
 	// queue admits quick tool calls in turn (queueCalls).
 	queue *queue
 	// nonce and conns name connections in derived session IDs (sessionOf):
@@ -94,6 +94,7 @@ type Server struct {
 // Tool names (the tools package owns them).
 const (
 	ToolIndex        = tools.NameIndex
+	ToolDelete       = tools.NameDelete
 	ToolQuery        = tools.NameQuery
 	ToolSearch       = tools.NameSearch
 	ToolGet          = tools.NameGet
@@ -101,12 +102,20 @@ const (
 	ToolEvaluate     = tools.NameEvaluate
 	ToolRefine       = tools.NameRefine
 	ToolExecuteStage = tools.NameExecuteStage
+	ToolLoop         = tools.NameLoop
 	ToolReadCache    = tools.NameReadCache
+)
+
+// Detail levels of sagasu_search (the tools package owns them).
+const (
+	ModeSummary  = tools.ModeSummary
+	ModeDetailed = tools.ModeDetailed
+	ModeFull     = tools.ModeFull
 )
 
 // New builds a server with every tool and resource registered.
 func New(opt Options) (*Server, error) {
-	s := &Server{opt: opt, tools: opt.Tools, counter: opt.Counter, limits: opt.Limits, log: opt.Logger, schemas: map[string]*jsonschema.Schema{}, queue: newQueue(opt.MaxConcurrentCalls), nonce: newNonce()}
+	s := &Server{opt: opt, tools: opt.Tools, counter: opt.Counter, limits: opt.Limits, log: opt.Logger, queue: newQueue(opt.MaxConcurrentCalls), nonce: newNonce()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -125,7 +134,7 @@ func New(opt Options) (*Server, error) {
 	if s.limits == (budget.Limits{}) {
 		s.limits = budget.DefaultLimits()
 	}
-	if s.limits.Summary > s.limits.Cap || s.limits.Detailed > s.limits.Cap || s.limits.Summary <= envelope {
+	if s.limits.Summary > s.limits.Cap || s.limits.Detailed > s.limits.Cap || s.limits.Summary <= tools.Envelope {
 		return nil, fmt.Errorf("mcpserver: budgets %+v: summary and detailed must be positive and within the cap", s.limits)
 	}
 	var err error
@@ -142,9 +151,17 @@ func New(opt Options) (*Server, error) {
 		Instructions: instructions,
 		Logger:       s.log,
 	})
-	s.addTools()
+	groups := opt.Groups
+	if len(groups) == 0 {
+		groups = tools.DefaultGroups
+	}
+	s.ops = Registry(s.tools, RegistryOptions{Cap: s.limits.Cap, Ask: opt.Ask, Agents: opt.Agents, Runs: s.runOps()}).In(groups)
+	s.ops = slices.DeleteFunc(s.ops, func(op tools.Op) bool { return !op.Callable() })
+	for _, op := range s.ops {
+		s.addOp(op)
+	}
 	s.addResources()
-	s.mcp.AddReceivingMiddleware(s.guard, s.checkCalls, s.queueCalls)
+	s.mcp.AddReceivingMiddleware(s.guard, s.queueCalls)
 	if opt.Middleware != nil {
 		// Added last, it runs first.
 		s.mcp.AddReceivingMiddleware(opt.Middleware)
@@ -154,9 +171,8 @@ func New(opt Options) (*Server, error) {
 
 // instructions tell an agent how the tools fit together.
 const instructions = `sagasu searches an index of documents (markdown, code, text; English and Japanese).
-Start with sagasu_search: give your goal and a query; mode "summary" (default, under 5,000 tokens) says how well the results cover the goal and what to do next; "detailed" adds the top results with snippets; "full" adds whole chunks.
-Loop: sagasu_evaluate judges results against the goal, sagasu_refine_query proposes a better query, then search again. For a goal with several parts, sagasu_plan_execute_stage makes a plan (pass a goal) and runs it stage by stage.
-Read whole documents or sections with sagasu_get, or read the resources sagasu://source/{id} and sagasu://chunk/{id} that results link to. Every response says its size in estimatedTokens; what did not fit is reachable through nextCursor or a resource link.`
+Start with sagasu_search (query, and your goal): it judges the results against the goal and ends with one next step, a tool call to make. Follow it: read a section with sagasu_get, or search again with the query it proposes.
+Every response says its size in estimatedTokens; what did not fit is reachable through nextCursor or the resources sagasu://source/{id} and sagasu://chunk/{id}.`
 
 // MCP returns the underlying SDK server (for custom transports).
 func (s *Server) MCP() *mcp.Server { return s.mcp }
@@ -181,10 +197,6 @@ type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
-// envelope is what the JSON-RPC envelope around a result adds, in tokens
-// ({"jsonrpc":"2.0","id":…,"result":…}); every budget keeps it free.
-const envelope = 32
-
 // guard checks every tool result against the cap before it is sent: a
 // result over it (which fitting never produces) is replaced by an error
 // rather than sent. Results whose byte length alone proves them small are
@@ -196,7 +208,7 @@ func (s *Server) guard(next mcp.MethodHandler) mcp.MethodHandler {
 		if err != nil || !ok || r == nil {
 			return res, err
 		}
-		limit := s.limits.Cap - envelope
+		limit := s.limits.Cap
 		wire, merr := json.Marshal(r)
 		if merr != nil {
 			return nil, merr
@@ -215,57 +227,63 @@ func (s *Server) guard(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// addTool registers the operation def (its name, description and input
-// schema, from the tools package) with handler h, whose input type must be
-// the one the schema was derived from.
-func addTool[In, Out any](s *Server, def tools.Def, h mcp.ToolHandlerFor[In, Out]) {
-	if def.InputType() != reflect.TypeFor[In]() {
-		panic(fmt.Sprintf("tool %s: the handler takes %s, the schema is of %s", def.Name, reflect.TypeFor[In](), def.InputType())) // a programming error, found by any test
-	}
+// addOp offers an operation as an MCP tool. Its arguments are checked
+// once, by the operation (tools.Op.Call); the SDK's low-level AddTool
+// neither checks them again nor re-encodes the answer. The output schema is
+// listed only for the operations whose outputs clients read by field
+// (tools.Op.Typed); every answer carries structuredContent.
+func (s *Server) addOp(op tools.Op) {
 	f := false
-	ann := &mcp.ToolAnnotations{Title: def.Title, ReadOnlyHint: def.ReadOnly, IdempotentHint: def.Idempotent, OpenWorldHint: &f}
-	if !def.ReadOnly {
-		ann.DestructiveHint = &def.Destructive
+	ann := &mcp.ToolAnnotations{Title: op.Title, ReadOnlyHint: op.ReadOnly, IdempotentHint: op.Idempotent, OpenWorldHint: &f}
+	if !op.ReadOnly {
+		ann.DestructiveHint = &op.Destructive
 	}
-	s.schemas[def.Name] = def.Input
-	mcp.AddTool(s.mcp, &mcp.Tool{Name: def.Name, Description: def.Description, Annotations: ann, InputSchema: def.Input}, h)
-}
-
-// def returns the tools package's definition of the operation name.
-func (s *Server) def(name string) tools.Def {
-	d, ok := tools.DefOf(name, tools.DefOptions{Cap: s.limits.Cap})
-	if !ok {
-		panic("no definition of tool " + name)
+	t := &mcp.Tool{Name: op.Name, Description: op.Description, Annotations: ann, InputSchema: op.Input}
+	if op.Typed && op.Output != nil {
+		t.OutputSchema = op.Output
 	}
-	return d
-}
-
-func (s *Server) addTools() {
-	s.addIndexTool()
-	s.addDeleteTool()
-	s.addQueryTool()
-	s.addSearchTool()
-	s.addGetTool()
-	s.addLoopTools()
-	s.addAskTool()
-	s.addAgentTools()
-	s.addRunTools()
-}
-
-// checkCalls answers a tools/call whose arguments break the tool's input
-// schema with an isError result that names them (llm.CheckArgs, the one
-// check every tool call passes), before the SDK decodes them.
-func (s *Server) checkCalls(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if r, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" && r.Params != nil {
-			if schema, ok := s.schemas[r.Params.Name]; ok {
-				if err := llm.CheckArgs(r.Params.Name, schema, r.Params.Arguments); err != nil {
-					res := &mcp.CallToolResult{}
-					res.SetError(err)
-					return res, nil
-				}
-			}
+	s.mcp.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		env := &tools.Env{Counter: s.counter, Limits: s.limits, Cursors: s.cursors,
+			Offers:   func(name string) bool { _, ok := s.ops.Find(name); return ok },
+			Session:  func(given, goal string) string { return s.sessionOf(req, given, goal) },
+			Progress: func(p tools.IndexProgress) { s.notifyProgress(ctx, req, p) },
 		}
-		return next(ctx, method, req)
+		var raw json.RawMessage
+		if req.Params != nil {
+			raw = req.Params.Arguments
+		}
+		reply, err := op.Call(ctx, env, raw)
+		if err != nil {
+			res := &mcp.CallToolResult{}
+			res.SetError(err)
+			return res, nil
+		}
+		content := make([]mcp.Content, 0, 1+len(reply.Links))
+		content = append(content, &mcp.TextContent{Text: reply.Text})
+		for _, l := range reply.Links {
+			content = append(content, &mcp.ResourceLink{URI: l.URI, Name: l.Name, MIMEType: l.MIME})
+		}
+		return &mcp.CallToolResult{Content: content, StructuredContent: reply.JSON}, nil
+	})
+}
+
+// Ops are the operations the server offers, in the order it lists them.
+func (s *Server) Ops() tools.Registry { return s.ops }
+
+// notifyProgress sends a progress notification when the client asked for
+// them.
+func (s *Server) notifyProgress(ctx context.Context, req *mcp.CallToolRequest, p tools.IndexProgress) {
+	token := req.Params.GetProgressToken()
+	if token != nil && req.Session != nil {
+		// The chunks done of the chunks known, which only grows (MCP wants
+		// progress to increase); the total once every source is read.
+		done, total := p.Work()
+		n := &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(done), Message: p.String()}
+		if !p.Reading || p.Final {
+			n.Total = float64(total)
+		}
+		if err := req.Session.NotifyProgress(ctx, n); err != nil {
+			s.log.Debug("progress notification not sent", "err", err)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package tools
 import (
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -61,90 +62,93 @@ func Defs(opt DefOptions) []Def {
 	}
 	return []Def{
 		Define[IndexInput](Def{Name: NameIndex, Title: "Index documents", Idempotent: true,
-			Description: "Add text, a file, or files, folders and globs (docs/**/*.md) to the index. Incremental: unchanged sources are skipped. " +
-				"Paths must lie inside the server's allowed roots (--root; default its working directory). Sends progress notifications; " +
-				"cancelling keeps what was written, and calling again finishes the job."},
+			Description: "Add text, files, folders or globs (docs/**/*.md) inside the server's allowed roots to the index; unchanged sources are skipped. Sends progress; cancelling keeps what was written."},
 			func(in *jsonschema.Schema) {
 				Between(Prop(in, "chunkSize"), 16, 8192)
 				Between(Prop(in, "chunkOverlap"), 0, 4095)
 			}),
 		Define[DeleteInput](Def{Name: NameDelete, Title: "Delete sources", Destructive: true, Idempotent: true,
-			Description: "Remove sources, with their chunks, from the index: by ID, URI or a unique end of the URI (sources), or every source whose URI matches a glob. " +
-				"Local files must lie inside the server's allowed roots. dryRun: true lists what would be removed and removes nothing. " +
-				"Refused while an index run writes to the index: call again after it."},
+			Description: "Remove sources and their chunks from the index, by ID, URI, a unique end of the URI, or a glob. dryRun lists what would go."},
 			func(in *jsonschema.Schema) {
 				Prop(in, "sources").Items.MinLength = new(1)
 			}),
 		Define[QueryInput](Def{Name: NameQuery, Title: "Search the index", ReadOnly: true,
-			Description: "Search the index and return ranked chunks with their whole text, source and line span. wholeSource or section add the original content around each hit. " +
-				"Pages with nextCursor. Use sagasu_search instead to have results judged against a goal."},
+			Description: "Ranked chunks with their whole text, source and lines, without judging them. Filters by type, glob and source."},
 			func(in *jsonschema.Schema) {
 				NotEmpty(Prop(in, "query"))
 				Between(Prop(in, "k"), 1, MaxQueryK)
-				OneOf(Prop(in, "mode"), string(search.ModeKeyword), string(search.ModeSemantic), string(search.ModeHybrid))
+				Between(Prop(in, "mmr"), 0, 1)
+				OneOf(Prop(in, "mode"), retrievalModes...)
+				OneOf(Prop(in, "types").Items, sourceTypes...)
 			}),
 		Define[SearchInput](Def{Name: NameSearch, Title: "Search toward a goal", ReadOnly: true,
-			Description: "Goal-aware search for agents: searches, judges the results against your goal and says what to do next. " +
-				"Modes: summary (default, <5K tokens: counts, scores, topics, coverage of the goal, the primary next action), " +
-				"detailed (<15K: top results with snippets and the analysis), full (whole chunks, up to the 25K cap). " +
-				"Start with summary; use detailed when you need the text. k is at most 10; page with nextCursor."},
+			Description: "Start here. Searches, judges the results against your goal and gives one next step (a tool call). " +
+				"detail: summary (default, under 5K tokens, no text), detailed (snippets, 15K) or full (whole chunks, 25K)."},
 			func(in *jsonschema.Schema) {
-				NotEmpty(Prop(in, "goal"))
 				NotEmpty(Prop(in, "query"))
 				Between(Prop(in, "options", "k"), 1, MaxSearchK)
-				OneOf(Prop(in, "options", "mode"), ModeSummary, ModeDetailed, ModeFull)
+				OneOf(Prop(in, "options", "detail"), ModeSummary, ModeDetailed, ModeFull)
+				OneOf(Prop(in, "options", "mode"), retrievalModes...)
 			}),
 		Define[GetInput](Def{Name: NameGet, Title: "Read a source", ReadOnly: true,
-			Description: "Read a source's original content, whole or one section, as it was indexed. Large content comes in pages: follow nextCursor until complete is true."},
+			Description: "Read a source's original content, whole or one section, in pages of maxTokens (default 4,000): follow nextCursor until complete."},
 			func(in *jsonschema.Schema) {
 				NotEmpty(Prop(in, "source"))
 				Between(Prop(in, "maxTokens"), 500, float64(opt.Cap))
 			}),
 		Define[ListInput](Def{Name: NameList, Title: "List sources", ReadOnly: true,
-			Description: "List the indexed sources (ID, URI, title, type, chunks), ordered by URI, with filters by type and glob. Pages with nextCursor."},
+			Description: "List the indexed sources (ID, URI, title, chunks) by URI, filtered by type and glob."},
 			func(in *jsonschema.Schema) {
 				Between(Prop(in, "limit"), 1, MaxListLimit)
-				OneOf(Prop(in, "type"), string(doc.TypeFile), string(doc.TypeText), string(doc.TypeURL), string(doc.TypeGitHub), string(doc.TypeGist))
+				OneOf(Prop(in, "type"), sourceTypes...)
 			}),
 		Define[EvaluateInput](Def{Name: NameEvaluate, Title: "Evaluate results",
-			Description: "Judge search results against a goal: which aspects they cover (foundAspects, missingAspects), confidence and coverage, and whether to go on (shouldContinue, recommendations). " +
-				"Pass results as sagasu_query or sagasu_search returned them (or {content, score, metadata}), or the chunkIds of a search; an agent that passes neither judges the passages its run has found. " +
-				"Recorded in the agent cache."},
+			Description: "Judge results (as a search returned them, or their chunkIds) against a goal: aspects found and missing, confidence, and one next step."},
 			func(in *jsonschema.Schema) {
 				NotEmpty(Prop(in, "goal"))
 				Between(Prop(in, "iteration"), 0, 100)
 				Between(Prop(in, "minConfidence"), 0, 1)
+				// A result is taken as a search returned it: the schema
+				// names what is read of it and lets the rest through.
+				Open(Prop(in, "results").Items, "chunkId", "text", "content", "heading", "uri", "score", "metadata")
 			}),
 		Define[RefineInput](Def{Name: NameRefine, Title: "Refine a query",
-			Description: "Propose a better query for a goal from what is missing: strategies broaden, narrow, pivot, combine. Returns refinedQuery, reasoning and alternatives, built from the index's own words and headings. Recorded in the agent cache."},
+			Description: "Propose a better query for a goal from what is missing, built from the index's own words: the refined query, why, and alternatives."},
 			func(in *jsonschema.Schema) {
 				NotEmpty(Prop(in, "goal"))
+				NotEmpty(Prop(in, "currentQuery"))
 				OneOf(Prop(in, "strategy"), loop.Strategies()...)
 			}),
 		Define[StageInput](Def{Name: NameExecuteStage, Title: "Run a plan stage",
-			Description: "Run one stage of a search plan and judge its results against the stage's expected keywords. Pass planId, stageIndex and plan; or only goal to have a plan made (returned in plan) and its first stage run; or planId alone to reuse a plan from the agent cache. agentGuidance says what to do next."},
+			Description: "For a goal with several parts: pass goal to have a plan made (one stage per aspect) and its first stage run; then planId and stageIndex for the next stages."},
 			func(in *jsonschema.Schema) {
 				Between(Prop(in, "stageIndex"), 0, 100)
 				Between(Prop(in, "queryOptions", "k"), 1, 20)
+				OneOf(Prop(in, "queryOptions", "mode"), retrievalModes...)
 			}),
 		Define[LoopInput](Def{Name: NameLoop, Title: "Search in a loop toward a goal",
-			Description: "The whole agent-in-the-loop cycle in one call: search, judge the merged results against the goal's aspects, refine the query toward what is missing, search again (never returning a chunk twice), " +
-				"until the results are enough or maxIterations (default 5, at most 10) searches have run. Returns each iteration in brief and the top k merged results, fitted to the 25K cap. " +
-				"The loop is recorded as one session in the agent cache (sessionId, sessionRecord), updated after every iteration."},
+			Description: "The whole loop in one call: search, judge, refine and search again (never a chunk twice) until the results are enough or maxIterations searches ran; returns each search in brief and the merged results."},
 			func(in *jsonschema.Schema) {
 				NotEmpty(Prop(in, "goal"))
 				Between(Prop(in, "k"), 1, MaxSearchK)
 				Between(Prop(in, "maxIterations"), 1, MaxLoopIterations)
 				Between(Prop(in, "minConfidence"), 0, 1)
+				OneOf(Prop(in, "mode"), retrievalModes...)
 			}),
 		Define[ReadCacheInput](Def{Name: NameReadCache, Title: "Read the agent cache", ReadOnly: true,
-			Description: "Read the agent cache: recorded evaluations, refinements, plan stages and sessions (newest first), one record by id, or the Markdown summary agent-cache.md."},
+			Description: "Read recorded evaluations, refinements, plan stages and sessions (newest first), one record by id, or the Markdown summary."},
 			func(in *jsonschema.Schema) {
 				OneOf(Prop(in, "kind"), "evaluations", "refinements", "stages", "sessions")
 				Between(Prop(in, "limit"), 1, 100)
 			}),
 	}
 }
+
+// retrievalModes are what "mode" means on every operation.
+var retrievalModes = []string{string(search.ModeKeyword), string(search.ModeSemantic), string(search.ModeHybrid)}
+
+// sourceTypes are the types of source a filter names.
+var sourceTypes = []string{string(doc.TypeFile), string(doc.TypeText), string(doc.TypeURL), string(doc.TypeGitHub), string(doc.TypeGist)}
 
 // DefOf returns the definition of the operation called name.
 func DefOf(name string, opt DefOptions) (Def, bool) {
@@ -179,6 +183,19 @@ func OneOf(s *jsonschema.Schema, values ...string) {
 	for _, v := range values {
 		s.Enum = append(s.Enum, v)
 	}
+}
+
+// Open keeps only the named properties in an object's schema and lets any
+// other property through (unchecked, and ignored when decoded if the Go
+// type has no field for it).
+func Open(s *jsonschema.Schema, keep ...string) {
+	for k := range s.Properties {
+		if !slices.Contains(keep, k) {
+			delete(s.Properties, k)
+		}
+	}
+	s.PropertyOrder = slices.DeleteFunc(s.PropertyOrder, func(k string) bool { return !slices.Contains(keep, k) })
+	s.AdditionalProperties = &jsonschema.Schema{}
 }
 
 // NotEmpty requires a string property to have text.

@@ -22,10 +22,11 @@ import (
 var AgentFunctions = []string{NameQuery, NameGet, NameEvaluate}
 
 // Functions offer toolset operations to a language model as functions it
-// may call: a tool's parameters are exactly the operation's input schema
-// (its Def, as the MCP server lists it), a call's arguments are checked
-// with llm.CheckToolCall and decoded into the operation's input struct, and
-// the operation runs as it does for every other face. What a call returns
+// may call, an adapter over the registry like every face: a tool's
+// parameters are exactly the operation's input schema (its Op, as the MCP
+// server lists it), a call's arguments are checked with llm.CheckToolCall
+// (the check Op.Call makes) and decoded into the operation's input struct,
+// and the operation runs as it does for every other face. What a call returns
 // is passages (for the agent to number and cite) and text for the model.
 type Functions struct {
 	t     *Toolset
@@ -54,7 +55,7 @@ func FunctionTools(names ...string) ([]llm.Tool, error) {
 		if !slices.Contains(AgentFunctions, n) {
 			return nil, fmt.Errorf("tools: %s is not offered to models (they may call %s)", n, strings.Join(AgentFunctions, ", "))
 		}
-		d, ok := DefOf(n, DefOptions{})
+		d, ok := Ops(DefOptions{}).Find(n)
 		if !ok {
 			return nil, fmt.Errorf("tools: no operation %q", n)
 		}

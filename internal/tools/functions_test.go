@@ -162,11 +162,11 @@ func TestEvaluateTakesSagasusOwnResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	summary := s.Output(len(s.Hits), NoLimit, "")
-	fromSummary, err := judge(summary.TopResults)
+	fromSummary, err := judge(summary.Results)
 	if err != nil {
-		t.Fatalf("sagasu_search's topResults: %v", err)
+		t.Fatalf("sagasu_search's summary results: %v", err)
 	}
-	s.Settings.Mode = ModeDetailed
+	s.Settings.Detail = ModeDetailed
 	detailed := s.Output(len(s.Hits), 20, "") // snippets cut short: read whole from the index
 	fromDetailed, err := judge(detailed.Results)
 	if err != nil {

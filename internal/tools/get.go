@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
@@ -67,15 +66,11 @@ type ListOutput struct {
 
 // SourceInfo describes one indexed source.
 type SourceInfo struct {
-	ID        string `json:"id"`
-	URI       string `json:"uri"`
-	Title     string `json:"title"`
-	Type      string `json:"type"`
-	Format    string `json:"format"`
-	Chunks    int    `json:"chunks"`
-	Bytes     int    `json:"bytes"`
-	IndexedAt string `json:"indexedAt"`
-	Resource  string `json:"resource"`
+	ID     string `json:"id" jsonschema:"source ID; its resource is sagasu://source/ID"`
+	URI    string `json:"uri"`
+	Title  string `json:"title"`
+	Type   string `json:"type"`
+	Chunks int    `json:"chunks"`
 }
 
 // IndexStats sums up the index.
@@ -211,9 +206,7 @@ func (t *Toolset) List(ctx context.Context, in ListInput) (ListResult, error) {
 func (l ListResult) Output(items int, cursor string) ListOutput {
 	out := ListOutput{Sources: []SourceInfo{}, Offset: l.Offset, OmittedSources: len(l.Sources) - items, Index: l.Index, Roots: l.Roots, NextCursor: cursor}
 	for _, src := range l.Sources[:items] {
-		out.Sources = append(out.Sources, SourceInfo{ID: src.ID, URI: src.URI, Title: echo(src.Title), Type: string(src.Type),
-			Format: string(src.Format), Chunks: src.Chunks, Bytes: src.Size,
-			IndexedAt: time.Unix(src.IndexedAt, 0).UTC().Format(time.RFC3339), Resource: SourceURI(src.ID)})
+		out.Sources = append(out.Sources, SourceInfo{ID: src.ID, URI: src.URI, Title: echo(src.Title), Type: string(src.Type), Chunks: src.Chunks})
 	}
 	return out
 }

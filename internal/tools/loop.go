@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sagasu-dev/sagasu/internal/agentcache"
@@ -17,13 +18,13 @@ import (
 type EvaluateInput struct {
 	Goal          string       `json:"goal" jsonschema:"what the search should find out"`
 	Query         string       `json:"query,omitempty" jsonschema:"the query that produced the results"`
-	Results       []EvalResult `json:"results,omitempty" jsonschema:"the results to judge, as sagasu_query or sagasu_search returned them (results or topResults), or as {content, score, metadata}; or give chunkIds"`
-	ChunkIDs      []int64      `json:"chunkIds,omitempty" jsonschema:"chunk IDs of results from a previous search, read from the index"`
+	Results       []EvalResult `json:"results,omitempty" jsonschema:"the results to judge as a search returned them, or {content, score, metadata}"`
+	ChunkIDs      []int64      `json:"chunkIds,omitempty" jsonschema:"or the chunk IDs of a search's results"`
 	Aspects       []string     `json:"aspects,omitempty" jsonschema:"the aspects the results must cover; derived from the goal when empty"`
 	Iteration     int          `json:"iteration,omitempty" jsonschema:"1 for the first search of a goal"`
 	PreviousScore *float64     `json:"previousScore,omitempty" jsonschema:"confidence of the previous iteration"`
 	MinConfidence float64      `json:"minConfidence,omitempty" jsonschema:"confidence at which the results are enough (default 0.7)"`
-	SessionID     string       `json:"sessionId,omitempty" jsonschema:"the agent-cache session this step belongs to (default over MCP: one per MCP session and goal)"`
+	SessionID     string       `json:"sessionId,omitempty" jsonschema:"agent-cache session to record this step in (default: one per connection and goal)"`
 
 	// Hits are more results to judge, handed over by an agent (the
 	// passages its run found), not by a client.
@@ -35,55 +36,53 @@ type EvaluateInput struct {
 // results, summary mode's topResults), or the seed's {content, score,
 // metadata}.
 type EvalResult struct {
-	Content  string         `json:"content,omitempty" jsonschema:"the result's text (the seed's shape)"`
-	Score    float64        `json:"score,omitempty"`
-	Metadata map[string]any `json:"metadata,omitempty" jsonschema:"chunkId, heading, uri, title, ... as the search returned them (the seed's shape)"`
+	Content  string         `json:"content,omitempty" jsonschema:"the result's text (or text)"`
+	Score    float64        `json:"score,omitempty" jsonschema:"its score"`
+	Metadata map[string]any `json:"metadata,omitempty" jsonschema:"chunkId, heading, uri, title"`
 
 	Rank      int        `json:"rank,omitempty"`
-	ChunkID   int64      `json:"chunkId,omitempty" jsonschema:"the chunk: its text is read from the index when the result carries none, or a shortened one"`
-	Heading   string     `json:"heading,omitempty"`
+	ChunkID   int64      `json:"chunkId,omitempty" jsonschema:"the chunk, read from the index when the result has no text"`
+	Heading   string     `json:"heading,omitempty" jsonschema:"its heading path"`
 	Lines     *[2]int    `json:"lines,omitempty"`
-	Text      string     `json:"text,omitempty" jsonschema:"the result's text, as sagasu_query and sagasu_search return it"`
+	Text      string     `json:"text,omitempty" jsonschema:"the result's text"`
 	Truncated bool       `json:"truncated,omitempty"`
 	Source    *SourceRef `json:"source,omitempty"`
-	URI       string     `json:"uri,omitempty"`
-	Resource  string     `json:"resource,omitempty"`
+	URI       string     `json:"uri,omitempty" jsonschema:"its source's URI"`
 	Original  *Original  `json:"original,omitempty"`
 }
 
 // EvaluateOutput is the judgement, in the seed's field names.
 type EvaluateOutput struct {
-	Goal            string              `json:"goal"`
-	Query           string              `json:"query,omitempty"`
-	Iteration       int                 `json:"iteration"`
-	Confidence      float64             `json:"confidence" jsonschema:"0..1; at minConfidence (0.7) the results can be used"`
-	Coverage        float64             `json:"coverage" jsonschema:"fraction of the goal's aspects found"`
-	Relevance       float64             `json:"relevance" jsonschema:"fraction of the results that cover some aspect"`
-	FoundAspects    []string            `json:"foundAspects"`
-	MissingAspects  []string            `json:"missingAspects"`
-	Aspects         []loop.AspectScore  `json:"aspects"`
-	ShouldContinue  bool                `json:"shouldContinue"`
-	Stagnating      bool                `json:"stagnating"`
-	Recommendations loop.Recommendation `json:"recommendations" jsonschema:"action (use_results, refine, broaden, narrow, pivot, index_more, stop) and why"`
-	UnindexedWords  []string            `json:"unindexedWords,omitempty"`
-	Results         int                 `json:"results" jsonschema:"results judged"`
-	SkippedResults  int                 `json:"skippedResults,omitempty" jsonschema:"results without text"`
-	NextStep        *Action             `json:"nextStep,omitempty"`
-	OmittedAspects  int                 `json:"omittedAspects,omitempty"`
-	SessionID       string              `json:"sessionId,omitempty" jsonschema:"the agent-cache session this step was recorded in"`
+	Goal           string             `json:"goal"`
+	Query          string             `json:"query,omitempty"`
+	Iteration      int                `json:"iteration"`
+	Confidence     float64            `json:"confidence" jsonschema:"0..1; at minConfidence (0.7) the results can be used"`
+	Coverage       float64            `json:"coverage" jsonschema:"fraction of the goal's aspects found"`
+	Relevance      float64            `json:"relevance" jsonschema:"fraction of the results that cover some aspect"`
+	FoundAspects   []string           `json:"foundAspects"`
+	MissingAspects []string           `json:"missingAspects"`
+	Aspects        []loop.AspectScore `json:"aspects"`
+	ShouldContinue bool               `json:"shouldContinue"`
+	Stagnating     bool               `json:"stagnating"`
+	Next           Action             `json:"next" jsonschema:"the recommended next step"`
+	UnindexedWords []string           `json:"unindexedWords,omitempty"`
+	Results        int                `json:"results" jsonschema:"results judged"`
+	SkippedResults int                `json:"skippedResults,omitempty" jsonschema:"results without text"`
+	OmittedAspects int                `json:"omittedAspects,omitempty"`
+	SessionID      string             `json:"sessionId,omitempty" jsonschema:"the agent-cache session this step was recorded in"`
 	Measured
 }
 
 // RefineInput is sagasu_refine_query's input.
 type RefineInput struct {
-	CurrentQuery    string   `json:"currentQuery"`
-	Goal            string   `json:"goal"`
-	MissingAspects  []string `json:"missingAspects,omitempty"`
-	FoundAspects    []string `json:"foundAspects,omitempty"`
+	CurrentQuery    string   `json:"currentQuery" jsonschema:"the query to improve"`
+	Goal            string   `json:"goal" jsonschema:"what the search should find out"`
+	MissingAspects  []string `json:"missingAspects,omitempty" jsonschema:"aspects of the goal the results lack (an evaluation's)"`
+	FoundAspects    []string `json:"foundAspects,omitempty" jsonschema:"aspects already covered"`
 	Strategy        string   `json:"strategy,omitempty" jsonschema:"broaden, narrow, pivot or combine (default: combine when aspects are missing, else narrow)"`
 	PreviousQueries []string `json:"previousQueries,omitempty" jsonschema:"queries already issued; the refined query is none of them"`
 	ChunkIDs        []int64  `json:"chunkIds,omitempty" jsonschema:"results to mine for words; without them the server searches itself"`
-	SessionID       string   `json:"sessionId,omitempty" jsonschema:"the agent-cache session this step belongs to (default over MCP: one per MCP session and goal)"`
+	SessionID       string   `json:"sessionId,omitempty" jsonschema:"agent-cache session to record this step in (default: one per connection and goal)"`
 }
 
 // RefineOutput is a better query, in the seed's field names.
@@ -95,7 +94,7 @@ type RefineOutput struct {
 	Origin       string             `json:"origin" jsonschema:"where its words came from: aspect, heading, feedback or cache"`
 	Reasoning    string             `json:"reasoning"`
 	Alternatives []loop.Alternative `json:"alternatives"`
-	NextStep     Action             `json:"nextStep"`
+	Next         Action             `json:"next" jsonschema:"the recommended next step"`
 	SessionID    string             `json:"sessionId,omitempty" jsonschema:"the agent-cache session this step was recorded in"`
 	Measured
 }
@@ -107,34 +106,34 @@ type StageInput struct {
 	Plan         *PlanSpec          `json:"plan,omitempty" jsonschema:"the plan; omit it and give goal to have one made"`
 	Goal         string             `json:"goal,omitempty" jsonschema:"without a plan: make a plan for this goal (one stage per aspect) and run the stage"`
 	Aspects      []string           `json:"aspects,omitempty" jsonschema:"with goal: the aspects to plan a stage for each"`
-	QueryOptions *StageQueryOptions `json:"queryOptions,omitempty"`
+	QueryOptions *StageQueryOptions `json:"queryOptions,omitempty" jsonschema:"k and mode of the stage's search"`
 }
 
 // PlanSpec is a plan as an agent passes it.
 type PlanSpec struct {
-	ID     string      `json:"id,omitempty"`
-	Goal   string      `json:"goal"`
-	Stages []StageSpec `json:"stages"`
+	ID     string      `json:"id,omitempty" jsonschema:"the plan's ID"`
+	Goal   string      `json:"goal" jsonschema:"the plan's goal"`
+	Stages []StageSpec `json:"stages" jsonschema:"the stages, in order"`
 }
 
 // StageSpec is one stage of a plan.
 type StageSpec struct {
 	StageNumber     int           `json:"stageNumber" jsonschema:"1, 2, ... in order"`
-	Description     string        `json:"description,omitempty"`
-	Query           string        `json:"query"`
-	ExpectedResults *ExpectedSpec `json:"expectedResults,omitempty"`
+	Description     string        `json:"description,omitempty" jsonschema:"what the stage finds out"`
+	Query           string        `json:"query" jsonschema:"the stage's query"`
+	ExpectedResults *ExpectedSpec `json:"expectedResults,omitempty" jsonschema:"what its results should contain"`
 }
 
 // ExpectedSpec is what a stage's results should contain.
 type ExpectedSpec struct {
-	Keywords      []string `json:"keywords,omitempty"`
+	Keywords      []string `json:"keywords,omitempty" jsonschema:"words the results should contain"`
 	MinConfidence float64  `json:"minConfidence,omitempty" jsonschema:"share of keywords that must be found, 0..1 (default 0.7)"`
 }
 
 // StageQueryOptions tune a stage's search.
 type StageQueryOptions struct {
-	K      int   `json:"k,omitempty" jsonschema:"results, 1 to 20 (default 10)"`
-	Hybrid *bool `json:"hybrid,omitempty"`
+	K    int    `json:"k,omitempty" jsonschema:"results, 1 to 20 (default 10)"`
+	Mode string `json:"mode,omitempty" jsonschema:"retrieval: keyword, semantic or hybrid (default: the index's)"`
 }
 
 // StageOutput is the outcome of one stage, in the seed's field names.
@@ -147,7 +146,7 @@ type StageOutput struct {
 	Success        bool                 `json:"success"`
 	Evaluation     loop.StageEvaluation `json:"evaluation"`
 	ShouldContinue bool                 `json:"shouldContinue"`
-	AgentGuidance  Guidance             `json:"agentGuidance"`
+	Next           Action               `json:"next" jsonschema:"the recommended next step"`
 	Results        []Result             `json:"results"`
 	Plan           *loop.Plan           `json:"plan,omitempty" jsonschema:"the plan, when it was made or read from the cache by this call"`
 	Notes          []string             `json:"notes,omitempty"`
@@ -200,14 +199,20 @@ func EvaluateOutputOf(ev loop.Evaluation, items int) EvaluateOutput {
 	out := EvaluateOutput{
 		Goal: echo(ev.Goal), Query: echo(ev.Query), Iteration: ev.Iteration, Confidence: ev.Confidence, Coverage: ev.Coverage,
 		Relevance: ev.Relevance, FoundAspects: ev.FoundAspects, MissingAspects: ev.MissingAspects, Aspects: ev.Aspects[:items],
-		ShouldContinue: ev.ShouldContinue, Stagnating: ev.Stagnating, Recommendations: ev.Recommendation,
+		ShouldContinue: ev.ShouldContinue, Stagnating: ev.Stagnating,
 		UnindexedWords: ev.UnindexedWords, Results: ev.Results, SkippedResults: ev.SkippedResults,
 		OmittedAspects: len(ev.Aspects) - items,
+		Next:           Action{Action: ev.Recommendation.Action, Reason: ev.Recommendation.Reason},
 	}
-	if ev.ShouldContinue && len(ev.MissingAspects) > 0 {
-		out.NextStep = &Action{Action: ev.Recommendation.Action, Reason: "ask for a query aimed at what is missing", SuggestedTool: NameRefine,
-			Parameters: map[string]any{"currentQuery": out.Query, "goal": out.Goal, "missingAspects": ev.MissingAspects,
-				"foundAspects": ev.FoundAspects, "strategy": strategyFor(ev.Recommendation.Action)}}
+	switch {
+	case ev.Recommendation.Action == loop.ActionIndexMore:
+		out.Next.Tool = NameIndex
+	case ev.ShouldContinue && len(ev.MissingAspects) > 0:
+		args := map[string]any{"currentQuery": out.Query, "goal": out.Goal, "missingAspects": ev.MissingAspects, "foundAspects": ev.FoundAspects}
+		if st := strategyFor(ev.Recommendation.Action); st != "" {
+			args["strategy"] = st
+		}
+		out.Next.Tool, out.Next.Arguments = NameRefine, args
 	}
 	return out
 }
@@ -336,24 +341,19 @@ func RefineOutputOf(in RefineInput, r loop.Refinement, items int) RefineOutput {
 	out := RefineOutput{
 		CurrentQuery: echo(r.CurrentQuery), RefinedQuery: r.RefinedQuery, Strategy: r.Strategy, Target: r.Target, Origin: string(r.Origin),
 		Reasoning: r.Reasoning, Alternatives: r.Alternatives[:items], SessionID: in.SessionID,
-		NextStep: Action{Action: "search", Reason: "run the refined query and evaluate its results", SuggestedTool: NameSearch,
-			Parameters: map[string]any{"goal": echo(in.Goal), "query": r.RefinedQuery,
-				"context": map[string]any{"previousQueries": append(append([]string{}, in.PreviousQueries...), echo(in.CurrentQuery))}}},
+		Next: Action{Action: "search", Reason: "run the refined query and judge its results", Tool: NameSearch,
+			Arguments: map[string]any{"goal": echo(in.Goal), "query": r.RefinedQuery,
+				"context": nextContext(append(slices.Clone(in.PreviousQueries), echo(in.CurrentQuery)), in.MissingAspects)}},
 	}
 	if in.SessionID != "" {
-		out.NextStep.Parameters["sessionId"] = in.SessionID
+		out.Next.Arguments["sessionId"] = in.SessionID
 	}
 	return out
 }
 
-// Guidance tells the agent what to do after a stage, naming the tools.
-type Guidance struct {
-	NextAction     string   `json:"nextAction"`
-	SuggestedTools []string `json:"suggestedTools"`
-}
-
-// GuidanceOf says a stage's next step in words, with the tools to take it.
-func GuidanceOf(r loop.StageResult) Guidance {
+// StageNext is a stage's one next step, in plain words, with the tool call
+// that takes it.
+func StageNext(r loop.StageResult) Action {
 	ev := r.Evaluation
 	switch r.Next.Step {
 	case loop.StepRetry:
@@ -361,10 +361,11 @@ func GuidanceOf(r loop.StageResult) Guidance {
 		for i, k := range ev.MissingKeywords {
 			missing[i] = fmt.Sprintf("%q", k)
 		}
-		return Guidance{
-			NextAction: fmt.Sprintf("stage %d found %d of %d of its keywords (missing %s): refine its query with %s and run the stage again, or go on",
-				r.StageNumber, len(ev.FoundKeywords), len(ev.FoundKeywords)+len(ev.MissingKeywords), strings.Join(missing, ", "), NameRefine),
-			SuggestedTools: []string{NameRefine, NameEvaluate, NameExecuteStage},
+		return Action{Action: loop.ActionRefine,
+			Reason: fmt.Sprintf("stage %d found %d of %d of its keywords (missing %s): refine its query and run the stage again, or go on",
+				r.StageNumber, len(ev.FoundKeywords), len(ev.FoundKeywords)+len(ev.MissingKeywords), strings.Join(missing, ", ")),
+			Tool:      NameRefine,
+			Arguments: map[string]any{"currentQuery": r.Query, "goal": firstOf(r.Description, r.Query), "missingAspects": ev.MissingKeywords},
 		}
 	case loop.StepNextStage:
 		desc := ""
@@ -372,22 +373,18 @@ func GuidanceOf(r loop.StageResult) Guidance {
 		if st := r.Next.Stage; st != nil {
 			desc, number = st.Description, st.StageNumber
 		}
-		return Guidance{
-			NextAction:     fmt.Sprintf("go on to stage %d (index %d): %s", number, r.Next.Index, desc),
-			SuggestedTools: []string{NameExecuteStage},
-		}
+		return Action{Action: "next_stage", Reason: fmt.Sprintf("go on to stage %d: %s", number, desc),
+			Tool: NameExecuteStage, Arguments: map[string]any{"planId": r.PlanID, "stageIndex": r.Next.Index}}
 	}
-	return Guidance{
-		NextAction:     "all stages are done: answer from the results, reading whole sections where needed",
-		SuggestedTools: []string{NameGet},
-	}
+	return Action{Action: loop.ActionUseResults, Reason: "all stages are done: answer from the results, reading whole sections where needed"}
 }
 
-// StageReport is a stage's outcome with its guidance, as `sagasu plan
-// --json` prints it.
+// StageReport is a stage's outcome with its next step, as `sagasu plan
+// --json` prints it; its results in the shape of sagasu query --json.
 type StageReport struct {
 	loop.StageResult
-	AgentGuidance Guidance `json:"agentGuidance"`
+	Results []Result `json:"results"`
+	Next    Action   `json:"next"`
 }
 
 // RunStage runs stage index of plan with the CLI's options (any k, a
@@ -397,7 +394,8 @@ func (t *Toolset) RunStage(ctx context.Context, plan loop.Plan, index int, opt l
 	if err != nil {
 		return StageReport{}, err
 	}
-	return StageReport{StageResult: r, AgentGuidance: GuidanceOf(r)}, nil
+	rs, _, _ := rankedResults(r.Hits, Relevances(r.Hits), len(r.Hits), NoLimit)
+	return StageReport{StageResult: r, Results: rs, Next: StageNext(r)}, nil
 }
 
 // StageResult is a stage's outcome before it is shaped.
@@ -447,10 +445,7 @@ func (t *Toolset) PlanStage(ctx context.Context, in StageInput) (StageResult, er
 	if k == 0 {
 		k = search.DefaultK
 	}
-	if k < 1 || k > 20 {
-		return StageResult{}, badArg("queryOptions.k", k, "a whole number from 1 to 20")
-	}
-	mode, notes := t.retrieval(qo.Hybrid)
+	mode, notes := t.retrieval(qo.Mode)
 	res, err := t.steps.ExecuteStage(ctx, plan, in.StageIndex, loop.QueryOptions{K: k, Mode: mode})
 	if err != nil {
 		return StageResult{}, err
@@ -464,20 +459,20 @@ func (r StageResult) Output(items, text int) StageOutput {
 	res := r.StageResult
 	out := StageOutput{
 		PlanID: res.PlanID, StageIndex: res.StageIndex, StageNumber: res.StageNumber, Description: res.Description, Query: res.Query,
-		Success: res.Success, Evaluation: res.Evaluation, ShouldContinue: res.ShouldContinue, AgentGuidance: GuidanceOf(res),
+		Success: res.Success, Evaluation: res.Evaluation, ShouldContinue: res.ShouldContinue, Next: StageNext(res),
 		Plan: r.Plan, Notes: r.Notes, TookMs: res.TookMs,
 	}
-	out.Results, out.Truncated, out.OmittedResults = rankedResults(res.Hits, items, text)
+	out.Results, out.Truncated, out.OmittedResults = rankedResults(res.Hits, Relevances(res.Hits), items, text)
 	return out
 }
 
 // rankedResults renders the first items of hits, ranked from 1, with their
-// texts cut to at most text runes; it says whether a text was cut and how
-// many hits were left out.
-func rankedResults(hits []doc.Hit, items, text int) (out []Result, truncated bool, omitted int) {
+// relevances and their texts cut to at most text runes; it says whether a
+// text was cut and how many hits were left out.
+func rankedResults(hits []doc.Hit, rel []float64, items, text int) (out []Result, truncated bool, omitted int) {
 	out = []Result{}
 	for i, h := range hits[:items] {
-		rr, cut := Hit{Hit: h, Rank: i + 1}.Result(text)
+		rr, cut := Hit{Hit: h, Rank: i + 1, Relevance: rel[i]}.Result(text)
 		out = append(out, rr)
 		truncated = truncated || cut
 	}

@@ -14,30 +14,24 @@ const MaxQueryK = 50
 type QueryInput struct {
 	Query       string   `json:"query" jsonschema:"what to search for"`
 	K           int      `json:"k,omitempty" jsonschema:"results per page, 1 to 50 (default 10)"`
-	Mode        string   `json:"mode,omitempty" jsonschema:"retrieval: keyword, semantic or hybrid (default: hybrid when the index has embeddings, else keyword)"`
-	Types       []string `json:"types,omitempty" jsonschema:"only sources of these types: file, text, url, github, gist"`
-	Glob        string   `json:"glob,omitempty" jsonschema:"only sources whose URI matches this glob, e.g. docs/**/*.md"`
+	Mode        string   `json:"mode,omitempty" jsonschema:"retrieval: keyword, semantic or hybrid (default: hybrid when the index has embeddings)"`
+	Types       []string `json:"types,omitempty" jsonschema:"only sources of these types"`
+	Glob        string   `json:"glob,omitempty" jsonschema:"only sources whose URI matches, e.g. docs/**/*.md"`
 	SourceIDs   []string `json:"sourceIds,omitempty" jsonschema:"only these sources"`
-	WholeSource bool     `json:"wholeSource,omitempty" jsonschema:"also return each hit's whole source (original content)"`
-	Section     bool     `json:"section,omitempty" jsonschema:"also return the whole section each hit lies in"`
+	WholeSource bool     `json:"wholeSource,omitempty" jsonschema:"add each hit's whole source"`
+	Section     bool     `json:"section,omitempty" jsonschema:"add the whole section each hit lies in"`
+	MMR         float64  `json:"mmr,omitempty" jsonschema:"re-rank for variety: relevance weight 0..1 (0 is off; needs embeddings)"`
 	Cursor      string   `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page; pass the same other arguments"`
 
-	// Offset is where the page starts in the ranking; a face sets it (the
-	// MCP server from a cursor), agents do not.
+	// Offset is where the page starts in the ranking; a face sets it (from
+	// a cursor), agents do not.
 	Offset int `json:"-"`
-	// MaxK lifts the bound on K for a face that pages by itself (the CLI,
-	// up to search.MaxK); 0 means MaxQueryK.
-	MaxK int `json:"-"`
-	// MMR re-ranks for diversity with this relevance weight (0 is off;
-	// needs an embedder).
-	MMR float64 `json:"-"`
 }
 
 // QueryOutput is sagasu_query's result.
 type QueryOutput struct {
 	Query   string   `json:"query"`
 	Mode    string   `json:"mode" jsonschema:"the retrieval mode used"`
-	TookMs  float64  `json:"tookMs"`
 	Offset  int      `json:"offset" jsonschema:"how many results of the ranking come before this page"`
 	Results []Result `json:"results"`
 	Paging
@@ -56,16 +50,6 @@ func (t *Toolset) Query(ctx context.Context, in QueryInput) (QueryResult, error)
 	k := in.K
 	if k == 0 {
 		k = search.DefaultK
-	}
-	maxK := in.MaxK
-	if maxK == 0 {
-		maxK = MaxQueryK
-	}
-	if k < 1 || k > maxK {
-		return QueryResult{}, badArg("k", k, fmt.Sprintf("a whole number from 1 to %d", maxK))
-	}
-	if in.MMR < 0 || in.MMR > 1 {
-		return QueryResult{}, badArg("mmr", in.MMR, "a relevance weight from 0 (off) to 1")
 	}
 	f, err := Filter(in.Types, in.Glob, in.SourceIDs)
 	if err != nil {
@@ -86,7 +70,7 @@ func (t *Toolset) Query(ctx context.Context, in QueryInput) (QueryResult, error)
 // Output renders the first items hits with their texts cut to at most text
 // runes; cursor continues the ranking ("" at its end).
 func (r QueryResult) Output(items, text int, cursor string) QueryOutput {
-	out := QueryOutput{Query: echo(r.Query), Mode: string(r.Mode), TookMs: ms(r.Took), Offset: r.Offset, Results: []Result{}}
+	out := QueryOutput{Query: echo(r.Query), Mode: string(r.Mode), Offset: r.Offset, Results: []Result{}}
 	for _, h := range r.Hits[:items] {
 		res, cut := h.Result(text)
 		out.Results = append(out.Results, res)

@@ -14,16 +14,16 @@ import (
 
 // Result is one search hit as the tools return it.
 type Result struct {
-	Rank    int     `json:"rank" jsonschema:"position in the whole ranking, from 1"`
-	ChunkID int64   `json:"chunkId"`
-	Score   float64 `json:"score"`
-	Heading string  `json:"heading" jsonschema:"heading path of the chunk's section, e.g. Guide > Routing"`
-	Lines   [2]int  `json:"lines" jsonschema:"first and last line of the chunk in its source"`
-	Text    string  `json:"text,omitempty" jsonschema:"the chunk's text (a snippet in detailed mode)"`
+	Rank    int   `json:"rank" jsonschema:"position in the whole ranking, from 1"`
+	ChunkID int64 `json:"chunkId" jsonschema:"the chunk; its resource is sagasu://chunk/ID"`
+	// Relevance is the score over the best score of the same search.
+	Relevance float64 `json:"relevance" jsonschema:"0..1: the score relative to the best result of the same search (1 is the best match found, not proof that it answers)"`
+	Heading   string  `json:"heading" jsonschema:"heading path of the chunk's section, e.g. Guide > Routing"`
+	Lines     [2]int  `json:"lines" jsonschema:"first and last line of the chunk in its source"`
+	Text      string  `json:"text,omitempty" jsonschema:"the chunk's text (a snippet in detailed mode)"`
 	// Truncated marks a text shortened to fit the budget.
 	Truncated bool      `json:"truncated,omitempty" jsonschema:"the text was shortened to fit the budget; read the resource for all of it"`
 	Source    SourceRef `json:"source"`
-	Resource  string    `json:"resource" jsonschema:"the chunk as a resource: sagasu://chunk/ID"`
 	// Original is the whole source or section around the hit (sagasu_query
 	// with wholeSource or section).
 	Original *Original `json:"original,omitempty"`
@@ -43,8 +43,7 @@ type Original struct {
 	Heading   string `json:"heading,omitempty"`
 	Lines     [2]int `json:"lines"`
 	Content   string `json:"content"`
-	Truncated bool   `json:"truncated,omitempty" jsonschema:"shortened to fit; read resource or call sagasu_get for all of it"`
-	Resource  string `json:"resource"`
+	Truncated bool   `json:"truncated,omitempty" jsonschema:"shortened to fit; sagasu_get reads all of it"`
 }
 
 // Paging says what a response left out and how to reach it.
@@ -57,11 +56,10 @@ type Paging struct {
 	Measured
 }
 
-// Measured is the size of a response, in every tool's output. The tools
-// leave it zero; a face that measures (the MCP server) fills it.
+// Measured is the size of a reply, in every operation's output: what Fit
+// measured (its JSON, its text and its links).
 type Measured struct {
 	EstimatedTokens int `json:"estimatedTokens" jsonschema:"measured size of this whole response in tokens"`
-	Budget          int `json:"budget" jsonschema:"the most tokens this response was allowed"`
 }
 
 // NoLimit is a text length no text reaches: pass it to an Output method to
@@ -77,6 +75,8 @@ type Hit struct {
 	doc.Hit
 	// Rank is the position in the whole ranking, from 1.
 	Rank int
+	// Relevance is the score over the ranking's best score, in 0..1.
+	Relevance float64
 	// Original is the whole source or the section of the hit, when asked.
 	Original *search.Original
 	// Scope says which: "source" or "section".
@@ -86,22 +86,22 @@ type Hit struct {
 // Result renders h with its texts cut to at most n runes, and reports
 // whether any was cut.
 func (h Hit) Result(n int) (Result, bool) {
-	r, cut := resultOf(search.View(h.Hit), h.Rank, n)
+	r, cut := resultOf(search.View(h.Hit), h.Rank, h.Relevance, n)
 	if o := h.Original; o != nil {
 		content, tr := budget.Truncate(o.Content, n)
 		r.Original = &Original{Scope: h.Scope, Heading: o.Section, Lines: [2]int{o.StartLine, o.EndLine},
-			Content: content, Truncated: tr, Resource: SourceURI(o.Source.ID)}
+			Content: content, Truncated: tr}
 		cut = cut || tr
 	}
 	return r, cut
 }
 
-// resultOf renders a result in the CLI's shape with its text cut to at most
-// n runes, and reports whether it was cut.
-func resultOf(v search.ResultView, rank, n int) (Result, bool) {
+// resultOf renders a result with its text cut to at most n runes, and
+// reports whether it was cut.
+func resultOf(v search.ResultView, rank int, relevance float64, n int) (Result, bool) {
 	r := Result{
-		Rank: rank, ChunkID: v.ChunkID, Score: round(v.Score), Heading: v.Heading, Lines: v.Lines,
-		Source: SourceRef(v.Source), Resource: ChunkURI(v.ChunkID),
+		Rank: rank, ChunkID: v.ChunkID, Relevance: round2(relevance), Heading: v.Heading, Lines: v.Lines,
+		Source: SourceRef(v.Source),
 	}
 	r.Text, r.Truncated = budget.Truncate(v.Text, n)
 	return r, r.Truncated
@@ -154,8 +154,9 @@ func (t *Toolset) rank(ctx context.Context, req search.Request, offset, k int) (
 		p.IDs = append(p.IDs, h.Chunk.ID)
 	}
 	end := min(offset+k, len(resp.Hits))
+	rel := Relevances(resp.Hits)
 	for i := offset; i < end; i++ {
-		p.Hits = append(p.Hits, Hit{Hit: resp.Hits[i], Rank: i + 1})
+		p.Hits = append(p.Hits, Hit{Hit: resp.Hits[i], Rank: i + 1, Relevance: rel[i]})
 	}
 	p.HasMore = len(resp.Hits) > end
 	return p, nil
@@ -180,8 +181,25 @@ func ChunkURI(id int64) string { return fmt.Sprintf("sagasu://chunk/%d", id) }
 // SourceURI is the resource URI of a source.
 func SourceURI(id string) string { return "sagasu://source/" + id }
 
-// round keeps scores readable: 4 decimals.
-func round(f float64) float64 { return math.Round(f*1e4) / 1e4 }
+// round2 keeps a fraction readable: 2 decimals.
+func round2(f float64) float64 { return math.Round(f*100) / 100 }
+
+// Relevances are the hits' scores over the best of them, in 0..1: what a
+// reader can compare, where raw scores (BM25, cosine, a fused rank) mean
+// nothing outside their own search. Hits of one search only.
+func Relevances(hs []doc.Hit) []float64 {
+	out := make([]float64, len(hs))
+	top := 0.0
+	for _, h := range hs {
+		top = max(top, h.Score)
+	}
+	for i, h := range hs {
+		if top > 0 {
+			out[i] = min(1, max(0, h.Score/top))
+		}
+	}
+	return out
+}
 
 // ms is a duration in milliseconds.
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

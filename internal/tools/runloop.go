@@ -2,12 +2,9 @@ package tools
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/sagasu-dev/sagasu/internal/loop"
-	"github.com/sagasu-dev/sagasu/internal/search"
-	"github.com/sagasu-dev/sagasu/internal/store"
 )
 
 // NameLoop is the autonomous loop's tool name.
@@ -30,14 +27,11 @@ type LoopInput struct {
 	K             int      `json:"k,omitempty" jsonschema:"merged results to return, 1 to 10 (default 5)"`
 	MaxIterations int      `json:"maxIterations,omitempty" jsonschema:"most searches to run, 1 to 10 (default 5); the loop stops earlier when the results are enough"`
 	MinConfidence float64  `json:"minConfidence,omitempty" jsonschema:"confidence at which the results are enough (default 0.7)"`
-	Hybrid        *bool    `json:"hybrid,omitempty" jsonschema:"true: keyword and vector search fused (needs embeddings); false: keyword only; default: the index's"`
+	Mode          string   `json:"mode,omitempty" jsonschema:"retrieval: keyword, semantic or hybrid (default: the index's)"`
+	Glob          string   `json:"glob,omitempty" jsonschema:"only sources whose URI matches, e.g. docs/**/*.md"`
 	SessionID     string   `json:"sessionId,omitempty" jsonschema:"the agent-cache session to record the loop in (e.g. one your own search/evaluate/refine calls used); a new one by default"`
 
-	// What the CLI adds: any k up to search.MaxK, a retrieval mode, a
-	// glob, and a live trace.
-	MaxK    int              `json:"-"`
-	Mode    search.Mode      `json:"-"`
-	Filter  store.Filter     `json:"-"`
+	// OnEvent receives each step as it happens (a face's live trace).
 	OnEvent func(loop.Event) `json:"-"`
 }
 
@@ -83,34 +77,22 @@ func (t *Toolset) RunLoop(ctx context.Context, in LoopInput) (LoopResult, error)
 	if strings.TrimSpace(in.Goal) == "" {
 		return LoopResult{}, loop.ErrEmptyGoal
 	}
-	maxK := in.MaxK
-	if maxK == 0 {
-		maxK = MaxSearchK
-	}
 	k := in.K
 	if k == 0 {
-		k = min(5, maxK)
-	}
-	if k < 1 || k > maxK {
-		return LoopResult{}, badArg("k", k, fmt.Sprintf("a whole number from 1 to %d", maxK))
+		k = 5
 	}
 	it := in.MaxIterations
 	if it == 0 {
 		it = DefaultLoopIterations
 	}
-	if it < 1 || it > MaxLoopIterations {
-		return LoopResult{}, badArg("maxIterations", it, fmt.Sprintf("a whole number from 1 to %d", MaxLoopIterations))
+	f, err := Filter(nil, in.Glob, nil)
+	if err != nil {
+		return LoopResult{}, err
 	}
-	if in.MinConfidence < 0 || in.MinConfidence > 1 {
-		return LoopResult{}, badArg("minConfidence", in.MinConfidence, "a number from 0 to 1")
-	}
-	mode, notes := in.Mode, []string(nil)
-	if mode == "" {
-		mode, notes = t.retrieval(in.Hybrid)
-	}
+	mode, notes := t.retrieval(in.Mode)
 	res, err := t.steps.Run(ctx, loop.RunOptions{
 		Goal: in.Goal, Query: in.Query, Aspects: in.Aspects, K: k, Mode: mode, MaxIterations: it,
-		MinConfidence: in.MinConfidence, Filter: in.Filter, OnEvent: in.OnEvent, Session: in.SessionID,
+		MinConfidence: in.MinConfidence, Filter: f, OnEvent: in.OnEvent, Session: in.SessionID,
 	})
 	if err != nil {
 		return LoopResult{}, err
@@ -137,7 +119,13 @@ func (r LoopResult) Output(items, text int) LoopOutput {
 		out.Iterations = append(out.Iterations, li)
 		out.Confidence, out.FoundAspects, out.Missing = ev.Confidence, ev.FoundAspects, ev.MissingAspects
 	}
-	out.Results, out.Truncated, out.OmittedResults = rankedResults(res.Hits, items, text)
+	// The loop's scores are already relevance within the search that found
+	// each hit (loop.Run): merged hits of different queries compare.
+	rel := make([]float64, len(res.Hits))
+	for i, h := range res.Hits {
+		rel[i] = h.Score
+	}
+	out.Results, out.Truncated, out.OmittedResults = rankedResults(res.Hits, rel, items, text)
 	return out
 }
 

@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -29,13 +28,13 @@ const SnippetRunes = 600
 
 // SearchInput is sagasu_search's input: the goal-aware agent query.
 type SearchInput struct {
-	Goal    string         `json:"goal" jsonschema:"what the search should find out, e.g. understand how to configure the sidebar"`
 	Query   string         `json:"query" jsonschema:"the words to search for"`
+	Goal    string         `json:"goal,omitempty" jsonschema:"what the search should find out, e.g. how to configure the sidebar; the results are judged against it (default: the query)"`
 	Context *SearchContext `json:"context,omitempty" jsonschema:"what the agent already did"`
-	Options *SearchOptions `json:"options,omitempty"`
-	Cursor  string         `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page; pass the same goal, query, context and k"`
+	Options *SearchOptions `json:"options,omitempty" jsonschema:"k, detail, mode"`
+	Cursor  string         `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page; pass the same other arguments"`
 	// SessionID names the agent-cache session the search is recorded in.
-	SessionID string `json:"sessionId,omitempty" jsonschema:"the agent-cache session this step belongs to (default over MCP: one per MCP session and goal)"`
+	SessionID string `json:"sessionId,omitempty" jsonschema:"agent-cache session to record this step in (default: one per connection and goal)"`
 
 	// Offset is where the page starts in the ranking; a face sets it (the
 	// MCP server from a cursor), agents do not.
@@ -45,36 +44,34 @@ type SearchInput struct {
 // SearchContext is what the agent already did.
 type SearchContext struct {
 	PreviousQueries []string `json:"previousQueries,omitempty" jsonschema:"queries already issued for this goal; suggestions avoid them"`
-	ExcludeResults  []int64  `json:"excludeResults,omitempty" jsonschema:"chunk IDs already seen; they are not returned again"`
-	FocusAreas      []string `json:"focusAreas,omitempty" jsonschema:"aspects the results must cover; derived from the goal when empty"`
+	ExcludeResults  []int64  `json:"excludeResults,omitempty" jsonschema:"chunk IDs already seen; not returned again"`
+	FocusAreas      []string `json:"focusAreas,omitempty" jsonschema:"aspects the results must cover (default: derived from the goal)"`
 }
 
 // SearchOptions tune sagasu_search.
 type SearchOptions struct {
 	K            int    `json:"k,omitempty" jsonschema:"results per page, 1 to 10 (default 5)"`
-	Mode         string `json:"mode,omitempty" jsonschema:"summary (default, at most 5,000 tokens), detailed (results with snippets, at most 15,000) or full (whole chunks, up to the cap)"`
-	Hybrid       *bool  `json:"hybrid,omitempty" jsonschema:"true: keyword and vector search fused (needs an index with embeddings); false: keyword only; default: the index's default"`
+	Detail       string `json:"detail,omitempty" jsonschema:"summary (default: results without text), detailed (with snippets) or full (whole chunks)"`
+	Mode         string `json:"mode,omitempty" jsonschema:"retrieval: keyword, semantic or hybrid (default: the index's)"`
 	IncludeDebug bool   `json:"includeDebug,omitempty" jsonschema:"add timings and retrieval details"`
 }
 
-// SearchOutput is sagasu_search's result. summary mode fills summary,
-// primaryAction, recommendation and topResults; detailed adds results with
-// snippets, analysis and hints; full has whole chunks and every hint.
+// SearchOutput is sagasu_search's result: the page of results (with their
+// text in detailed and full), how well it covers the goal, and the one next
+// step.
 type SearchOutput struct {
-	Goal           string         `json:"goal"`
-	Query          string         `json:"query"`
-	Mode           string         `json:"mode" jsonschema:"summary, detailed or full"`
-	Summary        SearchSummary  `json:"summary"`
-	PrimaryAction  Action         `json:"primaryAction" jsonschema:"the most useful next step"`
-	Recommendation Recommendation `json:"recommendation"`
-	TopResults     []ResultRef    `json:"topResults,omitempty" jsonschema:"summary mode: the results without their text"`
-	Results        []Result       `json:"results,omitempty" jsonschema:"detailed and full modes: the results with their text"`
-	Analysis       *Analysis      `json:"analysis,omitempty"`
-	Hints          []Action       `json:"hints,omitempty" jsonschema:"other useful next steps"`
-	Notes          []string       `json:"notes,omitempty"`
-	Debug          *Debug         `json:"debug,omitempty"`
-	Offset         int            `json:"offset" jsonschema:"how many results of the ranking come before this page"`
-	SessionID      string         `json:"sessionId,omitempty" jsonschema:"the agent-cache session this step was recorded in"`
+	Goal     string        `json:"goal"`
+	Query    string        `json:"query"`
+	Detail   string        `json:"detail" jsonschema:"summary, detailed or full"`
+	Summary  SearchSummary `json:"summary"`
+	Next     Action        `json:"next" jsonschema:"the recommended next step"`
+	Results  []Result      `json:"results" jsonschema:"best first; without their text in summary"`
+	Analysis *Analysis     `json:"analysis,omitempty"`
+	Notes    []string      `json:"notes,omitempty"`
+	Debug    *Debug        `json:"debug,omitempty"`
+	Offset   int           `json:"offset" jsonschema:"how many results of the ranking come before this page"`
+	// SessionID is the agent-cache session the step was recorded in.
+	SessionID string `json:"sessionId,omitempty"`
 	Paging
 }
 
@@ -82,10 +79,7 @@ type SearchOutput struct {
 type SearchSummary struct {
 	TotalResults   int      `json:"totalResults" jsonschema:"results on this page"`
 	HasMore        bool     `json:"hasMore" jsonschema:"the ranking goes on after this page"`
-	AvgScore       float64  `json:"avgScore"`
-	MaxScore       float64  `json:"maxScore"`
-	MinScore       float64  `json:"minScore"`
-	TopTopics      []string `json:"topTopics" jsonschema:"the headings and titles the results are about, most frequent first"`
+	TopTopics      []string `json:"topTopics" jsonschema:"the headings the results are about, most frequent first"`
 	CoverageStatus Coverage `json:"coverageStatus"`
 }
 
@@ -98,28 +92,13 @@ type Coverage struct {
 	MissingAspects []string `json:"missingAspects"`
 }
 
-// Action is a next step, with the tool and arguments to take it.
+// Action is the one recommended next step: what to do, why, and the tool
+// call that does it.
 type Action struct {
-	Action        string         `json:"action" jsonschema:"use_results, refine, broaden, narrow, pivot, index_more, stop, next_page, get_more_details or read_source"`
-	Reason        string         `json:"reason"`
-	SuggestedTool string         `json:"suggestedTool,omitempty"`
-	Parameters    map[string]any `json:"parameters,omitempty" jsonschema:"arguments for suggestedTool"`
-}
-
-// Recommendation says whether more detail would help.
-type Recommendation struct {
-	NeedsMoreDetail bool   `json:"needsMoreDetail"`
-	SuggestedMode   string `json:"suggestedMode,omitempty"`
-}
-
-// ResultRef is a result without its text.
-type ResultRef struct {
-	Rank     int     `json:"rank"`
-	ChunkID  int64   `json:"chunkId"`
-	Score    float64 `json:"score"`
-	URI      string  `json:"uri"`
-	Heading  string  `json:"heading"`
-	Resource string  `json:"resource"`
+	Action    string         `json:"action" jsonschema:"use_results, refine, broaden, narrow, pivot, index_more, stop, search, next_stage or read"`
+	Reason    string         `json:"reason"`
+	Tool      string         `json:"tool,omitempty" jsonschema:"the tool that takes the step"`
+	Arguments map[string]any `json:"arguments,omitempty" jsonschema:"its arguments"`
 }
 
 // Analysis is the evaluation behind the summary.
@@ -144,14 +123,14 @@ type Debug struct {
 
 // SearchSettings are a search's options with their defaults filled in.
 type SearchSettings struct {
-	Mode    string
+	Detail  string
 	K       int
-	Hybrid  *bool
+	Mode    string
 	Debug   bool
 	Context SearchContext
 }
 
-// Settings checks in's options and fills their defaults.
+// Settings fills the defaults of in's options (the schema has checked them).
 func (in SearchInput) Settings() (SearchSettings, error) {
 	var st SearchSettings
 	var opt SearchOptions
@@ -161,21 +140,12 @@ func (in SearchInput) Settings() (SearchSettings, error) {
 	if in.Context != nil {
 		st.Context = *in.Context
 	}
-	st.Mode, st.K, st.Hybrid, st.Debug = opt.Mode, opt.K, opt.Hybrid, opt.IncludeDebug
-	if st.Mode == "" {
-		st.Mode = ModeSummary
-	}
-	if st.Mode != ModeSummary && st.Mode != ModeDetailed && st.Mode != ModeFull {
-		return st, badArg("options.mode", st.Mode, "summary, detailed or full")
+	st.Detail, st.K, st.Mode, st.Debug = opt.Detail, opt.K, opt.Mode, opt.IncludeDebug
+	if st.Detail == "" {
+		st.Detail = ModeSummary
 	}
 	if st.K == 0 {
 		st.K = 5
-	}
-	if st.K < 1 || st.K > MaxSearchK {
-		return st, badArg("options.k", st.K, fmt.Sprintf("a whole number from 1 to %d (page with nextCursor for more)", MaxSearchK))
-	}
-	if strings.TrimSpace(in.Goal) == "" {
-		return st, loop.ErrEmptyGoal
 	}
 	return st, nil
 }
@@ -192,14 +162,18 @@ type SearchResult struct {
 	AnalysisTook time.Duration
 }
 
-// Search ranks one page of results, evaluates it against the goal, decides
-// the primary next action and, when it is to refine, proposes the query.
+// Search ranks one page of results, evaluates it against the goal (the
+// query when no goal is given), decides the next step and, when it is to
+// search again, proposes the query.
 func (t *Toolset) Search(ctx context.Context, in SearchInput) (SearchResult, error) {
+	if strings.TrimSpace(in.Goal) == "" {
+		in.Goal = in.Query
+	}
 	st, err := in.Settings()
 	if err != nil {
 		return SearchResult{}, err
 	}
-	retrieval, notes := t.retrieval(st.Hybrid)
+	retrieval, notes := t.retrieval(st.Mode)
 	start := time.Now()
 	p, err := t.rank(ctx, search.Request{
 		Query: in.Query, Mode: retrieval, Filter: store.Filter{ExcludeChunks: st.Context.ExcludeResults}}, in.Offset, st.K)
@@ -214,7 +188,7 @@ func (t *Toolset) Search(ctx context.Context, in SearchInput) (SearchResult, err
 	res.AnalysisTook = time.Since(start)
 	ev := res.eval
 	t.recordStep(in.SessionID, in.Goal, SessionStep{Tool: NameSearch, Query: in.Query, Results: len(p.Hits), Confidence: &ev.Confidence,
-		FoundAspects: ev.FoundAspects, MissingAspects: ev.MissingAspects, Action: res.primary.Action})
+		FoundAspects: ev.FoundAspects, MissingAspects: ev.MissingAspects, Action: res.next.Action})
 	return res, nil
 }
 
@@ -222,47 +196,35 @@ func (t *Toolset) Search(ctx context.Context, in SearchInput) (SearchResult, err
 func (r SearchResult) Evaluation() loop.Evaluation { return r.eval }
 
 // Refinement is the query proposed for the next search; nil when the next
-// step is not to refine.
+// step is not to search again.
 func (r SearchResult) Refinement() *loop.Refinement { return r.refinement }
 
 // Output renders the answer with the first items results, their texts cut
-// to at most text runes (detailed and full modes); cursor continues the
-// ranking ("" at its end). Debug's tokenizer fields are the face's to fill.
+// to at most text runes (detailed and full; summary has none); cursor
+// continues the ranking ("" at its end). Debug's tokenizer fields are the
+// face's to fill.
 func (r SearchResult) Output(items, text int, cursor string) SearchOutput {
-	in, mode := r.Input, r.Settings.Mode
+	in, detail := r.Input, r.Settings.Detail
 	out := SearchOutput{
-		Goal: echo(in.Goal), Query: echo(in.Query), Mode: mode, Summary: r.summary,
-		PrimaryAction: r.primary, Offset: r.Offset, Notes: r.Notes, SessionID: in.SessionID,
+		Goal: echo(in.Goal), Query: echo(in.Query), Detail: detail, Summary: r.summary,
+		Next: r.next, Offset: r.Offset, Notes: r.Notes, SessionID: in.SessionID, Results: []Result{},
 	}
-	kept := r.Hits[:items]
-	if mode == ModeSummary {
-		for _, h := range kept {
-			out.TopResults = append(out.TopResults, ResultRef{Rank: h.Rank, ChunkID: h.Chunk.ID, Score: round(h.Score),
-				URI: h.Source.URI, Heading: h.Chunk.HeadingPath(), Resource: ChunkURI(h.Chunk.ID)})
-		}
-		out.Recommendation = Recommendation{NeedsMoreDetail: len(r.Hits) > 0 && r.eval.Confidence < loop.DefaultMinConfidence}
-		if len(r.Hits) > 0 {
-			out.Recommendation.SuggestedMode = ModeDetailed
-		}
-	} else {
-		out.Results = []Result{}
-		for _, h := range kept {
-			res, cut := h.Result(text)
-			out.Results = append(out.Results, res)
-			out.Truncated = out.Truncated || cut
-		}
+	if detail == ModeSummary {
+		text = 0
+	}
+	for _, h := range r.Hits[:items] {
+		res, cut := h.Result(text)
+		res.Truncated = false // summary leaves every text out; detailed cuts them to snippets
+		out.Results = append(out.Results, res)
+		out.Truncated = out.Truncated || cut && detail != ModeSummary
+	}
+	if detail != ModeSummary {
 		an := r.analysis
 		out.Analysis = &an
-		if mode == ModeDetailed {
-			out.Recommendation = Recommendation{NeedsMoreDetail: out.Truncated, SuggestedMode: ifThen(out.Truncated, ModeFull)}
-		}
 	}
 	out.OmittedResults = len(r.Hits) - items
 	out.NextCursor = cursor
 	out.Summary.HasMore = cursor != ""
-	if mode != ModeSummary {
-		out.Hints = r.hints(in, mode, cursor)
-	}
 	if r.Settings.Debug {
 		out.Debug = &Debug{RetrievalMode: string(r.Mode), SearchMs: ms(r.SearchTook), AnalysisMs: ms(r.AnalysisTook),
 			Requested: r.Offset + r.Settings.K + 1, Excluded: len(r.Settings.Context.ExcludeResults)}
@@ -270,16 +232,16 @@ func (r SearchResult) Output(items, text int, cursor string) SearchOutput {
 	return out
 }
 
-// analysed is the mode-independent part of a sagasu_search answer.
+// analysed is the detail-independent part of a sagasu_search answer.
 type analysed struct {
 	eval       loop.Evaluation
 	summary    SearchSummary
-	primary    Action
+	next       Action
 	analysis   Analysis
 	refinement *loop.Refinement
 }
 
-// analyse evaluates a page against the goal and decides the next step.
+// analyse evaluates a page against the goal and decides the one next step.
 func (t *Toolset) analyse(ctx context.Context, in SearchInput, sc SearchContext, hits []Hit) (analysed, error) {
 	var a analysed
 	found := make([]doc.Hit, 0, len(hits))
@@ -293,18 +255,57 @@ func (t *Toolset) analyse(ctx context.Context, in SearchInput, sc SearchContext,
 		return a, fmt.Errorf("evaluate the results against the goal: %w", err)
 	}
 	a.eval = ev
-	sum := SearchSummary{TotalResults: len(hits), TopTopics: topics(hits)}
-	if len(hits) > 0 {
-		sum.MinScore = math.Inf(1)
-		total := 0.0
-		for _, h := range hits {
-			total += h.Score
-			sum.MaxScore = max(sum.MaxScore, h.Score)
-			sum.MinScore = min(sum.MinScore, h.Score)
+	a.summary = SearchSummary{TotalResults: len(hits), TopTopics: topics(hits), CoverageStatus: coverageOf(ev)}
+	a.analysis = Analysis{Relevance: ev.Relevance, Aspects: ev.Aspects, Stagnating: ev.Stagnating, UnindexedWords: ev.UnindexedWords}
+
+	act := ev.Recommendation.Action
+	a.next = Action{Action: act, Reason: ev.Recommendation.Reason}
+	switch act {
+	case loop.ActionUseResults:
+		if len(hits) > 0 {
+			a.next.Tool = NameGet
+			a.next.Arguments = map[string]any{"source": hits[0].Source.ID}
+			if hp := hits[0].Chunk.HeadingPath(); hp != "" {
+				a.next.Arguments["section"] = hp
+			}
 		}
-		sum.AvgScore = round(total / float64(len(hits)))
-		sum.MaxScore, sum.MinScore = round(sum.MaxScore), round(sum.MinScore)
+	case loop.ActionIndexMore:
+		a.next.Tool = NameIndex
+	case loop.ActionStop:
+	default: // refine, broaden, narrow, pivot: propose the query
+		r, err := t.analyst.Refine(ctx, loop.RefineInput{
+			CurrentQuery: in.Query, Goal: in.Goal, MissingAspects: ev.MissingAspects, FoundAspects: ev.FoundAspects,
+			Strategy: strategyFor(act), Results: found, Avoid: sc.PreviousQueries,
+		})
+		if err != nil {
+			// The evaluation stands without a proposal: refining is the step.
+			t.log.Debug("no refinement for sagasu_search", "err", err)
+			a.next.Tool = NameRefine
+			a.next.Arguments = map[string]any{"goal": echo(in.Goal), "currentQuery": echo(in.Query), "missingAspects": ev.MissingAspects}
+			break
+		}
+		a.refinement = &r
+		a.analysis.Alternatives = r.Alternatives
+		a.next.Tool = NameSearch
+		a.next.Arguments = map[string]any{"goal": echo(in.Goal), "query": r.RefinedQuery,
+			"context": nextContext(append(slices.Clone(sc.PreviousQueries), in.Query), ev.MissingAspects)}
 	}
+	return a, nil
+}
+
+// nextContext is the context of the search a step proposes: the queries
+// issued, and the aspects still missing as its focus, so that it is judged
+// on what is left to find rather than sent back for what was found.
+func nextContext(previous, missing []string) map[string]any {
+	c := map[string]any{"previousQueries": previous}
+	if len(missing) > 0 {
+		c["focusAreas"] = missing
+	}
+	return c
+}
+
+// coverageOf condenses an evaluation.
+func coverageOf(ev loop.Evaluation) Coverage {
 	status := "partial"
 	switch {
 	case len(ev.MissingAspects) == 0 && len(ev.FoundAspects) > 0:
@@ -312,76 +313,8 @@ func (t *Toolset) analyse(ctx context.Context, in SearchInput, sc SearchContext,
 	case len(ev.FoundAspects) == 0:
 		status = "none"
 	}
-	sum.CoverageStatus = Coverage{Status: status, Coverage: ev.Coverage, Confidence: ev.Confidence,
+	return Coverage{Status: status, Coverage: ev.Coverage, Confidence: ev.Confidence,
 		FoundAspects: ev.FoundAspects, MissingAspects: ev.MissingAspects}
-	a.summary = sum
-	a.analysis = Analysis{Relevance: ev.Relevance, Aspects: ev.Aspects, Stagnating: ev.Stagnating, UnindexedWords: ev.UnindexedWords}
-
-	act := ev.Recommendation.Action
-	a.primary = Action{Action: act, Reason: ev.Recommendation.Reason}
-	switch act {
-	case loop.ActionUseResults:
-		if len(hits) > 0 {
-			a.primary.SuggestedTool = NameGet
-			a.primary.Parameters = map[string]any{"source": hits[0].Source.ID}
-			if hp := hits[0].Chunk.HeadingPath(); hp != "" {
-				a.primary.Parameters["section"] = hp
-			}
-		}
-	case loop.ActionIndexMore:
-		a.primary.SuggestedTool = NameIndex
-	case loop.ActionStop:
-	default: // refine, broaden, narrow, pivot: propose the query
-		strategy := ""
-		switch act {
-		case loop.ActionBroaden:
-			strategy = loop.StrategyBroaden
-		case loop.ActionNarrow:
-			strategy = loop.StrategyNarrow
-		case loop.ActionPivot:
-			strategy = loop.StrategyPivot
-		}
-		r, err := t.analyst.Refine(ctx, loop.RefineInput{
-			CurrentQuery: in.Query, Goal: in.Goal, MissingAspects: ev.MissingAspects, FoundAspects: ev.FoundAspects,
-			Strategy: strategy, Results: found, Avoid: sc.PreviousQueries,
-		})
-		if err != nil {
-			// The evaluation stands without a proposal.
-			t.log.Debug("no refinement for sagasu_search", "err", err)
-			break
-		}
-		a.refinement = &r
-		a.analysis.Alternatives = r.Alternatives
-		a.primary.SuggestedTool = NameSearch
-		prev := append(slices.Clone(sc.PreviousQueries), in.Query)
-		a.primary.Parameters = map[string]any{"goal": echo(in.Goal), "query": r.RefinedQuery,
-			"context": map[string]any{"previousQueries": prev}}
-		a.primary.Reason += "; try: " + r.RefinedQuery
-	}
-	return a, nil
-}
-
-// hints lists next steps besides the primary one.
-func (a analysed) hints(in SearchInput, mode, cursor string) []Action {
-	var hs []Action
-	if cursor != "" {
-		hs = append(hs, Action{Action: "next_page", Reason: "more results follow", SuggestedTool: NameSearch,
-			Parameters: map[string]any{"cursor": cursor}})
-	}
-	if a.eval.ShouldContinue && a.refinement == nil && len(a.eval.MissingAspects) > 0 {
-		hs = append(hs, Action{Action: "refine", Reason: "aspects are missing: ask for a better query", SuggestedTool: NameRefine,
-			Parameters: map[string]any{"currentQuery": echo(in.Query), "goal": echo(in.Goal), "missingAspects": a.eval.MissingAspects, "foundAspects": a.eval.FoundAspects}})
-	}
-	if mode == ModeFull && a.refinement != nil {
-		for _, alt := range a.refinement.Alternatives {
-			hs = append(hs, Action{Action: "alternative_query", Reason: alt.Purpose, SuggestedTool: NameSearch,
-				Parameters: map[string]any{"goal": echo(in.Goal), "query": alt.Query}})
-		}
-	}
-	if mode == ModeDetailed && len(hs) > 3 {
-		hs = hs[:3]
-	}
-	return hs
 }
 
 // topics are the headings (else titles) the hits are about, most frequent
@@ -411,11 +344,4 @@ func topics(hs []Hit) []string {
 		order = []string{}
 	}
 	return order
-}
-
-func ifThen(cond bool, s string) string {
-	if cond {
-		return s
-	}
-	return ""
 }

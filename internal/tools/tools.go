@@ -141,18 +141,14 @@ func Filter(types []string, pathGlob string, ids []string) (store.Filter, error)
 	return f, nil
 }
 
-// retrieval maps an agent's hybrid switch to a retrieval mode, with a note
-// when hybrid search was asked of an index without embeddings.
-func (t *Toolset) retrieval(hybrid *bool) (search.Mode, []string) {
-	switch {
-	case hybrid == nil:
-		return "", nil
-	case !*hybrid:
-		return search.ModeKeyword, nil
-	case t.engine.Embedder() != nil:
-		return search.ModeHybrid, nil
+// retrieval reads an agent's retrieval mode ("" for the index's
+// default), with a note when hybrid search was asked of an index without
+// embeddings (keyword search is used instead).
+func (t *Toolset) retrieval(mode string) (search.Mode, []string) {
+	if search.Mode(mode) == search.ModeHybrid && t.engine.Embedder() == nil {
+		return search.ModeKeyword, []string{"hybrid search needs an index with embeddings and this one has none: keyword search was used"}
 	}
-	return search.ModeKeyword, []string{"hybrid search needs an index with embeddings and this one has none: keyword search was used"}
+	return search.Mode(mode), nil
 }
 
 // ErrInvalidArgument marks an argument a tool cannot take (errors.Is): a
@@ -163,9 +159,12 @@ var ErrInvalidArgument = errors.New("invalid argument")
 // (kind ErrInvalidArgument), or one that names what is not in the index
 // (kind store.ErrNotFound).
 type argError struct {
-	msg  string
-	kind error
+	msg   string
+	kind  error
+	cause error // the check's own error (llm.ArgError), when there is one
 }
+
+func (e *argError) Unwrap() error { return e.cause }
 
 func (e *argError) Error() string { return e.msg }
 func (e *argError) Is(target error) bool {

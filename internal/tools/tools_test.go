@@ -2,9 +2,9 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -177,8 +177,9 @@ func TestQueryPagesThroughOneRanking(t *testing.T) {
 		!strings.Contains(whole.Hits[0].Original.Content, "GitHub Pages") {
 		t.Fatalf("wholeSource: %+v %v", whole.Hits, err)
 	}
-	if _, err := ts.Query(ctx, QueryInput{Query: "x", K: MaxQueryK + 1}); err == nil {
-		t.Error("k above the agent bound was accepted")
+	op, _ := ts.Registry(DefOptions{}).Find(NameQuery)
+	if _, err := op.CallWith(ctx, nil, QueryInput{Query: "x", K: MaxQueryK + 1}); !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "k") {
+		t.Errorf("k above the bound: %v, want an invalid argument naming k", err)
 	}
 }
 
@@ -192,20 +193,20 @@ func TestStageGuidanceNamesTools(t *testing.T) {
 	}}
 	cases := []struct {
 		index     int
-		tools     []string
+		tool      string
 		mentioned string
 	}{
-		{0, []string{NameExecuteStage}, "stage 2 (index 1): sitemap"},
-		{1, []string{NameRefine, NameEvaluate, NameExecuteStage}, `"Kubernetes"`},
-		{2, []string{NameGet}, "all stages are done"},
+		{0, NameExecuteStage, "stage 2: sitemap"},
+		{1, NameRefine, `"Kubernetes"`},
+		{2, "", "all stages are done"},
 	}
 	for _, c := range cases {
 		r, err := ts.RunStage(ctx, p, c.index, loop.QueryOptions{K: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(r.AgentGuidance.SuggestedTools, c.tools) || !strings.Contains(r.AgentGuidance.NextAction, c.mentioned) {
-			t.Errorf("stage %d guidance %+v: want tools %v and %q", c.index, r.AgentGuidance, c.tools, c.mentioned)
+		if r.Next.Tool != c.tool || !strings.Contains(r.Next.Reason, c.mentioned) {
+			t.Errorf("stage %d next %+v: want tool %q and %q", c.index, r.Next, c.tool, c.mentioned)
 		}
 	}
 	// An agent's stage call gets the same guidance.
@@ -213,8 +214,8 @@ func TestStageGuidanceNamesTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g := out.Output(len(out.Results), NoLimit).AgentGuidance; !slices.Equal(g.SuggestedTools, []string{NameGet}) {
-		t.Errorf("the one stage of a plan guides to %v, want %s", g.SuggestedTools, NameGet)
+	if g := out.Output(len(out.Results), NoLimit).Next; g.Action != loop.ActionUseResults {
+		t.Errorf("the one stage of a plan leads to %+v, want use_results", g)
 	}
 }
 
@@ -226,11 +227,11 @@ func TestSearchDecidesTheNextTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := res.Output(len(res.Hits), NoLimit, "")
-	if out.PrimaryAction.Action != loop.ActionUseResults || out.PrimaryAction.SuggestedTool != NameGet ||
-		out.PrimaryAction.Parameters["source"] != res.Hits[0].Source.ID {
-		t.Errorf("primary action %+v: want use_results with sagasu_get of the top source", out.PrimaryAction)
+	if out.Next.Action != loop.ActionUseResults || out.Next.Tool != NameGet ||
+		out.Next.Arguments["source"] != res.Hits[0].Source.ID {
+		t.Errorf("next %+v: want use_results with sagasu_get of the top source", out.Next)
 	}
-	if len(out.TopResults) == 0 || out.TopResults[0].URI != res.Hits[0].Source.URI || out.Mode != ModeSummary {
+	if len(out.Results) == 0 || out.Results[0].Source.URI != res.Hits[0].Source.URI || out.Detail != ModeSummary || out.Results[0].Text != "" {
 		t.Errorf("summary output %+v", out)
 	}
 	// Results off the goal: the next step is a refined query, ready to pass
@@ -239,12 +240,13 @@ func TestSearchDecidesTheNextTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	act := off.Output(len(off.Hits), NoLimit, "").PrimaryAction
+	act := off.Output(len(off.Hits), NoLimit, "").Next
 	ref := off.Refinement()
-	if ref == nil || act.SuggestedTool != NameSearch || act.Parameters["query"] != ref.RefinedQuery || off.Evaluation().Confidence >= loop.DefaultMinConfidence {
+	if ref == nil || act.Tool != NameSearch || act.Arguments["query"] != ref.RefinedQuery || off.Evaluation().Confidence >= loop.DefaultMinConfidence {
 		t.Errorf("off-goal search: action %+v, refinement %+v, confidence %v", act, ref, off.Evaluation().Confidence)
 	}
-	if _, err := ts.Search(ctx, SearchInput{Goal: " ", Query: "x"}); err == nil {
-		t.Error("an empty goal was accepted")
+	// No goal: the query is the goal.
+	if r, err := ts.Search(ctx, SearchInput{Goal: " ", Query: "sitemap"}); err != nil || r.Input.Goal != "sitemap" {
+		t.Errorf("a search without a goal: goal %q, %v; want the query as the goal", r.Input.Goal, err)
 	}
 }

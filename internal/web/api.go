@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sagasu-dev/sagasu/internal/clip"
+	"github.com/sagasu-dev/sagasu/internal/httpguard"
 	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/tools"
@@ -30,29 +32,68 @@ const (
 	SnippetRunes = 400
 )
 
-// searchInput is the search playground's request.
-type searchInput struct {
-	Query string   `json:"query"`
-	Mode  string   `json:"mode,omitempty"` // keyword, semantic or hybrid; "" for the index's default
-	K     int      `json:"k,omitempty"`
-	Types []string `json:"types,omitempty"`
-	Glob  string   `json:"glob,omitempty"`
+// PageGroups are the groups of operations the page's API runs by name
+// (POST /api/ops/{name}): searching and judging, not writing.
+var PageGroups = []string{tools.GroupSearch, tools.GroupLoop}
+
+// runOp runs an operation of the registry with the request body as its
+// arguments and answers its output: the same JSON as `sagasu X --json` and
+// MCP's structuredContent.
+func (s *Server) runOp(w http.ResponseWriter, r *http.Request) {
+	op, ok := s.tools.Registry(tools.DefOptions{}).In(PageGroups).Find(r.PathValue("name"))
+	if !ok {
+		s.fail(w, http.StatusNotFound, fmt.Errorf("no operation %q here: the page runs %s", r.PathValue("name"), strings.Join(opNames(PageGroups), ", ")))
+		return
+	}
+	raw, err := io.ReadAll(r.Body)
+	if httpguard.IsTooLarge(err) {
+		s.fail(w, http.StatusRequestEntityTooLarge, httpguard.TooLarge(MaxBodyBytes))
+		return
+	}
+	if err != nil {
+		s.fail(w, http.StatusBadRequest, fmt.Errorf("read the request: %w", err))
+		return
+	}
+	// The page offers its groups: a next step names only those.
+	reply, err := op.Call(r.Context(), &tools.Env{Offers: func(name string) bool { return slices.Contains(opNames(PageGroups), name) }}, raw)
+	if err != nil {
+		s.failErr(w, fmt.Errorf("%s: %w", op.Name, err))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(append(reply.JSON, '\n'))
 }
 
-// searchOutput is the search playground's answer.
+// opNames names the operations of groups.
+func opNames(groups []string) []string {
+	var out []string
+	for _, o := range tools.Ops(tools.DefOptions{}).In(groups) {
+		out = append(out, o.Name)
+	}
+	return out
+}
+
+// searchInput is the search playground's request: sagasu_query's input.
+type searchInput = tools.QueryInput
+
+// searchOutput is the search playground's answer: sagasu_query's output,
+// with what the page adds to show it (the words it highlights, a snippet
+// around them, the time taken).
 type searchOutput struct {
-	Query   string         `json:"query"`
-	Mode    string         `json:"mode"`
+	tools.QueryOutput
+	Results []searchResult `json:"results"`
 	TookMs  float64        `json:"tookMs"`
 	Terms   []string       `json:"terms" jsonschema:"the query's words, which the page highlights"`
-	Results []searchResult `json:"results"`
 }
 
 // searchResult is one hit with a snippet around the query's words.
 type searchResult struct {
 	tools.Result
-	Snippet   string `json:"snippet"`
-	Truncated bool   `json:"truncated"`
+	// Score is the relevance, under the name the page reads.
+	Score     float64 `json:"score"`
+	Snippet   string  `json:"snippet"`
+	Truncated bool    `json:"truncated"`
 }
 
 func (s *Server) search(w http.ResponseWriter, r *http.Request) {
@@ -60,25 +101,23 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	if !s.decode(w, r, &in) {
 		return
 	}
-	if strings.TrimSpace(in.Query) == "" {
-		s.fail(w, http.StatusBadRequest, errors.New("the search is empty: type some words to search for"))
-		return
-	}
-	// The toolset's rules: k from 1 to tools.MaxQueryK (default 10), a mode
-	// of keyword, semantic or hybrid ("" for the index's default).
-	res, err := s.tools.Query(r.Context(), tools.QueryInput{Query: in.Query, K: in.K, Mode: in.Mode, Types: in.Types, Glob: in.Glob})
+	op, _ := s.tools.Registry(tools.DefOptions{}).Find(tools.NameQuery)
+	start := time.Now()
+	reply, err := op.CallWith(r.Context(), &tools.Env{}, in)
 	if err != nil {
+		if strings.TrimSpace(in.Query) == "" {
+			err = fmt.Errorf("the search is empty: type some words to search for: %w", err)
+		}
 		s.failErr(w, fmt.Errorf("search %q: %w", in.Query, err))
 		return
 	}
-	out := res.Output(len(res.Hits), tools.NoLimit, "")
-	terms := strings.Fields(in.Query)
-	results := make([]searchResult, 0, len(out.Results))
-	for _, rv := range out.Results {
-		snip, cut := snippet(rv.Text, terms, SnippetRunes)
-		results = append(results, searchResult{Result: rv, Snippet: snip, Truncated: cut})
+	out := searchOutput{QueryOutput: reply.Out.(tools.QueryOutput), TookMs: float64(time.Since(start).Microseconds()) / 1000, Terms: strings.Fields(in.Query)}
+	out.Results = make([]searchResult, 0, len(out.QueryOutput.Results))
+	for _, rv := range out.QueryOutput.Results {
+		snip, cut := snippet(rv.Text, out.Terms, SnippetRunes)
+		out.Results = append(out.Results, searchResult{Result: rv, Score: rv.Relevance, Snippet: snip, Truncated: cut})
 	}
-	writeJSON(w, http.StatusOK, searchOutput{Query: out.Query, Mode: out.Mode, TookMs: out.TookMs, Terms: terms, Results: results})
+	writeJSON(w, http.StatusOK, out)
 }
 
 // statusOf is the HTTP status of an operation's failure: the caller's

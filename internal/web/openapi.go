@@ -13,7 +13,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/sagasu-dev/sagasu/internal/runs"
-	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
@@ -84,6 +83,15 @@ func schemaOf[T any](tune ...func(*jsonschema.Schema)) *jsonschema.Schema {
 	return s
 }
 
+// opInput is the input schema of the registry's operation name.
+func opInput(name string) *jsonschema.Schema {
+	op, ok := tools.Ops(tools.DefOptions{}).Find(name)
+	if !ok {
+		panic("openapi: no operation " + name) // a programming error, caught by the tests
+	}
+	return op.Input
+}
+
 // field returns the schema of a property, for tuning.
 func field(s *jsonschema.Schema, name string) *jsonschema.Schema {
 	p := s.Properties[name]
@@ -147,14 +155,16 @@ func operations() map[string]op {
 
 		"POST /api/search": {summary: "Search the index (semantic and hybrid need an index with embeddings: 409 without; 503 while the embedder or the index's server cannot be reached)", ok: 200, out: schemaOf[searchOutput](), errs: []int{400, 409, 503},
 			links: []link{{"passage", "get_chunks_id", "id", "/results/0/chunkId"}, {"source", "get_source", "ref", "/results/0/source/id"}},
-			body: bodyOf[searchInput](func(s *jsonschema.Schema) {
-				nonBlank(field(s, "query"))
-				// sagasu_query's rules (tools.Query checks them); "" and 0
-				// leave mode and k to the toolset's defaults.
-				oneOf("", string(search.ModeKeyword), string(search.ModeSemantic), string(search.ModeHybrid))(field(s, "mode"))
-				between(0, tools.MaxQueryK)(field(s, "k"))
-				oneOf(sourceTypes...)(field(s, "types").Items)
-			})},
+			// sagasu_query's input, checked by its schema.
+			body: opInput(tools.NameQuery)},
+		"POST /api/ops/{name}": {summary: "Run an operation of sagasu's registry by name (search and loop groups): the body is its input, the answer its output, the same JSON as `sagasu X --json` and MCP's structuredContent; `sagasu tools` lists the schemas",
+			ok: 200, out: &jsonschema.Schema{Type: "object"}, errs: []int{400, 404, 409, 503},
+			params: []param{{in: "path", name: "name", required: true, schema: func() *jsonschema.Schema {
+				s := stringSchema()
+				oneOf(opNames(PageGroups)...)(s)
+				return s
+			}()}},
+			body: &jsonschema.Schema{Type: "object"}},
 		"POST /api/evaluate": {summary: "Judge results against a goal (recorded in the agent cache)", ok: 200, out: schemaOf[tools.EvaluateOutput](), errs: []int{400, 404},
 			body: bodyOf[evaluateInput](func(s *jsonschema.Schema) {
 				nonBlank(field(s, "goal"))

@@ -194,6 +194,7 @@ func (s *Server) routes() (*http.ServeMux, []string) {
 	route("GET /api/threads/{id}/export", s.exportThread)
 
 	route("POST /api/search", s.search)
+	route("POST /api/ops/{name}", s.runOp)
 	route("POST /api/evaluate", s.evaluate)
 	route("GET /api/chunks/{id}", s.chunk)
 	route("GET /api/source", s.source)

@@ -8,8 +8,10 @@
 //               JSON report and writes every result to --out.
 //   bench       time sagasu_search over queries (one JSON object a line with
 //               a "text" field, as BEIR's queries.jsonl); prints p50/p99.
-//   transcript  one evaluate → refine → search round; writes the JSON-RPC
-//               messages both ways to --out.
+//   transcript  a multi-aspect goal followed as the replies say: search →
+//               evaluate → refine → search (→ get); writes the JSON-RPC
+//               messages both ways and each reply's contradictions to --out,
+//               and fails when a reply contradicts itself.
 //
 // Transport: --stdio "<command> <args...>" (JSON array) with --cwd, or
 // --url http://127.0.0.1:PORT/mcp [--token T].
@@ -78,7 +80,9 @@ async function check() {
   const { tools } = await client.listTools();
   const ajv = new Ajv({ strict: false, allErrors: true });
   const validators = {};
-  for (const t of tools) validators[t.name] = ajv.compile(t.outputSchema);
+  // Tools list an output schema only where programs read the answer by
+  // field; the others still send structuredContent (an object).
+  for (const t of tools) validators[t.name] = t.outputSchema ? ajv.compile(t.outputSchema) : ajv.compile({ type: "object" });
   ok("tools/list lists 20 tools", tools.length === 20, tools.map((t) => t.name).join(","));
 
   async function call(name, args, options) {
@@ -106,31 +110,32 @@ async function check() {
   }
 
   const goal = "understand how to configure the sidebar and the theme";
-  const s1 = await good("sagasu_search", { goal, query: "sidebar", options: { k: 2, mode: "detailed" } });
+  const s1 = await good("sagasu_search", { goal, query: "sidebar", options: { k: 2, detail: "detailed" } });
   ok("sagasu_search returns results", (s1.results || []).length === 2);
   ok("sagasu_search offers a cursor", !!s1.nextCursor);
-  const s2 = await good("sagasu_search", { goal, query: "sidebar", options: { k: 2, mode: "detailed" }, cursor: s1.nextCursor });
+  const s2 = await good("sagasu_search", { goal, query: "sidebar", options: { k: 2, detail: "detailed" }, cursor: s1.nextCursor });
   ok("the cursor leads to the next page", s2.offset === 2 && s2.results[0].rank === 3, JSON.stringify(s2.results?.[0]));
   const sum = await good("sagasu_search", { goal: "サイドバーの設定を理解する", query: "サイドバー 設定" });
   const ans = await good("sagasu_ask", { question: "How do I configure the sidebar?", offline: true, includeTrace: true });
   ok("sagasu_ask answers with citations", (ans.citations || []).length > 0 && /\[\d+\]/.test(ans.answer || ""), JSON.stringify(ans).slice(0, 400));
   ok("sagasu_ask shows its steps", (ans.trace || []).some((s) => s.type === "reflection"), JSON.stringify(ans.trace || []).slice(0, 400));
-  ok("summary mode stays under 5,000 tokens", sum.estimatedTokens <= 5000 && sum.budget === 5000);
-  await good("sagasu_search", { goal, query: "theme", options: { k: 10, mode: "full", includeDebug: true } });
+  ok("summary stays under 5,000 tokens", sum.estimatedTokens > 0 && sum.estimatedTokens <= 5000);
+  ok("a search says one next step", !!sum.next && !!sum.next.action && !("hints" in sum) && !("recommendation" in sum), JSON.stringify(sum.next));
+  await good("sagasu_search", { goal, query: "theme", options: { k: 10, detail: "full", includeDebug: true } });
   const q = await good("sagasu_query", { query: "sidebar", k: 3, section: true });
   await good("sagasu_get", { source: q.results[0].source.id });
   const l = await good("sagasu_list", { limit: 2 });
   await good("sagasu_list", { limit: 2, cursor: l.nextCursor });
   const ev = await good("sagasu_evaluate", { goal, query: "sidebar", chunkIds: q.results.map((r) => r.chunkId), iteration: 1 });
-  ok("sagasu_evaluate uses the seed's fields", "recommendations" in ev && "shouldContinue" in ev && "missingAspects" in ev);
+  ok("sagasu_evaluate uses the seed's fields", "next" in ev && "shouldContinue" in ev && "missingAspects" in ev);
   await good("sagasu_evaluate", { goal, query: "sidebar", results: [{ content: "Configure the sidebar in config.js.", score: 1, metadata: { uri: "a.md" } }] });
   const rf = await good("sagasu_refine_query", { currentQuery: "sidebar", goal, missingAspects: ev.missingAspects, strategy: "broaden" });
   ok("sagasu_refine_query refines", !!rf.refinedQuery);
   const st = await good("sagasu_plan_execute_stage", { goal, queryOptions: { k: 3 } });
   ok("a plan was made", !!st.plan && st.plan.stages.length > 0);
-  await good("sagasu_plan_execute_stage", { planId: st.planId, stageIndex: 0, plan: st.plan, queryOptions: { k: 3, hybrid: true } });
+  await good("sagasu_plan_execute_stage", { planId: st.planId, stageIndex: 0, plan: st.plan, queryOptions: { k: 3, mode: "hybrid" } });
   // What the tools returned goes back into sagasu_evaluate as it came.
-  for (const [from, results] of [["sagasu_query", q.results], ["sagasu_search detailed", s1.results], ["sagasu_search summary", sum.topResults], ["sagasu_plan_execute_stage", st.results]]) {
+  for (const [from, results] of [["sagasu_query", q.results], ["sagasu_search detailed", s1.results], ["sagasu_search summary", sum.results], ["sagasu_plan_execute_stage", st.results]]) {
     const fed = await call("sagasu_evaluate", { goal, results });
     ok(`sagasu_evaluate takes ${from}'s results as they came`, !fed.isError && fed.structuredContent.results === results.length, text(fed));
   }
@@ -191,10 +196,10 @@ async function check() {
 
   // Bad input: the server answers with an error and keeps serving.
   await bad("sagasu_nope", {}, "unknown tool");
-  await bad("sagasu_search", { query: "x" }, "goal");
+  await bad("sagasu_search", { goal: "x" }, "query");
   await bad("sagasu_search", { goal: "g", query: "x", options: { k: "ten" } }, "k");
   await bad("sagasu_search", { goal: "g", query: "x", options: { k: 11 } }, "k");
-  await bad("sagasu_search", { goal, query: "sidebar", options: { k: 2, mode: "detailed" }, cursor: s1.nextCursor.slice(0, -3) + "AAA" }, "invalid cursor");
+  await bad("sagasu_search", { goal, query: "sidebar", options: { k: 2, detail: "detailed" }, cursor: s1.nextCursor.slice(0, -3) + "AAA" }, "invalid cursor");
   await bad("sagasu_index", { file: "/etc/passwd" }, "not inside the allowed roots");
   await bad("sagasu_search", { goal: "g", query: "x", options: { k: -1 } }, "options.k: got -1; give a whole number from 1 to 10");
   await bad("sagasu_delete", { glob: "[" }, "glob: ");
@@ -255,23 +260,82 @@ async function bench() {
     p50Tokens: pct(tokens, 50), maxTokens: Math.max(...tokens) }));
 }
 
+// A reply contradicts itself when it recommends two things, or a step its
+// own numbers refute; it repeats itself when one chunk comes twice. The
+// transcript checks every reply for that.
+function contradictions(name, res) {
+  const out = [];
+  const sc = res.structuredContent || {};
+  const t = text(res);
+  const nexts = (t.match(/^next:/gm) || []).length;
+  if (["sagasu_search", "sagasu_evaluate", "sagasu_refine_query"].includes(name) && nexts !== 1) out.push(`${nexts} next steps in the text`);
+  for (const k of ["suggestedMode", "recommendation", "recommendations", "hints", "primaryAction", "nextStep"]) {
+    if (k in sc) out.push(`a second recommendation: ${k}`);
+  }
+  const cov = (sc.summary && sc.summary.coverageStatus) || sc;
+  const missing = cov.missingAspects || [];
+  const act = sc.next && sc.next.action;
+  if (["refine", "broaden", "narrow", "pivot"].includes(act) && missing.length === 0 && cov.status !== "none") out.push(`next ${act} with nothing missing`);
+  if (act === "use_results" && cov.status === "none") out.push("use_results with coverage none");
+  const ids = (sc.results && Array.isArray(sc.results) ? sc.results : []).map((r) => r.chunkId);
+  if (new Set(ids).size !== ids.length) out.push("a chunk twice");
+  for (const r of sc.results && Array.isArray(sc.results) ? sc.results : []) {
+    if (typeof r.relevance === "number" && (r.relevance < 0 || r.relevance > 1)) out.push(`relevance ${r.relevance}`);
+    if (/<[A-Za-z/]|\{ ?#/.test(r.heading || "")) out.push(`markup in a heading: ${r.heading}`);
+  }
+  for (const topic of (sc.summary && sc.summary.topTopics) || []) if (/<[A-Za-z/]|\{ ?#/.test(topic)) out.push(`markup in a topic: ${topic}`);
+  return out;
+}
+
+// transcript runs a multi-aspect goal as an agent that follows the replies:
+// search, evaluate the results, refine toward what is missing (the call the
+// evaluation names), search again (the call the refinement names), and
+// read what the last search points at. It writes the JSON-RPC messages both
+// ways, and every reply's contradictions (none, when all is well), to --out.
 async function transcript() {
   const client = await connect();
-  log.length = 0; // from here on: the round itself
+  log.length = 0; // from here on: the session itself
   const goal = opt.goal;
-  let query = opt.query;
-  const s = await client.callTool({ name: "sagasu_search", arguments: { goal, query, options: { k: 5, mode: "detailed" } } });
-  const ids = s.structuredContent.results.map((r) => r.chunkId);
-  const ev = await client.callTool({ name: "sagasu_evaluate", arguments: { goal, query, chunkIds: ids, iteration: 1 } });
-  const e = ev.structuredContent;
-  const rf = await client.callTool({ name: "sagasu_refine_query", arguments: {
-    currentQuery: query, goal, missingAspects: e.missingAspects, foundAspects: e.foundAspects } });
-  const refined = rf.structuredContent.refinedQuery;
-  await client.callTool({ name: "sagasu_search", arguments: { goal, query: refined,
-    context: { previousQueries: [query], excludeResults: ids }, options: { k: 5, mode: "summary" } } });
+  const query = opt.query;
+  const steps = [];
+  const offered = new Set((await client.listTools()).tools.map((t) => t.name));
+  const call = async (name, args) => {
+    const res = await client.callTool({ name, arguments: args });
+    const found = contradictions(name, res);
+    const next = res.structuredContent && res.structuredContent.next;
+    if (next && next.tool && !offered.has(next.tool)) found.push(`next names ${next.tool}, which is not offered`);
+    steps.push({ tool: name, next, contradictions: found });
+    if (res.isError) throw new Error(`${name}: ${text(res)}`);
+    return res.structuredContent || {};
+  };
+  const s1 = await call("sagasu_search", { goal, query });
+  const ids = (s1.results || []).map((r) => r.chunkId);
+  const ev = await call("sagasu_evaluate", { goal, query, chunkIds: ids });
+  const refineArgs = ev.next && ev.next.tool === "sagasu_refine_query" ? ev.next.arguments
+    : { goal, currentQuery: query, missingAspects: ev.missingAspects, foundAspects: ev.foundAspects };
+  const rf = await call("sagasu_refine_query", refineArgs);
+  const s2 = await call("sagasu_search", rf.next && rf.next.tool === "sagasu_search" ? rf.next.arguments : { goal, query: rf.refinedQuery });
+  if (s2.next && s2.next.tool === "sagasu_get") await call("sagasu_get", s2.next.arguments);
   await client.close();
-  writeFileSync(opt.out, JSON.stringify(log, null, 2));
-  console.log(JSON.stringify({ messages: log.length, refined }));
+  const problems = steps.flatMap((st) => st.contradictions.map((c) => `${st.tool}: ${c}`));
+  // --redact keeps the documents' own text out of the file (a held-out set
+  // may not be copied): passages and page content become their length.
+  const redact = (v) => {
+    if (Array.isArray(v)) return v.map(redact);
+    if (!v || typeof v !== "object") return v;
+    const o = {};
+    for (const [k, x] of Object.entries(v)) {
+      if (typeof x === "string" && ["content", "line", "snippet"].includes(k)) o[k] = `[document text: ${x.length} characters]`;
+      else if (k === "text" && typeof x === "string" && v.type === "text") o[k] = x.replace(/^(\/[^\n]*\(lines [^\n]*\)\n\n)[\s\S]*$/, (_, head) => `${head}[document text]`)
+        .replace(/^(- [^\n]*\(\d\.\d\d\): [^\n]* — )[^\n]*$/gm, "$1[document text]");
+      else o[k] = redact(x);
+    }
+    return o;
+  };
+  const messages = opt.redact ? redact(log) : log;
+  writeFileSync(opt.out, JSON.stringify({ goal, query, steps, messages }, null, 2));
+  console.log(JSON.stringify({ messages: log.length, steps: steps.map((st) => `${st.tool} -> ${st.next ? st.next.action : "-"}`), contradictions: problems }));
+  if (problems.length > 0) process.exit(1);
 }
 
 const run = { check, bench, transcript }[mode];
