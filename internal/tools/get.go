@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
@@ -71,6 +72,11 @@ type SourceInfo struct {
 	Title  string `json:"title"`
 	Type   string `json:"type"`
 	Chunks int    `json:"chunks"`
+	Bytes  int    `json:"bytes"`
+	// IndexedAt is when the source was last written (RFC 3339, UTC): the
+	// page's Index tab shows it, and an agent beside a watch can tell a
+	// fresh source from an old one.
+	IndexedAt string `json:"indexedAt"`
 }
 
 // IndexStats sums up the index.
@@ -206,7 +212,8 @@ func (t *Toolset) List(ctx context.Context, in ListInput) (ListResult, error) {
 func (l ListResult) Output(items int, cursor string) ListOutput {
 	out := ListOutput{Sources: []SourceInfo{}, Offset: l.Offset, OmittedSources: len(l.Sources) - items, Index: l.Index, Roots: l.Roots, NextCursor: cursor}
 	for _, src := range l.Sources[:items] {
-		out.Sources = append(out.Sources, SourceInfo{ID: src.ID, URI: src.URI, Title: echo(src.Title), Type: string(src.Type), Chunks: src.Chunks})
+		out.Sources = append(out.Sources, SourceInfo{ID: src.ID, URI: src.URI, Title: echo(src.Title), Type: string(src.Type), Chunks: src.Chunks,
+			Bytes: src.Size, IndexedAt: time.Unix(src.IndexedAt, 0).UTC().Format(time.RFC3339)})
 	}
 	return out
 }
