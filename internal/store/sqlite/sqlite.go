@@ -174,9 +174,23 @@ func isBusy(err error) bool {
 	return strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked")
 }
 
+// companions are the files SQLite and this store keep beside an index.
+var companions = []string{"-wal", "-shm", "-journal", ".lock", ".hnsw"}
+
 // checkFile refuses files that are not SQLite databases before the driver
-// touches them, so a foreign file is never modified.
+// touches them, so a foreign file is never modified; and an index whose
+// companion files (see companions) are links or not plain files, which a
+// cloned repository can ship to make a write land in the user's files.
+// (SQLite itself refuses a linked -wal or -shm, but only with "unable to
+// open database file"; this says which file and what to do.)
 func checkFile(path string, create bool) error {
+	if path != ":memory:" {
+		for _, c := range companions {
+			if err := userfile.Check(path + c); err != nil {
+				return fmt.Errorf("open index %q: %w", path, err)
+			}
+		}
+	}
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		if create {
