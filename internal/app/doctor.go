@@ -109,9 +109,18 @@ func (a *App) Doctor(ctx context.Context, timeout time.Duration) DoctorReport {
 		}
 		if pin, err := Pinned(ctx, st); err == nil && pin.Driver != "" && embCfg.Driver == "" {
 			embCfg = pin
+			raw, _ := st.Meta(ctx, metaEmbedder)
+			if err := a.checkPin(pin, raw); err != nil {
+				// Not contacted: the address came with the index.
+				r.Embedder = DoctorModel{Configured: true, Driver: pin.Driver, Model: pin.Model, Endpoint: Redact(pin.URL),
+					Error: err.Error(), Fix: "sagasu trust --index " + Redact(a.Config.DB) + " (or name the address with --embedder-url)"}
+				embCfg = EmbedderConfig{}
+			}
 		}
 	}
-	r.Embedder = a.doctorEmbedder(ctx, embCfg, timeout)
+	if r.Embedder.Error == "" {
+		r.Embedder = a.doctorEmbedder(ctx, embCfg, timeout)
+	}
 	r.LLM = a.doctorLLM(ctx, timeout)
 	r.MCPServers = a.doctorMCP(ctx, timeout)
 	return r

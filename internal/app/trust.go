@@ -250,9 +250,12 @@ type trustRecord struct {
 	Trusted time.Time `json:"trusted"`
 }
 
-// trustStore is the user's list of trusted project files, by real path.
+// trustStore is the user's list of trusted project files, by path as
+// found, and of the indexes whose pinned embedder they made or trusted
+// (see pins.go), by location.
 type trustStore struct {
-	Files map[string]trustRecord `json:"files"`
+	Files   map[string]trustRecord `json:"files"`
+	Indexes map[string]trustRecord `json:"indexes,omitempty"`
 }
 
 func readTrust(dir string) (trustStore, error) {
