@@ -2,15 +2,19 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
 
 // TestMCPConfigWriteStaysInTheProject: a clone that plants
@@ -139,5 +143,59 @@ func TestPinnedEmbedderAddressNotContacted(t *testing.T) {
 	}
 	if code, out, errs := sagasuEnv(t, own, []string{"HOME=" + user}, "query", "gamma"); code != 0 || !strings.Contains(out, "a.md") {
 		t.Errorf("the user's own index without the flag: exit %d %q\n%s", code, out, errs)
+	}
+}
+
+// TestLinkedConfigIsNotTrustedAndServersStartInTheirFolder plays two
+// attacks of issue 35. A clone ships sagasu.yaml as a link to a project
+// config the user trusts, which names a server `command: ./mcp.sh`: before,
+// the link inherited the target's trust and ./mcp.sh ran from the clone
+// (the attacker's script). Now trust is keyed on the file as found, and a
+// server starts in the folder of the config that named it.
+func TestLinkedConfigIsNotTrustedAndServersStartInTheirFolder(t *testing.T) {
+	testenv.Platform(t, runtime.GOOS != "windows", "the servers are shell scripts")
+	home := t.TempDir()
+	ran := filepath.Join(home, "ran")
+	script := func(dir, who string) {
+		t.Helper()
+		write(t, filepath.Join(dir, "mcp.sh"), fmt.Sprintf("#!/bin/sh\necho %s >> %s\n", who, ran))
+		if err := os.Chmod(filepath.Join(dir, "mcp.sh"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	trusted, clone := filepath.Join(home, "trusted"), filepath.Join(home, "clone")
+	write(t, filepath.Join(trusted, "sagasu.yaml"), "mcp_servers:\n  helper:\n    command: ./mcp.sh\n")
+	script(trusted, "trusted")
+	script(clone, "attacker")
+	if err := os.Symlink(filepath.Join("..", "trusted", "sagasu.yaml"), filepath.Join(clone, "sagasu.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := sagasuEnv(t, trusted, []string{"HOME=" + home}, "trust"); code != 0 {
+		t.Fatalf("trust: exit %d\n%s", code, errs)
+	}
+	runs := func() string {
+		data, _ := os.ReadFile(ran)
+		os.Remove(ran)
+		return strings.TrimSpace(string(data))
+	}
+
+	_, _, errs := sagasuEnv(t, clone, []string{"HOME=" + home}, "doctor")
+	if got := runs(); got != "" {
+		t.Errorf("doctor in the clone ran %q: the linked sagasu.yaml was trusted as its target", got)
+	}
+	if !strings.Contains(errs, "sagasu trust sagasu.yaml") {
+		t.Errorf("doctor in the clone does not say the linked file is not trusted:\n%s", errs)
+	}
+
+	// Named on purpose from the clone, the trusted file's server starts in
+	// its own folder, not in the clone.
+	sagasuEnv(t, clone, []string{"HOME=" + home}, "--config", filepath.Join(trusted, "sagasu.yaml"), "doctor")
+	if got := runs(); got != "trusted" {
+		t.Errorf("--config ../trusted/sagasu.yaml from the clone ran %q, want the trusted folder's ./mcp.sh", got)
+	}
+	// In its own folder it works as before.
+	sagasuEnv(t, trusted, []string{"HOME=" + home}, "doctor")
+	if got := runs(); got != "trusted" {
+		t.Errorf("doctor in the trusted folder ran %q, want its ./mcp.sh", got)
 	}
 }

@@ -290,17 +290,14 @@ func writeTrust(dir string, ts trustStore) error {
 	return userfile.Write(filepath.Join(dir, trustFile), append(data, '\n'))
 }
 
-// trustKey names a file in the trust store: its absolute path with
-// symbolic links resolved, so each file has one entry.
+// trustKey names a file in the trust store: its absolute path as found,
+// symbolic links not resolved. A project's sagasu.yaml that is a link
+// (clone/sagasu.yaml -> ~/work/trusted/sagasu.yaml), or lies in a folder
+// reached through one, is another file to trust than its target: trust
+// lets a file start programs, and they start in the folder the file was
+// found in, which a clone controls.
 func trustKey(path string) (string, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", err
-	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
-	}
-	return abs, nil
+	return filepath.Abs(path)
 }
 
 func digest(data []byte) string {
