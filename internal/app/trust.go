@@ -126,16 +126,22 @@ const sectionMark = "section:"
 
 // privileged says why key, set to value in a project file, needs trust;
 // "" when it does not. A key under a privileged one (mcp_servers.x.args)
-// needs it too. The index location needs it only when it names a server:
-// a local file keeps documents on this machine.
+// needs it too. The index location needs none when it names a file inside
+// the project's folder (a relative path that does not climb out): the
+// documents stay there. A server, or a file elsewhere (another project's
+// index, someone else's, with the agent cache beside it), needs trust.
 func privileged(key string, value any) string {
 	for k, why := range privilegedKeys {
 		if key != k && !strings.HasPrefix(key, k+".") {
 			continue
 		}
 		if k == "db" {
-			if s, ok := value.(string); !ok || !IsServerLocation(s) {
-				return ""
+			s, _ := value.(string)
+			if !IsServerLocation(s) {
+				if p := strings.TrimPrefix(s, "sqlite://"); p != "" && filepath.IsLocal(filepath.FromSlash(p)) {
+					return ""
+				}
+				return "reads and changes an index outside the project (another project's, or someone else's), and keeps the agent cache beside it"
 			}
 		}
 		return strings.TrimPrefix(why, sectionMark)
