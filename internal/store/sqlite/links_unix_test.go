@@ -94,3 +94,43 @@ func TestLinkedWALIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestLinkedIndexIsRefused: a clone ships .sagasu/sagasu.db as a link to
+// another of the user's indexes; opening it (to index the clone, which
+// would sync that index to the clone's files) is refused, naming the link,
+// and the other index is untouched. The real file opens.
+func TestLinkedIndexIsRefused(t *testing.T) {
+	ctx := context.Background()
+	home := t.TempDir()
+	other := filepath.Join(home, "work", ".sagasu", "sagasu.db")
+	s, err := openDriver(ctx, other, Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	before, _ := os.ReadFile(other)
+	db := filepath.Join(home, "clone", ".sagasu", "sagasu.db")
+	if err := os.MkdirAll(filepath.Dir(db), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../../work/.sagasu/sagasu.db", db); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := openDriver(ctx, db, Options{Create: true}); !errors.Is(err, userfile.ErrNotPlain) || !strings.Contains(err.Error(), "--db") {
+		if err == nil {
+			s.Close()
+		}
+		t.Errorf("open through a link: %v, want a refusal saying what to do", err)
+	}
+	if after, _ := os.ReadFile(other); string(after) != string(before) {
+		t.Error("the other index changed")
+	}
+	if _, err := os.Stat(other + "-wal"); err == nil {
+		t.Error("the other index got a -wal: it was opened")
+	}
+	s, err = openDriver(ctx, other, Options{})
+	if err != nil {
+		t.Fatalf("the real file: %v", err)
+	}
+	s.Close()
+}
