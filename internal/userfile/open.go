@@ -101,3 +101,38 @@ func ReadAtMost(r io.Reader, name string, max int64) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// OpenRegular opens path, a file the user names for sagasu to read (a
+// model, word vectors, a tokenizer), for reading. It follows links, since
+// model caches are made of them, but refuses what is not a regular file,
+// without blocking on it: a setting that names /dev/zero, /dev/stdin or a
+// FIFO would otherwise read forever or hang.
+func OpenRegular(path string) (*os.File, error) {
+	f, err := openRead(path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s is not a regular file (%s): %w; give the path of the file itself", path, fi.Mode().Type(), ErrNotPlain)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// ReadRegular reads path through OpenRegular, whole when it holds at most
+// max bytes, else fails naming the limit.
+func ReadRegular(path string, max int64) ([]byte, error) {
+	f, err := OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() > max {
+		return nil, fmt.Errorf("%s holds %d bytes, more than the %d sagasu reads from such a file: check that it is the file you meant", path, fi.Size(), max)
+	}
+	return ReadAtMost(f, path, max)
+}

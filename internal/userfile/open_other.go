@@ -43,3 +43,17 @@ func openNoFollow(path string, flag int) (*os.File, error) {
 // links is the number of hard links of fi, which Windows does not report
 // here.
 func links(os.FileInfo) uint64 { return 1 }
+
+// openRead opens path for reading, following links; a name that is not a
+// regular file is refused before it is opened, so that opening cannot
+// block.
+func openRead(path string) (*os.File, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s): %w; give the path of the file itself", path, fi.Mode().Type(), ErrNotPlain)
+	}
+	return os.Open(path)
+}

@@ -37,3 +37,9 @@ func links(fi os.FileInfo) uint64 {
 	}
 	return 1
 }
+
+// openRead opens path for reading, following links, without blocking on a
+// FIFO (which OpenRegular then refuses).
+func openRead(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}

@@ -81,3 +81,27 @@ func TestOpenRefusesWhatIsNotPlain(t *testing.T) {
 		t.Errorf("Check(missing) = %v", err)
 	}
 }
+
+// TestReadRegularCapsWhatItReads: ReadRegular reads a regular file (through
+// a link too) up to its limit, and refuses a larger one and a device
+// before reading it.
+func TestReadRegularCapsWhatItReads(t *testing.T) {
+	dir := t.TempDir()
+	small := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(small, []byte(`{"a":1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.json")
+	if err := os.Symlink(small, link); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := ReadRegular(link, 7); err != nil || string(b) != `{"a":1}` {
+		t.Errorf("ReadRegular(link, 7) = %q, %v", b, err)
+	}
+	if _, err := ReadRegular(small, 6); err == nil || !strings.Contains(err.Error(), "more than the 6") {
+		t.Errorf("a file over the limit: %v, want a refusal naming it", err)
+	}
+	if _, err := ReadRegular("/dev/zero", 1<<20); !errors.Is(err, ErrNotPlain) {
+		t.Errorf("/dev/zero: %v, want ErrNotPlain", err)
+	}
+}
