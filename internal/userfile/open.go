@@ -71,7 +71,7 @@ func plain(path string, fi os.FileInfo) error {
 		target, _ := os.Readlink(path)
 		return fmt.Errorf("%s is a symbolic link (to %s): %w; sagasu does not write or read its own files through links, since a cloned repository can ship one that points at your files: delete the link", path, target, ErrNotPlain)
 	case !fi.Mode().IsRegular():
-		return fmt.Errorf("%s is not a regular file (%s): %w; delete or move it", path, fi.Mode().Type(), ErrNotPlain)
+		return fmt.Errorf("%s is not a regular file (%s): %w; delete or move it", path, kind(fi.Mode()), ErrNotPlain)
 	case links(fi) > 1:
 		return fmt.Errorf("%s has %d hard links, so another name shares its content: %w; delete it (sagasu makes a new one)", path, links(fi), ErrNotPlain)
 	}
@@ -114,7 +114,7 @@ func OpenRegular(path string) (*os.File, error) {
 	}
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%s is not a regular file (%s): %w; give the path of the file itself", path, fi.Mode().Type(), ErrNotPlain)
+		err = fmt.Errorf("%s is not a regular file (%s): %w; give the path of the file itself", path, kind(fi.Mode()), ErrNotPlain)
 	}
 	if err != nil {
 		f.Close()
@@ -135,4 +135,23 @@ func ReadRegular(path string, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s holds %d bytes, more than the %d sagasu reads from such a file: check that it is the file you meant", path, fi.Size(), max)
 	}
 	return ReadAtMost(f, path, max)
+}
+
+// kind names what a file that is not a regular file is, for errors.
+func kind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	}
+	return "mode " + m.Type().String()
 }

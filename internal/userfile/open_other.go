@@ -53,7 +53,7 @@ func openRead(path string) (*os.File, error) {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s): %w; give the path of the file itself", path, fi.Mode().Type(), ErrNotPlain)
+		return nil, fmt.Errorf("%s is not a regular file (%s): %w; give the path of the file itself", path, kind(fi.Mode()), ErrNotPlain)
 	}
 	return os.Open(path)
 }
