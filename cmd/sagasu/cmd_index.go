@@ -32,7 +32,9 @@ costs one API call. Internal addresses are refused unless --allow-private.
 It is incremental: a source whose content has not changed is skipped, a changed
 one is replaced in one transaction, and running it twice leaves the same index.
 --prune removes sources whose files are gone. .git, node_modules, hidden
-folders, binary files and files over --max-file-size are skipped.
+folders, binary files, files over --max-file-size and symbolic links that
+lead out of the folder being indexed or to a dotfile are skipped (name such
+a file to index it).
 
 A folder is read as git would: what its .gitignore files (in every folder,
 with the repository's .git/info/exclude and your global excludes,
@@ -175,10 +177,17 @@ func reportView(rep index.Report, err error) any {
 }
 
 func printReport(w io.Writer, rep index.Report, verbose bool) {
-	ignored := 0
+	ignored, links := 0, 0
 	for _, s := range rep.Skipped {
-		if s.Reason == source.SkipIgnoreFile {
+		switch s.Reason {
+		case source.SkipIgnoreFile:
 			ignored++
+			if !verbose {
+				continue
+			}
+		case source.SkipLink:
+			// A repository may hold many; the count below says how to list them.
+			links++
 			if !verbose {
 				continue
 			}
@@ -207,5 +216,8 @@ func printReport(w io.Writer, rep index.Report, verbose bool) {
 		rep.Added+rep.Updated+rep.Unchanged, strings.Join(parts, ", "), rep.Chunks, float64(rep.Bytes)/1e6, rep.Took.Round(1e6))
 	if rep.Embedded+rep.Reused > 0 {
 		fmt.Fprintf(w, "embedded %d chunks, reused %d stored vectors\n", rep.Embedded, rep.Reused)
+	}
+	if links > 0 {
+		fmt.Fprintf(w, "%d symbolic link(s) not followed: they lead outside the folder being indexed or to a dotfile; --verbose (or --json) lists them, and naming a file as an input indexes it\n", links)
 	}
 }

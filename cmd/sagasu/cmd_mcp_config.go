@@ -142,7 +142,12 @@ rewritten file has none. A trusted project sagasu.yaml is passed with
 				}
 				return err
 			}
-			w, err := mcpconfig.WriteFile(path, client, srv)
+			within := ""
+			if file == "" && client.InProject {
+				// A clone may plant .vscode/mcp.json as a link out of it.
+				within = project
+			}
+			w, err := mcpconfig.WriteFileWithin(path, within, client, srv)
 			if err != nil {
 				return err
 			}

@@ -48,7 +48,7 @@ throughout; semantic and hybrid search resume when it finishes.`,
 			if err := app.Unpin(ctx, st); err != nil {
 				return err
 			}
-			if err := app.PinEmbedder(ctx, st, emb, a.Config.Embedder); err != nil {
+			if err := a.PinEmbedder(ctx, st, emb, a.Config.Embedder); err != nil {
 				return err
 			}
 			opt := a.IndexOptions()

@@ -300,5 +300,17 @@ func TestSecretsNotPrinted(t *testing.T) {
 				t.Errorf("sagasu %s with --db %s shows the password:\n%s%s", cmd, db, out, errs)
 			}
 		}
+	} // A password in a model server's address (user:pass@host), not only
+	// in a DSN: doctor --json printed the embedder's endpoint as given.
+	for _, cmd := range [][]string{{"doctor", "--timeout", "5s"}, {"doctor", "--json", "--timeout", "5s"}} {
+		args := append([]string{"--embedder", "openai", "--embedder-model", "m", "--embedder-url", "http://u:s3cret@127.0.0.1:1/v1",
+			"--llm", "openai", "--llm-model", "m", "--llm-url", "http://u:s3cret@127.0.0.1:1/v1"}, cmd...)
+		_, out, errs := sagasu(t, dir, "", args...)
+		if strings.Contains(out+errs, "s3cret") {
+			t.Errorf("sagasu %s with model addresses holding a password shows it:\n%s%s", cmd, out, errs)
+		}
+		if !strings.Contains(out+errs, "127.0.0.1:1") {
+			t.Errorf("sagasu %s does not name the model address at all:\n%s%s", cmd, out, errs)
+		}
 	}
 }

@@ -16,7 +16,7 @@ import (
 // when there is none: the file is the user's alone (userfile), and a kept
 // file that others may read is refused.
 func keptToken(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	b, err := userfile.ReadFile(path, 4096)
 	switch {
 	case err == nil:
 		fi, err := os.Stat(path)

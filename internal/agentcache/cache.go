@@ -100,6 +100,11 @@ const DefaultRetention = 1000
 // SummaryFile is the name of the Markdown summary in the cache folder.
 const SummaryFile = "agent-cache.md"
 
+// MaxFileBytes is the most read of one record or of the summary; the
+// cache writes far smaller files, and reads them only as plain files
+// (userfile.ReadFile), never through a link.
+const MaxFileBytes = 16 << 20
+
 // summaryRows is how many records of each kind agent-cache.md lists.
 const summaryRows = 20
 
@@ -219,7 +224,7 @@ func (c *Cache) prune(k Kind) {
 // meantime reports fs.ErrNotExist.
 func (c *Cache) read(k Kind, name string) (Record, error) {
 	path := filepath.Join(c.dir, string(k), name)
-	data, err := os.ReadFile(path)
+	data, err := userfile.ReadFile(path, MaxFileBytes)
 	if err != nil {
 		return Record{}, err
 	}

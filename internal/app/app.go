@@ -36,6 +36,10 @@ type App struct {
 	LongLived bool
 	// Tracer, when set, traces every model call (see internal/telemetry).
 	Tracer *telemetry.Tracer
+
+	// madePins holds, by index (see indexKey), the digest of the pins this
+	// process made, which it may use whether or not it could record them.
+	madePins map[string]string
 }
 
 // New returns an App logging to stderr at the configured level, reading

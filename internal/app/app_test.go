@@ -85,7 +85,9 @@ func TestEmbedderPinning(t *testing.T) {
 	}
 	defer st.Close()
 
-	none := &App{Config: Defaults(), Getenv: func(string) string { return "" }}
+	// One user (one HOME) pins the index with a flag, then searches without it.
+	home := t.TempDir()
+	none := &App{Config: Defaults(), Getenv: func(k string) string { return map[string]string{"HOME": home}[k] }}
 	if e, err := none.Embedder(ctx, st, false); e != nil || err != nil {
 		t.Errorf("no embedder configured or pinned: %v, %v", e, err)
 	}

@@ -175,6 +175,9 @@ func Load(path string, environ []string, flags *pflag.FlagSet) (Config, error) {
 	}
 	getenv := envLookup(environ)
 	var origin ConfigOrigin
+	// serverDirs holds the folder of the file that named each MCP server:
+	// the server starts there (see mcpclient.ServerConfig.Dir).
+	serverDirs := map[string]string{}
 	userDir := UserConfigDir(getenv)
 	if userDir != "" {
 		userFile := filepath.Join(userDir, UserConfigFile)
@@ -187,6 +190,7 @@ func Load(path string, environ []string, flags *pflag.FlagSet) (Config, error) {
 				return def, fmt.Errorf("read config %q: %w", userFile, err)
 			}
 			origin.UserFile = userFile
+			nameServers(serverDirs, m, userDir)
 		}
 	}
 	origin.Explicit = path != ""
@@ -209,6 +213,11 @@ func Load(path string, environ []string, flags *pflag.FlagSet) (Config, error) {
 		if !origin.Trusted {
 			origin.Ignored = filterUntrusted(m)
 		}
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return def, fmt.Errorf("read config %q: %w", path, err)
+		}
+		nameServers(serverDirs, m, filepath.Dir(abs))
 		if err := k.Load(mapProvider{m}, nil); err != nil {
 			return def, fmt.Errorf("read config %q: %w", path, err)
 		}
@@ -266,7 +275,20 @@ func Load(path string, environ []string, flags *pflag.FlagSet) (Config, error) {
 		return def, fmt.Errorf("configuration: %w", err)
 	}
 	c.Origin = origin
+	for name, srv := range c.MCPServers {
+		srv.Dir = serverDirs[name]
+		c.MCPServers[name] = srv
+	}
 	return c, c.Validate()
+}
+
+// nameServers records dir as the folder of every MCP server the parsed
+// config file m names; a later file overrides an earlier one.
+func nameServers(dirs map[string]string, m map[string]any, dir string) {
+	servers, _ := m["mcp_servers"].(map[string]any)
+	for name := range servers {
+		dirs[name] = dir
+	}
 }
 
 // readYAML reads and parses a config file; a missing file gives nil unless

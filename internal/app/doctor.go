@@ -109,15 +109,40 @@ func (a *App) Doctor(ctx context.Context, timeout time.Duration) DoctorReport {
 		}
 		if pin, err := Pinned(ctx, st); err == nil && pin.Driver != "" && embCfg.Driver == "" {
 			embCfg = pin
+			raw, _ := st.Meta(ctx, metaEmbedder)
+			if err := a.checkPin(pin, raw); err != nil {
+				// Not contacted: the address came with the index.
+				r.Embedder = DoctorModel{Configured: true, Driver: pin.Driver, Model: pin.Model, Endpoint: Redact(pin.URL),
+					Error: err.Error(), Fix: "sagasu trust --index " + Redact(a.Config.DB) + " (or name the address with --embedder-url)"}
+				embCfg = EmbedderConfig{}
+			}
 		}
 	}
-	r.Embedder = a.doctorEmbedder(ctx, embCfg, timeout)
+	if r.Embedder.Error == "" {
+		r.Embedder = a.doctorEmbedder(ctx, embCfg, timeout)
+	}
 	r.LLM = a.doctorLLM(ctx, timeout)
 	r.MCPServers = a.doctorMCP(ctx, timeout)
 	return r
 }
 
+// redactModel hides a password in m's address (http://user:pass@host/), and
+// in its error and fix, which may quote raw, the address as configured.
+func redactModel(m DoctorModel, raw string) DoctorModel {
+	m.Endpoint = Redact(m.Endpoint)
+	if hidden := Redact(raw); raw != "" && hidden != raw {
+		m.Error = strings.ReplaceAll(m.Error, raw, hidden)
+		m.Fix = strings.ReplaceAll(m.Fix, raw, hidden)
+	}
+	return m
+}
+
 func (a *App) doctorEmbedder(ctx context.Context, cfg EmbedderConfig, timeout time.Duration) DoctorModel {
+	m := a.doctorEmbedderRaw(ctx, cfg, timeout)
+	return redactModel(m, cfg.URL)
+}
+
+func (a *App) doctorEmbedderRaw(ctx context.Context, cfg EmbedderConfig, timeout time.Duration) DoctorModel {
 	m := DoctorModel{Configured: cfg.Driver != "", Driver: cfg.Driver, Model: cfg.Model, Endpoint: cfg.URL}
 	if !m.Configured {
 		m.OK = true
@@ -144,6 +169,10 @@ func (a *App) doctorEmbedder(ctx context.Context, cfg EmbedderConfig, timeout ti
 }
 
 func (a *App) doctorLLM(ctx context.Context, timeout time.Duration) DoctorModel {
+	return redactModel(a.doctorLLMRaw(ctx, timeout), a.Config.LLM.URL)
+}
+
+func (a *App) doctorLLMRaw(ctx context.Context, timeout time.Duration) DoctorModel {
 	c := a.Config.LLM
 	m := DoctorModel{Configured: c.Driver != "", Driver: c.Driver, Model: c.Model, Endpoint: c.URL}
 	if !m.Configured {

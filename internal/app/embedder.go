@@ -211,6 +211,13 @@ func (a *App) Embedder(ctx context.Context, st store.Store, pin bool) (embed.Emb
 	case want.Driver == "" && pinned.Driver == "":
 		return nil, nil
 	case want.Driver == "":
+		raw, err := st.Meta(ctx, metaEmbedder)
+		if err != nil {
+			return nil, err
+		}
+		if err := a.checkPin(pinned, raw); err != nil {
+			return nil, err
+		}
 		return a.buildEmbedder(ctx, pinned)
 	case pinned.Driver != "" && !sameEmbedder(want, pinned):
 		return nil, fmt.Errorf("the index is pinned to embedder %s, not %s: re-embed it with `sagasu reindex --embedder %s ...`, or use another --db",
@@ -228,7 +235,20 @@ func (a *App) Embedder(ctx context.Context, st store.Store, pin bool) (embed.Emb
 	if !pin {
 		return nil, fmt.Errorf("the index has no embeddings: index with --embedder %s first (or drop --embedder to search by keyword)", want.Driver)
 	}
-	return e, PinEmbedder(ctx, st, e, want)
+	return e, a.PinEmbedder(ctx, st, e, want)
+}
+
+// PinEmbedder is the package's PinEmbedder for the configured index, and
+// remembers that the user made these pins (see checkPin): the user named
+// the embedder to pin it, so later commands without the flag use it.
+func (a *App) PinEmbedder(ctx context.Context, st store.Store, e embed.Embedder, c EmbedderConfig) error {
+	if err := PinEmbedder(ctx, st, e, c); err != nil {
+		return err
+	}
+	if err := a.rememberPin(ctx, st); err != nil && a.Log != nil {
+		a.Log.Warn("could not remember that you pinned this index's embedder; later commands will ask you to name or trust it", "err", err)
+	}
+	return nil
 }
 
 // PinEmbedder records e as the index's embedder and prepares vector storage.

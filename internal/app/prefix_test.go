@@ -56,7 +56,8 @@ func TestKnownModelGetsItsPrefixesAndPinsThem(t *testing.T) {
 	ctx := context.Background()
 	srv := newE5Server(t)
 	st := openTestStore(t)
-	a := &App{Config: Defaults(), Getenv: embedtest.Env(nil)}
+	// One user (one HOME) pins the index with a flag, then searches without it.
+	a := &App{Config: Defaults(), Getenv: embedtest.Env(map[string]string{"HOME": t.TempDir()})}
 	a.Config.Embedder = EmbedderConfig{Driver: "openai", URL: srv.URL, Model: "multilingual-e5-small"}
 
 	e, err := a.Embedder(ctx, st, true)

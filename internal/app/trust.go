@@ -126,16 +126,22 @@ const sectionMark = "section:"
 
 // privileged says why key, set to value in a project file, needs trust;
 // "" when it does not. A key under a privileged one (mcp_servers.x.args)
-// needs it too. The index location needs it only when it names a server:
-// a local file keeps documents on this machine.
+// needs it too. The index location needs none when it names a file inside
+// the project's folder (a relative path that does not climb out): the
+// documents stay there. A server, or a file elsewhere (another project's
+// index, someone else's, with the agent cache beside it), needs trust.
 func privileged(key string, value any) string {
 	for k, why := range privilegedKeys {
 		if key != k && !strings.HasPrefix(key, k+".") {
 			continue
 		}
 		if k == "db" {
-			if s, ok := value.(string); !ok || !IsServerLocation(s) {
-				return ""
+			s, _ := value.(string)
+			if !IsServerLocation(s) {
+				if p := strings.TrimPrefix(s, "sqlite://"); p != "" && filepath.IsLocal(filepath.FromSlash(p)) {
+					return ""
+				}
+				return "reads and changes an index outside the project (another project's, or someone else's), and keeps the agent cache beside it"
 			}
 		}
 		return strings.TrimPrefix(why, sectionMark)
@@ -250,9 +256,12 @@ type trustRecord struct {
 	Trusted time.Time `json:"trusted"`
 }
 
-// trustStore is the user's list of trusted project files, by real path.
+// trustStore is the user's list of trusted project files, by path as
+// found, and of the indexes whose pinned embedder they made or trusted
+// (see pins.go), by location.
 type trustStore struct {
-	Files map[string]trustRecord `json:"files"`
+	Files   map[string]trustRecord `json:"files"`
+	Indexes map[string]trustRecord `json:"indexes,omitempty"`
 }
 
 func readTrust(dir string) (trustStore, error) {
@@ -287,17 +296,14 @@ func writeTrust(dir string, ts trustStore) error {
 	return userfile.Write(filepath.Join(dir, trustFile), append(data, '\n'))
 }
 
-// trustKey names a file in the trust store: its absolute path with
-// symbolic links resolved, so each file has one entry.
+// trustKey names a file in the trust store: its absolute path as found,
+// symbolic links not resolved. A project's sagasu.yaml that is a link
+// (clone/sagasu.yaml -> ~/work/trusted/sagasu.yaml), or lies in a folder
+// reached through one, is another file to trust than its target: trust
+// lets a file start programs, and they start in the folder the file was
+// found in, which a clone controls.
 func trustKey(path string) (string, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", err
-	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
-	}
-	return abs, nil
+	return filepath.Abs(path)
 }
 
 func digest(data []byte) string {

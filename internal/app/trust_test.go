@@ -177,3 +177,31 @@ func TestServerIndexCacheIsNotSilent(t *testing.T) {
 		t.Errorf("no notice of the local cache folder: %q", log.String())
 	}
 }
+
+// TestUntrustedFileKeepsTheIndexInTheProject: an untrusted sagasu.yaml may
+// name an index file inside the project, but not one outside it (another
+// project's index, or someone else's, which would also move the agent
+// cache there): issue 35.
+func TestUntrustedFileKeepsTheIndexInTheProject(t *testing.T) {
+	for _, tc := range []struct {
+		db      string
+		applied bool
+	}{
+		{"docs.db", true},
+		{"sqlite://.sagasu/docs.db", true},
+		{"../victim/.sagasu/sagasu.db", false},
+		{"sub/../../victim.db", false},
+		{"/home/someone/.sagasu/sagasu.db", false},
+		{"sqlite:///srv/shared/sagasu.db", false},
+	} {
+		dir := t.TempDir()
+		writeFile(t, filepath.Join(dir, DefaultConfigFile), "db: "+tc.db+"\n")
+		c := loadIn(t, dir, "")
+		if got := c.DB == tc.db; got != tc.applied {
+			t.Errorf("db: %s: applied %v, want %v (db %q, agent cache %q)", tc.db, got, tc.applied, c.DB, (&App{Config: c}).CacheDir())
+		}
+		if !tc.applied && (len(c.Origin.Ignored) != 1 || c.Origin.Ignored[0].Key != "db" || !strings.Contains(c.Origin.Warning(), "outside the project")) {
+			t.Errorf("db: %s: ignored %+v, want it reported", tc.db, c.Origin.Ignored)
+		}
+	}
+}

@@ -62,6 +62,13 @@ type ServerConfig struct {
 	// (PLAYWRIGHT_MCP_PROXY_SERVER) with internal origins blocked
 	// (PLAYWRIGHT_MCP_BLOCKED_ORIGINS), unless Options.Network.AllowPrivate.
 	Browser bool `koanf:"browser" yaml:"browser,omitempty" json:"browser,omitempty"`
+	// Dir is the folder a command starts in, and that a relative command
+	// ("./scripts/mcp.sh") is found from: the folder of the config file
+	// that named the server (set by whoever loads it, never by the file),
+	// so a server a trusted project names does not start in whatever
+	// folder sagasu runs in, such as a cloned repository with its own
+	// scripts and .npmrc. Empty: the working directory.
+	Dir string `koanf:"-" yaml:"-" json:"-"`
 }
 
 // BrowserTools are the tools a browser server offers when its config lists

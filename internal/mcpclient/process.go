@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -31,6 +32,12 @@ const waitDelay = 2 * time.Second
 // environment.
 func startProcess(cfg ServerConfig, env []string) (*process, error) {
 	cmd := exec.Command(cfg.Command, cfg.Args...)
+	if cfg.Dir != "" && strings.ContainsAny(cfg.Command, "/"+string(filepath.Separator)) && !filepath.IsAbs(cfg.Command) {
+		// A relative command is the config folder's, like a relative path
+		// in the file.
+		cmd = exec.Command(filepath.Join(cfg.Dir, cfg.Command), cfg.Args...)
+	}
+	cmd.Dir = cfg.Dir
 	cmd.Env = env
 	ownGroup(cmd)
 	cmd.WaitDelay = waitDelay

@@ -50,6 +50,9 @@ type Client struct {
 	// environment; Scope says which one it is.
 	path  func(project string, env Env) (string, error)
 	Scope string
+	// InProject is set when the default file lies in the project folder
+	// (which a cloned repository controls).
+	InProject bool
 }
 
 // Env is what the default paths depend on.
@@ -69,7 +72,7 @@ func HostEnv(home string, getenv func(string) string) Env {
 // Clients lists the supported clients in the order they are documented.
 var clients = []Client{
 	{
-		ID: "claude-code", Title: "Claude Code", Format: JSON, Key: "mcpServers", typed: true,
+		ID: "claude-code", InProject: true, Title: "Claude Code", Format: JSON, Key: "mcpServers", typed: true,
 		Scope: "the project's .mcp.json (project scope, shared with the repository)",
 		path: func(project string, _ Env) (string, error) {
 			return filepath.Join(project, ".mcp.json"), nil
@@ -93,14 +96,14 @@ var clients = []Client{
 		},
 	},
 	{
-		ID: "vscode", Title: "VS Code", Format: JSON, Key: "servers", typed: true,
+		ID: "vscode", InProject: true, Title: "VS Code", Format: JSON, Key: "servers", typed: true,
 		Scope: "the workspace's .vscode/mcp.json",
 		path: func(project string, _ Env) (string, error) {
 			return filepath.Join(project, ".vscode", "mcp.json"), nil
 		},
 	},
 	{
-		ID: "cursor", Title: "Cursor", Format: JSON, Key: "mcpServers",
+		ID: "cursor", InProject: true, Title: "Cursor", Format: JSON, Key: "mcpServers",
 		Scope: "the project's .cursor/mcp.json",
 		path: func(project string, _ Env) (string, error) {
 			return filepath.Join(project, ".cursor", "mcp.json"), nil

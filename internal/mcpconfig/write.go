@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/userfile"
@@ -29,11 +30,27 @@ type Written struct {
 // file it names. A file that does not parse is left alone and reported; one
 // whose comments the rewrite drops is first copied to a backup beside it.
 func WriteFile(path string, c Client, s Server) (Written, error) {
-	real := path
-	if p, err := filepath.EvalSymlinks(path); err == nil {
-		real = p
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	return WriteFileWithin(path, "", c, s)
+}
+
+// WriteFileWithin is WriteFile for a file that must stay inside the folder
+// within ("" for anywhere), such as a project-scoped client's
+// .vscode/mcp.json: when a symbolic link at path or among its folders
+// leads out of within, nothing is written. A cloned repository can ship
+// .vscode/mcp.json as a link to a file of the user's elsewhere.
+func WriteFileWithin(path, within string, c Client, s Server) (Written, error) {
+	real, err := resolveExisting(path)
+	if err != nil {
 		return Written{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if within != "" {
+		base, err := resolveExisting(within)
+		if err != nil {
+			return Written{}, fmt.Errorf("%s: %w", within, err)
+		}
+		if rel, err := filepath.Rel(base, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return Written{Path: real}, fmt.Errorf("%s leads outside the project %s (to %s) through a symbolic link, which a cloned repository can plant; nothing was written: remove the link, or name the file you mean with --file", path, within, real)
+		}
 	}
 	w := Written{Path: real}
 	mode := fs.FileMode(0o600)
@@ -72,6 +89,31 @@ func WriteFile(path string, c Client, s Server) (Written, error) {
 		}
 	}
 	return w, replace(real, data, r.Data, mode)
+}
+
+// resolveExisting returns the absolute path p with the symbolic links of
+// its longest existing part resolved, the rest as written.
+func resolveExisting(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err == nil {
+		return real, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	parent := filepath.Dir(abs)
+	if parent == abs {
+		return abs, nil
+	}
+	up, err := resolveExisting(parent)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(up, filepath.Base(abs)), nil
 }
 
 // backup copies data to a new file beside path.

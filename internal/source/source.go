@@ -96,6 +96,10 @@ const (
 	// .ignore, .sagasuignore, the global excludes) leaves out; a folder's
 	// contents are not listed.
 	SkipIgnoreFile SkipReason = "ignore-file"
+	// SkipLink is a symbolic link met while walking that leads outside the
+	// folder being walked, or to a dotfile or into a dot-folder (see
+	// followLink). Name the file as an input to read it.
+	SkipLink SkipReason = "link"
 )
 
 // Skip reports one file or directory that Walk did not load.
@@ -124,7 +128,10 @@ type Skip struct {
 // hidden directories are skipped, unless the directory is itself the input
 // or a glob names it literally ("**/.github/*.md"). Symlinked directories are
 // not followed, except one named as an input, which is resolved; symlinked
-// files are read and keep their own names.
+// files are read and keep their own names when the link leads to a file
+// inside the walked folder that is not a dotfile or in a dot-folder, and
+// are skipped with SkipLink otherwise: a cloned repository's
+// "docs/setup.md -> ../../.ssh/id_rsa" is not read.
 //
 // Files that cannot be loaded as text are passed to skip (which may be nil)
 // and Walk goes on. Walk fails, naming the input and what to do, when an
@@ -351,6 +358,7 @@ type walker struct {
 	hits int             // files the current glob matched
 	opt  Options
 	root string       // canonical folder URIs are shown from; set by setRoot
+	base string       // canonical folder being walked: links may not lead out of it
 	ign  *ignore.Tree // the ignore rules of the folder being walked, or nil
 	// ignBase is the canonical folder ign's paths start from.
 	ignBase string
@@ -370,12 +378,14 @@ func (w *walker) run(p plan) error {
 		}
 		return w.file(p.os, p.uri, uri, true)
 	case kindDir:
+		w.base = p.canon
 		if err := w.rules(p.canon); err != nil {
 			return err
 		}
 		return w.dir(p.os, p.canon, p.uri, p.uri, nil, true)
 	default:
 		w.hits = 0
+		w.base = p.canon
 		if err := w.rules(p.canon); err != nil {
 			return err
 		}
@@ -426,6 +436,12 @@ func (w *walker) dir(osDir, canon, uri, root string, g *pattern, isRoot bool) er
 				// Following links to directories can loop forever.
 				if g == nil || glob.MatchBelow(g.text, childURI) {
 					w.skipped(w.uri(childCanon), SkipIgnored, errors.New("symbolic link to a directory is not followed"))
+				}
+				continue
+			}
+			if err := followLink(w.base, childOS); err != nil {
+				if g == nil || glob.Match(g.text, childURI) {
+					w.skipped(w.uri(childCanon), SkipLink, err)
 				}
 				continue
 			}
@@ -514,6 +530,8 @@ func (w *walker) excluded(uri, id, root, name string) string {
 
 func (w *walker) skipped(uri string, reason SkipReason, err error) {
 	switch reason {
+	case SkipLink:
+		w.log.Info("symbolic link not followed", "path", uri, "reason", err)
 	case SkipIgnored:
 		w.log.Info("skipped", "path", uri, "reason", err)
 	case SkipBinary:

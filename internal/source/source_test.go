@@ -444,7 +444,8 @@ func TestWalkSymlinks(t *testing.T) {
 	links := map[string]string{
 		"d/loop":      "..",                 // a loop back up
 		"d/sub/self":  ".",                  // a loop onto itself
-		"d/link.md":   "../outside/real.md", // a symlinked file is read
+		"d/link.md":   "sub/b.md",           // a symlinked file inside the folder is read
+		"d/out.md":    "../outside/real.md", // one that leads out of the folder is not
 		"d/broken.md": "nowhere.md",         // a dangling link
 		"d/outside":   "../outside",         // a symlinked directory is not followed
 		"linked-d":    "d",
@@ -468,10 +469,11 @@ func TestWalkSymlinks(t *testing.T) {
 	if got, want := r.uris(), []string{"d/a.md", "d/link.md", "d/sub/b.md"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("URIs = %q, want %q", got, want)
 	}
-	if r.docs[1].Content != "# Real\n" || r.docs[1].Title != "Real" {
+	if r.docs[1].Content != "# B\n" || r.docs[1].Title != "B" {
 		t.Errorf("symlinked file: %+v", r.docs[1])
 	}
 	want := map[string]SkipReason{
+		"d/out.md":    SkipLink,
 		"d/loop":      SkipIgnored,
 		"d/sub/self":  SkipIgnored,
 		"d/outside":   SkipIgnored,

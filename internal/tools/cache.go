@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/agentcache"
 	"github.com/sagasu-dev/sagasu/internal/budget"
+	"github.com/sagasu-dev/sagasu/internal/userfile"
 )
 
 // ReadCacheInput is sagasu_read_cache's input.
@@ -111,7 +111,9 @@ func (t *Toolset) ReadCache(_ context.Context, in ReadCacheInput) (CacheResult, 
 	}
 	res := CacheResult{Dir: c.Dir(), Records: recs, Data: make([]any, len(recs)), DataSize: make([]int, len(recs))}
 	if in.Summary {
-		raw, err := os.ReadFile(filepath.Join(c.Dir(), agentcache.SummaryFile))
+		// Through userfile: a cloned repository can ship the summary as a
+		// link to the user's files.
+		raw, err := userfile.ReadFile(filepath.Join(c.Dir(), agentcache.SummaryFile), agentcache.MaxFileBytes)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			res.Summary = "(no records yet)"

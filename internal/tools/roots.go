@@ -40,6 +40,10 @@ type roots struct {
 	dirs     []string // absolute, symbolic links resolved; dirs[0] anchors relative paths
 	cwd      string   // the working directory, as the OS reports it
 	dotfiles bool     // dotfiles and dot-folders are allowed
+	// served marks the rules of a face other programs reach (see
+	// WithDotfiles): a source is handed out only when where its links lead
+	// now passes the rules too.
+	served bool
 }
 
 // dotSegment returns the first element of path p (slash or OS separators)
@@ -243,12 +247,16 @@ func CheckRoots(dirs []string) error {
 // programs reach use unless the user allows them): then Index refuses
 // paths and skips files that pass through one, and Get and Readable
 // refuse sources whose path does.
+//
+// The toolset it returns also checks, before it hands out a local file's
+// content, where the file's symbolic link leads now (see Readable).
 func (t *Toolset) WithDotfiles(allow bool) *Toolset {
-	if t.roots.dotfiles == allow {
+	if t.roots.dotfiles == allow && t.roots.served {
 		return t
 	}
 	c, r := *t, *t.roots
 	r.dotfiles = allow
+	r.served = true
 	c.roots = &r
 	return &c
 }
@@ -266,19 +274,57 @@ func (t *Toolset) CheckPath(p string) error {
 
 // Readable says why the toolset may not hand out src's content (a local
 // file in a dotfile or dot-folder, unless they are allowed), or nil. A
-// file's URI is checked below the root it lies in, or else whole.
+// file's URI is checked below the root it lies in, or else whole. On the
+// faces (WithDotfiles), a file that is a symbolic link is checked where it
+// leads as well: inside a root, and not a dotfile or in a dot-folder
+// unless they are allowed; an index made before walks stopped following
+// such links (or copied from elsewhere) may hold "docs/setup.md" read
+// through a link to ~/.ssh/id_rsa.
 func (t *Toolset) Readable(src doc.Source) error {
-	if t.roots.dotfiles || src.Type != doc.TypeFile {
+	if src.Type != doc.TypeFile {
 		return nil
 	}
-	p := src.URI
-	if filepath.IsAbs(filepath.FromSlash(p)) {
-		if rel, ok := t.roots.rel(filepath.FromSlash(p)); ok {
-			p = rel
+	if !t.roots.dotfiles {
+		p := src.URI
+		if filepath.IsAbs(filepath.FromSlash(p)) {
+			if rel, ok := t.roots.rel(filepath.FromSlash(p)); ok {
+				p = rel
+			}
+		}
+		if seg := dotSegment(p); seg != "" {
+			return dotfile(fmt.Sprintf("source %q", src.URI), seg)
 		}
 	}
-	if seg := dotSegment(p); seg != "" {
-		return dotfile(fmt.Sprintf("source %q", src.URI), seg)
+	if t.roots.served {
+		return t.roots.linkServed(src.URI, t.opt.Index.Source.Root)
+	}
+	return nil
+}
+
+// linkServed says why a face may not hand out the file named by uri (a
+// slash path from the index's root base) because of where its symbolic
+// link leads now, or nil: a file that is no link, or is gone, is judged by
+// its URI alone.
+func (r *roots) linkServed(uri, base string) error {
+	p := filepath.Clean(source.URIPath(base, uri))
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(r.cwd, p)
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil || real == p {
+		return nil
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil && filepath.Join(dir, filepath.Base(p)) == real {
+		return nil // only its folders are links: the URI already names the real file
+	}
+	if !r.within(real) {
+		return &refused{kind: ErrOutsideRoots, msg: fmt.Sprintf("source %q is a symbolic link that leads outside the allowed roots (%s): this server does not hand it out; start it with --root to allow that folder", uri, r)}
+	}
+	if r.dotfiles {
+		return nil
+	}
+	if rel, _ := r.rel(real); dotSegment(rel) != "" {
+		return dotfile(fmt.Sprintf("source %q (a symbolic link to %q)", uri, filepath.ToSlash(rel)), dotSegment(rel))
 	}
 	return nil
 }

@@ -105,7 +105,7 @@ func TestDotfileRule(t *testing.T) {
 		t.Fatalf("the command line's toolset refused a dotfile named on purpose: %v", err)
 	}
 	face := ts.WithDotfiles(false)
-	if ts.WithDotfiles(true) != ts || face == ts {
+	if face.WithDotfiles(false) != face || face == ts {
 		t.Error("WithDotfiles must copy only to change the rule")
 	}
 	for _, p := range []string{".env", filepath.Join(root, ".env"), "**/.env", ".git/config"} {

@@ -42,9 +42,10 @@ func Create(path string) error {
 }
 
 // OpenAppend opens path for reading and appending, creating it for the
-// user alone.
+// user alone, through Open: never through a symbolic link, and only a
+// plain regular file.
 func OpenAppend(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_RDWR|os.O_CREATE, FileMode)
+	return Open(path, os.O_RDWR|os.O_CREATE)
 }
 
 // Write replaces path with data through a temporary file in the same

@@ -284,7 +284,7 @@ func (s *Server) source(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g, err := s.tools.Get(r.Context(), tools.GetInput{Source: ref, Section: q.Get("section")})
-	if errors.Is(err, tools.ErrDotfile) {
+	if errors.Is(err, tools.ErrDotfile) || errors.Is(err, tools.ErrOutsideRoots) {
 		s.fail(w, http.StatusForbidden, err)
 		return
 	}

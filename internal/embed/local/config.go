@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/sagasu-dev/sagasu/internal/userfile"
 )
 
 // settings is what a sentence-transformers folder says about its model:
@@ -116,8 +118,9 @@ func readSettings(dir string) (*settings, error) {
 
 // readJSON decodes path into v. A missing file is an error only when
 // required.
+// It reads a regular file of at most 64 MiB.
 func readJSON(path string, v any, required bool) error {
-	data, err := os.ReadFile(path)
+	data, err := userfile.ReadRegular(path, 64<<20)
 	if errors.Is(err, os.ErrNotExist) && !required {
 		return nil
 	}

@@ -14,10 +14,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"sort"
 	"unsafe"
+
+	"github.com/sagasu-dev/sagasu/internal/userfile"
 )
 
 // maxHeader bounds the JSON header: real ones are a few hundred kilobytes.
@@ -53,9 +54,10 @@ type File struct {
 	Metadata map[string]string // the optional "__metadata__" entry
 }
 
-// Open opens a safetensors file and reads its header.
+// Open opens a safetensors file and reads its header. It opens only a
+// regular file (see userfile.OpenRegular).
 func Open(path string) (*File, error) {
-	f, err := os.Open(path)
+	f, err := userfile.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/sagasu-dev/sagasu/internal/embed/safetensors"
+	"github.com/sagasu-dev/sagasu/internal/userfile"
 )
 
 // Vectors is a table of word vectors, most frequent word first.
@@ -297,10 +298,16 @@ func (r *byteReader) uvarint() uint64 {
 
 func (r *byteReader) str() string { return string(r.take(int(r.uvarint()))) }
 
+// MaxFile is the largest word-vector file ReadFile reads: 8 GiB, more than
+// GloVe's 840B 300-dimension text (5.6 GB).
+const MaxFile = 8 << 30
+
 // ReadFile reads a word-vector file in any format this package knows:
 // sagasu's binary, word2vec text or GloVe text.
+// It reads only a regular file of at most MaxFile bytes (see
+// userfile.ReadRegular): a setting naming /dev/zero would never end.
 func ReadFile(path string) (*Vectors, error) {
-	data, err := os.ReadFile(path)
+	data, err := userfile.ReadRegular(path, MaxFile)
 	if err != nil {
 		return nil, err
 	}

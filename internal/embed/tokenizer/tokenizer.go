@@ -9,10 +9,11 @@ package tokenizer
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/sagasu-dev/sagasu/internal/userfile"
 )
 
 // Tokenizer is a loaded tokenizer.json. It is safe for concurrent use.
@@ -34,9 +35,13 @@ type addedToken struct {
 	normalized bool
 }
 
-// Load reads a tokenizer.json file.
+// maxFile is the largest tokenizer.json Load reads (the largest in use are
+// tens of megabytes).
+const maxFile = 512 << 20
+
+// Load reads a tokenizer.json file: a regular file of at most maxFile bytes.
 func Load(path string) (*Tokenizer, error) {
-	data, err := os.ReadFile(path)
+	data, err := userfile.ReadRegular(path, maxFile)
 	if err != nil {
 		return nil, err
 	}

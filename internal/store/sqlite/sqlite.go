@@ -199,9 +199,32 @@ func isBusy(err error) bool {
 	return strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked")
 }
 
+// companions are the files SQLite and this store keep beside an index.
+var companions = []string{"-wal", "-shm", "-journal", ".lock", ".hnsw"}
+
 // checkFile refuses files that are not SQLite databases before the driver
-// touches them, so a foreign file is never modified.
+// touches them, so a foreign file is never modified; and an index whose
+// companion files (see companions) are links or not plain files, which a
+// cloned repository can ship to make a write land in the user's files.
+// (SQLite itself refuses a linked -wal or -shm, but only with "unable to
+// open database file"; this says which file and what to do.)
+//
+// The index file itself may not be a link either: a clone's
+// ".sagasu/sagasu.db -> ~/work/other/.sagasu/sagasu.db" would have
+// `sagasu index` there sync another project's index to the clone's files.
+// A folder on the way may be a link.
 func checkFile(path string, create bool) error {
+	if path != ":memory:" {
+		if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			target, _ := os.Readlink(path)
+			return fmt.Errorf("open index %q: it is a symbolic link (to %s): %w; sagasu does not open an index through a link, since a cloned repository can ship one that points at another of your indexes: give the real file with --db, or delete the link", path, target, userfile.ErrNotPlain)
+		}
+		for _, c := range companions {
+			if err := userfile.Check(path + c); err != nil {
+				return fmt.Errorf("open index %q: %w", path, err)
+			}
+		}
+	}
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		if create {

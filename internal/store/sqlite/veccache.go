@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"math"
 	"os"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/store/vecindex"
+	"github.com/sagasu-dev/sagasu/internal/userfile"
 )
 
 // metaVectorVersion counts writes that change vectors; a cached copy of the
@@ -354,8 +356,11 @@ type graphHeader struct {
 // vectors of epoch, else returns nil (no file, another generation of
 // vectors, or a damaged file: the graph is built again).
 func restoreGraph(path string, dim int, epoch string, opt vecindex.LiveOptions) *vecindex.Restorer {
-	f, err := os.Open(path)
+	f, err := userfile.Open(path, os.O_RDONLY)
 	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			slog.Warn("saved vector graph not used; it is built again", "file", path, "err", err)
+		}
 		return nil
 	}
 	defer f.Close()
