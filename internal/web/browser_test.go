@@ -218,7 +218,7 @@ func browserTools(t *testing.T) (node, modules string) {
 	return node, modules
 }
 
-// serveIndexed builds sagasu, indexes folders into a fresh index, serves it
+// serveIndexed builds sagasu, indexes folders (absolute paths) into a fresh index, serves it
 // and returns the link it prints (with its token); the server stops when
 // the test ends.
 func serveIndexed(t *testing.T, folders ...string) string {
@@ -233,7 +233,10 @@ func serveIndexed(t *testing.T, folders ...string) string {
 	db := filepath.Join(dir, "index.db")
 	env := append(os.Environ(), "SAGASU_LLM=", "SAGASU_CACHE_DIR="+filepath.Join(dir, "cache"))
 	for _, f := range folders {
-		index := exec.Command(bin, "--db", db, "index", f)
+		// From the folder's parent, so sources are named as a reader
+		// names them (en/guide/deploy.md), not by this machine's paths.
+		index := exec.Command(bin, "--db", db, "index", filepath.Base(f))
+		index.Dir = filepath.Dir(f)
 		index.Env = env
 		if out, err := index.CombinedOutput(); err != nil {
 			t.Fatalf("index %s: %v\n%s", f, err, out)

@@ -216,6 +216,7 @@ function codeOnly(lines) {
 // string (```js) always opens; otherwise the side of the first fence that
 // reads as prose is outside the code.
 export function startsInCode(text) {
+  if (/^---\n/.test(String(text ?? ''))) return false; // front matter opens the document
   const lines = String(text ?? '').split('\n');
   const fences = [];
   lines.forEach((l, i) => { const m = l.match(FENCE); if (m) fences.push({ i, info: m[2].trim() !== '' }); });
@@ -247,22 +248,27 @@ export function renderPassage(text, onCite) {
 
 // renderSnippet renders a search snippet, a window ("…" at a cut) of the
 // chunk text full: it starts inside a code block when the chunk does or a
-// fence before the window opened one.
+// fence before the window opened one. A window cut mid-line drops that
+// line (half a table row or line of code reads worse than none) and shows
+// "…" for it.
 export function renderSnippet(snippet, full) {
   const s = String(snippet ?? '');
-  const core = s.replace(/^…/, '').replace(/…$/, '');
+  const cutStart = s.startsWith('…'), cutEnd = s.endsWith('…') && s.length > 1;
+  const core = s.slice(cutStart ? 1 : 0, cutEnd ? -1 : undefined);
   let at = full ? full.indexOf(core) : -1;
-  if (at <= 0) return renderPassage(s);
-  // A window cut mid-line starts on the next line (a broken table row or
-  // line of code reads worse than none), after a "…".
+  if (at < 0 || (!cutStart && !cutEnd)) return renderPassage(s);
   let body = core;
-  const nl = core.indexOf('\n');
-  if (full[at - 1] !== '\n' && nl >= 0) { body = core.slice(nl + 1); at += nl + 1; }
+  const first = body.indexOf('\n');
+  if (cutStart && full[at - 1] !== '\n' && first >= 0) { body = body.slice(first + 1); at += first + 1; }
+  const last = body.lastIndexOf('\n');
+  if (cutEnd && last > 0 && full[at + body.length] !== '\n') body = body.slice(0, last);
   let inCode = startsInCode(full);
+  if (at === 0) body = frontMatter(body);
   for (const l of full.slice(0, at).split('\n').slice(0, -1)) if (FENCE.test(l)) inCode = !inCode;
   const frag = document.createDocumentFragment();
-  frag.append(el('p', 'cut', '…'));
-  frag.append(render(body + (s.endsWith('…') ? '…' : ''), undefined, { inCode }));
+  if (cutStart) frag.append(el('p', 'cut', '…'));
+  frag.append(render(body, undefined, { inCode }));
+  if (cutEnd) frag.append(el('p', 'cut', '…'));
   return frag;
 }
 
