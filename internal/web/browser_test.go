@@ -218,7 +218,7 @@ func browserTools(t *testing.T) (node, modules string) {
 	return node, modules
 }
 
-// serveIndexed builds sagasu, indexes folders into a fresh index, serves it
+// serveIndexed builds sagasu, indexes folders (absolute paths) into a fresh index, serves it
 // and returns the link it prints (with its token); the server stops when
 // the test ends.
 func serveIndexed(t *testing.T, folders ...string) string {
@@ -233,7 +233,10 @@ func serveIndexed(t *testing.T, folders ...string) string {
 	db := filepath.Join(dir, "index.db")
 	env := append(os.Environ(), "SAGASU_LLM=", "SAGASU_CACHE_DIR="+filepath.Join(dir, "cache"))
 	for _, f := range folders {
-		index := exec.Command(bin, "--db", db, "index", f)
+		// From the folder's parent, so sources are named as a reader
+		// names them (en/guide/deploy.md), not by this machine's paths.
+		index := exec.Command(bin, "--db", db, "index", filepath.Base(f))
+		index.Dir = filepath.Dir(f)
 		index.Env = env
 		if out, err := index.CombinedOutput(); err != nil {
 			t.Fatalf("index %s: %v\n%s", f, err, out)
@@ -394,4 +397,154 @@ func TestBrowserLanguage(t *testing.T) {
 // hasKanaText reports Japanese text (hiragana or katakana).
 func hasKanaText(s string) bool {
 	return strings.IndexFunc(s, func(r rune) bool { return r >= 0x3040 && r <= 0x30ff }) >= 0
+}
+
+// documentDocs writes the documents TestBrowserDocuments reads: a table
+// whose cells hold escaped pipes (in English and Japanese) and a code
+// sample long enough that a chunk starts inside it, under a heading with
+// inline code.
+func documentDocs(t *testing.T, dir string) string {
+	t.Helper()
+	levels := "# Logging\n\n## Log levels\n\nThe `level` option sets which messages the logger writes, and `format` how it writes them.\n\n" +
+		"| Option | Values | Default |\n| ------ | ------ | ------- |\n| `level` | `debug \\| info \\| warn` | `info` |\n| `format` | `text \\| json` | `text` |\n\n" +
+		"Restart the server after you change the level.\n"
+	logsJa := "# ログ\n\n## ログレベル\n\n`level` オプションで、ロガーが書き出すメッセージの重要度を設定します。既定値は `info` です。\n\n" +
+		"| オプション | 値 | 既定値 |\n| --- | --- | --- |\n| `level` | `debug \\| info \\| warn` | `info` |\n"
+	var server strings.Builder
+	server.WriteString("# Server\n\n## Start a server with `createServer`\n\nThe example below starts a server that counts its requests.\n\n```ts\n")
+	for i := 1; i <= 120; i++ {
+		if i == 119 {
+			server.WriteString("export const wombatCounter = new Map<string, number>();\n")
+		}
+		fmt.Fprintf(&server, "export function handler%d(req: Request, count: number): Response {\n  const body = JSON.stringify({ route: '/r%d', count: count + %d });\n  return new Response(body, { status: 200 });\n}\n", i, i, i)
+	}
+	server.WriteString("```\n\nEach handler answers one route.\n")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{"levels.md": levels, "logs-ja.md": logsJa, "server.md": server.String()} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestBrowserDocuments: the page shows documents as documents. A table
+// whose cells hold `a \| b` stays a table, one cell per column, in a search
+// snippet and in the citation panel; a chunk that starts inside a long code
+// sample (its text begins with code and ends with the closing fence) shows
+// as code, not prose; heading paths show inline code as code, with no
+// backticks; a Japanese page shows the trace's own words (the search, the
+// draft, the Reflection's verdicts) in Japanese. With the VitePress docs
+// and SAGASU_WRITE_SCREENSHOTS=1 it writes the screenshots of docs/web.md.
+func TestBrowserDocuments(t *testing.T) {
+	node, modules := browserTools(t)
+	root := repoRoot(t)
+	folders := []string{documentDocs(t, filepath.Join(t.TempDir(), "md"))}
+	vitepress := ""
+	for _, up := range []string{"..", filepath.Join("..", "..")} {
+		d := filepath.Join(root, up, "shared", "data", "vitepress-docs")
+		if _, err := os.Stat(filepath.Join(d, "ja")); err == nil {
+			vitepress = d
+			folders = append(folders, filepath.Join(d, "en"), filepath.Join(d, "ja"))
+			break
+		}
+	}
+	base := serveIndexed(t, folders...)
+
+	out := os.Getenv("SAGASU_ARTIFACTS")
+	if out == "" {
+		out = t.TempDir()
+	}
+	args := []string{filepath.Join("testdata", "documents.mjs"), base, out,
+		"level option logger values", "wombatCounter", "Which values does the level option take?", "ログレベルはどのオプションで設定しますか？"}
+	if vitepress != "" {
+		args = append(args, "How do I deploy to GitHub Pages?", "GitHub Pages にデプロイするには？", "vitepress dev --open")
+	}
+	run := exec.Command(node, args...)
+	run.Env = append(os.Environ(), "SAGASU_WEB_TEST_MODULES="+modules)
+	var stdout, stderr bytes.Buffer
+	run.Stdout, run.Stderr = &stdout, &stderr
+	runErr := run.Run()
+	var rep struct {
+		Errors                  []string
+		Failure                 string
+		SnippetTables           int
+		SnippetTable, CiteTable [][]string
+		SnippetText             string
+		CodeBlocks              []string
+		CodeText, CodeProse     []string
+		Heading, CiteHeading    string
+		HeadingCode             []string
+		TraceJa                 []string
+	}
+	if err := json.Unmarshal(reportLine(stdout.String()), &rep); err != nil {
+		t.Fatalf("the browser script printed no report (%v): %s\nstderr: %s", runErr, stdout.String(), stderr.String())
+	}
+	t.Logf("screenshots in %s; report %+v", out, rep)
+	if rep.Failure != "" {
+		t.Fatalf("a step failed: %s", rep.Failure)
+	}
+	if len(rep.Errors) > 0 {
+		t.Errorf("the page logged console errors: %q", rep.Errors)
+	}
+	// The row of `level`: three cells, the pipes inside the second one.
+	levelRow := func(rows [][]string) []string {
+		for _, r := range rows {
+			if len(r) > 0 && r[0] == "level" {
+				return r
+			}
+		}
+		return nil
+	}
+	want := []string{"level", "debug | info | warn", "info"}
+	if r := levelRow(rep.SnippetTable); rep.SnippetTables != 1 || !slices.Equal(r, want) || strings.Contains(rep.SnippetText, `\|`) {
+		t.Errorf("the snippet's table: %d tables, rows %q (text %q); want one table whose level row is %q", rep.SnippetTables, rep.SnippetTable, rep.SnippetText, want)
+	}
+	if r := levelRow(rep.CiteTable); !slices.Equal(r, want) {
+		t.Errorf("the citation panel's table: rows %q; want a level row %q", rep.CiteTable, want)
+	}
+	code := strings.Join(rep.CodeText, "\n")
+	if len(rep.CodeBlocks) == 0 || rep.CodeBlocks[0] != "pre" || !strings.Contains(code, "wombatCounter") || !strings.Contains(code, "return new Response(body") {
+		t.Errorf("the chunk that starts inside the code sample: blocks %q, code %q; want it to start with a code block holding wombatCounter", rep.CodeBlocks, code)
+	}
+	for _, p := range rep.CodeProse {
+		if strings.Contains(p, "Response") || strings.Contains(p, "wombatCounter") || strings.Contains(p, "```") {
+			t.Errorf("code shows as prose: %q", p)
+		}
+	}
+	for _, h := range []string{rep.Heading, rep.CiteHeading} {
+		if strings.Contains(h, "`") || !strings.Contains(h, "createServer") && !strings.Contains(h, "Log levels") {
+			t.Errorf("a heading path shows %q: want it without backticks", h)
+		}
+	}
+	if !slices.Contains(rep.HeadingCode, "createServer") {
+		t.Errorf("the heading path's inline code is %q, want createServer as code", rep.HeadingCode)
+	}
+	// Each step sagasu narrates starts with its words in Japanese: the
+	// search, the draft, the Reflection's verdicts.
+	trace := strings.Join(rep.TraceJa, "\n")
+	for _, ja := range []string{"質問の語でナレッジベースを検索します。", "下書き: ", "正確さ ", "、関連性 ", "、文体 "} {
+		if !strings.Contains(trace, ja) {
+			t.Errorf("the Japanese trace lacks %q:\n%s", ja, trace)
+		}
+	}
+	english := regexp.MustCompile(`^(Search the knowledge base|No sentence of the results|Draft: |accuracy (ok|needs work) )|; relevance |sentences backed by`)
+	for _, step := range rep.TraceJa {
+		if english.MatchString(step) {
+			t.Errorf("a step of the Japanese trace is in English: %q", step)
+		}
+	}
+	if vitepress != "" && os.Getenv("SAGASU_WRITE_SCREENSHOTS") == "1" {
+		for _, name := range []string{"documents-en", "documents-ja", "documents-search-en", "documents-search-ja"} {
+			b, err := os.ReadFile(filepath.Join(out, name+".png"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, "docs", "img", "web-"+name+".png"), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }

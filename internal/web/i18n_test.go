@@ -20,7 +20,7 @@ func TestMessagesCoverBothLanguages(t *testing.T) {
 	}
 	src := read("i18n.js")
 	en, ja := src[strings.Index(src, "  en: {"):strings.Index(src, "  ja: {")], src[strings.Index(src, "  ja: {"):]
-	keyRE := regexp.MustCompile(`(?m)^\s+'([\w.]+)': '`)
+	keyRE := regexp.MustCompile(`(?m)^\s+'([\w.]+)': ['"]`)
 	keys := func(block string) map[string]bool {
 		out := map[string]bool{}
 		for _, m := range keyRE.FindAllStringSubmatch(block, -1) {
@@ -42,11 +42,11 @@ func TestMessagesCoverBothLanguages(t *testing.T) {
 			t.Errorf("%q is Japanese only", k)
 		}
 	}
-	used := regexp.MustCompile(`data-i18n(?:-\w+)?="([\w.]+)"|\bt\('([\w.]+)'`)
+	used := regexp.MustCompile(`data-i18n(?:-\w+)?="([\w.]+)"|\bt\('([\w.]+)'|\bkey: '([\w.]+)'|'(trace\.[\w.]+)' }`)
 	n := 0
-	for _, name := range []string{"index.html", "app.js", "md.js"} {
+	for _, name := range []string{"index.html", "app.js", "md.js", "trace.js"} {
 		for _, m := range used.FindAllStringSubmatch(read(name), -1) {
-			k := m[1] + m[2]
+			k := m[1] + m[2] + m[3] + m[4]
 			n++
 			if !enKeys[k] {
 				t.Errorf("%s asks for %q, which i18n.js lacks", name, k)

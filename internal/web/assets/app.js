@@ -1,6 +1,7 @@
 // app.js: the page of `sagasu serve`. Every piece of document text and
 // model output is set with textContent (or md.js, which does the same).
-import { el, render, renderClaims } from './md.js';
+import { el, render, renderClaims, renderPassage, renderSnippet, headingPath } from './md.js';
+import { say, observation, keepsBody } from './trace.js';
 import { t, has, num, date, apply, set as setLang, current as lang } from './i18n.js';
 
 const $ = (s) => document.querySelector(s);
@@ -167,14 +168,18 @@ function stepNode(ev) {
   const d = el('details', `step ${ev.type}`);
   const s = el('summary');
   s.append(el('span', 'kind', has(`step.${ev.type}`) ? t(`step.${ev.type}`) : ev.type));
-  let head = ev.text || '';
+  // The words sagasu writes (not a model's, not a document's) in the
+  // page's language; an answer is the answer as written.
+  const text = ev.type === 'answer' ? ev.text || '' : say(ev.text);
+  const obs = observation(ev.observation);
+  let head = text;
   if (ev.type === 'action') head = `${ev.tool} ${ev.arguments ? JSON.stringify(ev.arguments) : ''}`;
-  if (ev.type === 'observation') head = `${ev.tool}${ev.ok === false ? t('step.failed') : ''}: ${ev.observation || ''}`;
+  if (ev.type === 'observation') head = `${ev.tool || text}${ev.ok === false ? t('step.failed') : ''}: ${obs}`;
   if (ev.type === 'usage') head = t('step.tokens', { in: num(ev.tokens?.in || 0), out: num(ev.tokens?.out || 0) });
   s.append(document.createTextNode(' ' + head.slice(0, 160)));
   if (ev.latency_ms) s.append(el('span', 'ms', t('step.ms', { ms: num(ev.latency_ms) })));
   d.append(s);
-  d.append(el('pre', 'step-body', ev.observation || ev.text || (ev.arguments ? JSON.stringify(ev.arguments, null, 2) : '')));
+  d.append(el('pre', 'step-body', obs || (keepsBody(ev.text) ? ev.text : text) || (ev.arguments ? JSON.stringify(ev.arguments, null, 2) : '')));
   return d;
 }
 
@@ -200,14 +205,15 @@ function renderAnswer(turn, spans) {
   box.replaceChildren();
   const meta = el('p', 'meta', t('chat.meta', { how: r.mode === 'llm' ? r.model || t('chat.model') : t('chat.offlineMode'), turns: num(r.turns), ms: num(r.tookMs) }));
   box.append(spans && spans.length ? renderClaims(r.answer, spans, onCite) : render(r.answer, onCite));
-  if (r.stopped) box.append(el('p', 'warn', t('chat.stopped', { reason: r.stopped })));
-  for (const u of r.reflection?.unsupported || []) box.append(el('p', 'dropped', t('chat.dropped', { text: u })));
+  if (r.stopped) box.append(el('p', 'warn', t('chat.stopped', { reason: say(r.stopped) })));
+  for (const u of r.reflection?.unsupported || []) box.append(el('p', 'dropped', t('chat.dropped', { text: say(u) })));
   if (r.citations?.length) {
     const ol = el('ol', 'citations');
     ol.setAttribute('aria-label', t('chat.citations'));
     for (const c of r.citations) {
       const li = el('li');
-      const b = el('button', 'cite-link', `[${c.n}] ${c.source.uri}:${c.lines[0]}-${c.lines[1]}${c.heading ? '  ' + c.heading : ''}`);
+      const b = el('button', 'cite-link', `[${c.n}] ${c.source.uri}:${c.lines[0]}-${c.lines[1]}`);
+      if (c.heading) headingPath(b.appendChild(el('span', 'heading')), c.heading);
       b.type = 'button';
       b.addEventListener('click', () => openCitation(r, c.n));
       li.append(b);
@@ -224,11 +230,15 @@ async function openCitation(result, n) {
   panel.hidden = false;
   panel.replaceChildren(el('h2', '', t('cite.title', { n })));
   if (!c) { panel.append(el('p', '', t('cite.none'))); return; }
-  panel.append(el('p', 'uri', `${c.source.title || c.source.uri}`));
-  panel.append(el('p', 'meta', `${t('cite.lines', { uri: c.source.uri, from: c.lines[0], to: c.lines[1] })}${c.heading ? ' · ' + c.heading : ''}`));
-  const q = el('blockquote', 'quote', c.quote.length > 2000 ? c.quote.slice(0, 2000) + '…' : c.quote);
+  panel.append(headingPath(el('p', 'uri'), c.source.title || c.source.uri));
+  const meta = el('p', 'meta', t('cite.lines', { uri: c.source.uri, from: c.lines[0], to: c.lines[1] }));
+  if (c.heading) { meta.append(document.createTextNode(' · ')); headingPath(meta.appendChild(el('span', 'heading')), c.heading); }
+  panel.append(meta);
+  // The quote and the passage are Markdown, rendered as the chat's answers are.
+  const q = el('blockquote', 'quote');
+  q.append(renderPassage(c.quote.length > 2000 ? c.quote.slice(0, 2000) + '…' : c.quote));
   panel.append(q);
-  const passage = el('pre', 'passage');
+  const passage = el('div', 'passage md-passage');
   panel.append(passage);
   const links = el('p', 'row');
   const open = (label, section) => {
@@ -242,7 +252,8 @@ async function openCitation(result, n) {
   panel.append(links);
   try {
     const p = await api(`/api/chunks/${c.chunkId}`);
-    passage.textContent = p.passage.text + (p.truncated ? '\n' + t('cite.cut') : '');
+    passage.replaceChildren(renderPassage(p.passage.text));
+    if (p.truncated) passage.append(el('p', 'meta', t('cite.cut')));
   } catch (e) { passage.textContent = e.message; }
 }
 
@@ -254,10 +265,12 @@ async function openSource(panel, ref, section) {
     const q = new URLSearchParams({ ref });
     if (section) q.set('section', section);
     const s = await api(`/api/source?${q}`);
-    box.replaceChildren(
-      el('h3', '', t('source.head', { uri: s.source.uri, section: s.section ? ' › ' + s.section : '', from: s.lines[0], to: s.lines[1] })),
-      el('pre', 'source-text', s.content),
-    );
+    const head = el('h3');
+    const [before, after] = t('source.head', { uri: s.source.uri, section: '\u0000', from: s.lines[0], to: s.lines[1] }).split('\u0000');
+    head.append(document.createTextNode(before));
+    if (s.section) { head.append(document.createTextNode(' › ')); headingPath(head, s.section); }
+    head.append(document.createTextNode(after ?? ''));
+    box.replaceChildren(head, el('pre', 'source-text', s.content));
     if (s.truncated) box.append(el('p', 'warn', t('source.shown', { shown: num(s.content.length), total: num(s.totalBytes) })));
   } catch (e) { box.replaceChildren(el('p', 'warn', e.message)); }
 }
@@ -363,10 +376,14 @@ $('#search-form').addEventListener('submit', async (e) => {
     $('#search-info').textContent = t('search.info', { n: num(r.results.length), mode: r.mode, ms: num(r.tookMs) });
     $('#results').replaceChildren(...r.results.map((h) => {
       const li = el('li', 'result');
-      li.append(el('p', 'uri', `${h.source.uri}:${h.lines[0]}-${h.lines[1]}${h.heading ? '  ' + h.heading : ''}  (${num(h.score, 3)})`));
-      // The snippet is markdown: md.js renders it (text nodes only), then the query's words are marked.
+      const uri = el('p', 'uri', `${h.source.uri}:${h.lines[0]}-${h.lines[1]}`);
+      if (h.heading) headingPath(uri.appendChild(el('span', 'heading')), h.heading);
+      uri.append(el('span', 'score', num(h.score, 3)));
+      li.append(uri);
+      // The snippet is markdown: md.js renders it (text nodes only; code
+      // when the chunk starts inside a code block), then the query's words are marked.
       const p = el('div', 'snippet md-snippet');
-      p.append(render(h.snippet.replace(/^---\n([\s\S]*?)\n---(\n|$)/, '```yaml\n$1\n```\n'))); // front matter reads as YAML, not prose
+      p.append(renderSnippet(h.snippet, h.text));
       highlight(p, r.terms);
       li.append(p);
       const row = el('p', 'row');
@@ -380,7 +397,9 @@ $('#search-form').addEventListener('submit', async (e) => {
       li.append(row);
       return li;
     }));
-    if (!$('#eval-goal').value) $('#eval-goal').value = body.query;
+    // The evaluation judges these results: it shows once there are some.
+    $('#eval-box').hidden = !r.results.length;
+    $('#eval-out').replaceChildren();
   } catch (err) { notice(err.message); }
 });
 
@@ -393,7 +412,7 @@ $('#eval-form').addEventListener('submit', async (e) => {
       el('p', '', t('eval.scores', { confidence: num(r.confidence, 2), coverage: num(r.coverage, 2), relevance: num(r.relevance, 2) })),
       el('p', '', t('eval.found', { list: (r.foundAspects || []).join('; ') || '—' })),
       el('p', '', t('eval.missing', { list: (r.missingAspects || []).join('; ') || '—' })),
-      el('p', '', t('eval.next', { action: r.recommendations.action, reason: r.recommendations.reason })),
+      el('p', '', t('eval.next', { action: has(`eval.action.${r.recommendations.action}`) ? t(`eval.action.${r.recommendations.action}`) : r.recommendations.action, reason: say(r.recommendations.reason) })),
     );
   } catch (err) { out.replaceChildren(el('p', 'warn', err.message)); }
 });
@@ -424,7 +443,7 @@ async function showRun(id) {
   const head = el('div', 'run-head');
   head.append(el('h2', '', r.run.title));
   const status = r.run.running ? 'running' : (r.outcome?.status || r.run.status);
-  head.append(el('p', 'meta run-status', `${r.run.id} · ${statusLabel(status)}${r.outcome?.reason ? ' — ' + r.outcome.reason : ''}`));
+  head.append(el('p', 'meta run-status', `${r.run.id} · ${statusLabel(status)}${r.outcome?.reason ? ' — ' + say(r.outcome.reason) : ''}`));
   if (r.error) head.append(el('p', 'warn', r.error));
   if (r.settings) head.append(el('p', 'meta run-settings', settingsText(r.settings)));
   const row = el('p', 'row');
@@ -451,8 +470,8 @@ async function showRun(id) {
   plan.setAttribute('aria-label', t('runs.plan'));
   for (const s of r.state?.plan || []) {
     const li = el('li', `plan-step ${s.status}`);
-    li.append(el('span', 'badge', statusLabel(s.status)), document.createTextNode(' ' + s.text));
-    if (s.result) li.append(el('p', 'meta', s.result.slice(0, 300)));
+    li.append(el('span', 'badge', statusLabel(s.status)), document.createTextNode(' ' + say(s.text)));
+    if (s.result) li.append(el('p', 'meta', say(s.result).slice(0, 300)));
     plan.append(li);
   }
   const answer = el('div', 'md run-answer');

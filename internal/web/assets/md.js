@@ -26,7 +26,8 @@ export function inline(parent, text, onCite) {
     else if (m[2]) parent.append(el('strong', '', m[2].slice(2, -2)));
     else if (m[3]) parent.append(el('em', '', m[3].slice(1, -1)));
     else if (m[4]) {
-      const a = el('a', '', m[4].slice(1, m[4].indexOf('](')));
+      const a = el('a');
+      inline(a, m[4].slice(1, m[4].indexOf('](')));
       a.href = m[5]; // the pattern admits http(s) only
       a.rel = 'noopener noreferrer';
       a.target = '_blank';
@@ -51,8 +52,36 @@ export function inline(parent, text, onCite) {
   if (last < text.length) parent.append(document.createTextNode(text.slice(last)));
 }
 
-// render returns a fragment with text rendered as Markdown blocks.
-export function render(text, onCite) {
+// dedent removes the indentation every line of a code block shares (a
+// block inside a list item is indented with it).
+function dedent(lines) {
+  const widths = lines.filter((l) => l.trim()).map((l) => l.match(/^ */)[0].length);
+  const n = widths.length ? Math.min(...widths) : 0;
+  return n ? lines.map((l) => l.slice(n)) : lines;
+}
+
+// FENCE is a fenced code block's fence line: ``` or ~~~ (three or more)
+// and the info string after it.
+const FENCE = /^\s*(`{3,}|~{3,})(.*)$/;
+
+// cells splits a table row into its cells: on pipes that are not escaped
+// (`info \| warn` is one cell reading "info | warn").
+const cells = (line) => {
+  let l = line.trim();
+  if (l.startsWith('|')) l = l.slice(1);
+  if (l.endsWith('|') && !l.endsWith('\\|')) l = l.slice(0, -1);
+  return l.split(/(?<!\\)\|/).map((c) => c.trim().replace(/\\\|/g, '|'));
+};
+// A table's header rule: | --- | :-: | (pipes at the ends optional).
+const RULE = /^\s*\|?\s*:?-{1,}:?\s*(\|\s*:?-{1,}:?\s*)*\|?\s*$/;
+// A row: a line with a pipe that is not escaped.
+const hasPipe = (line) => /(?<!\\)\|/.test(line);
+const isRule = (line) => RULE.test(line) && hasPipe(line);
+
+// render returns a fragment with text rendered as Markdown blocks. With
+// opts.inCode the text starts inside a fenced code block (a passage cut
+// out of a longer code sample): its lines are code up to the closing fence.
+export function render(text, onCite, opts = {}) {
   const frag = document.createDocumentFragment();
   const lines = String(text ?? '').split('\n');
   let para = [], list = null;
@@ -64,25 +93,54 @@ export function render(text, onCite) {
       para = [];
     }
   };
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i];
-    if (/^\s*```/.test(line)) {
-      flush(); list = null;
-      const code = [];
-      for (i++; i < lines.length && !/^\s*```/.test(lines[i]); i++) code.push(lines[i]);
+  const code = (from, fence) => {
+    const body = [];
+    let i = from;
+    for (; i < lines.length; i++) {
+      const m = lines[i].match(FENCE);
+      if (m && (!fence || (m[1][0] === fence[0] && m[1].length >= fence.length && !m[2].trim()))) break;
+      body.push(lines[i]);
+    }
+    if (fence || body.some((l) => l.trim())) {
       const pre = el('pre');
-      pre.append(el('code', '', code.join('\n')));
+      pre.append(el('code', '', dedent(body).join('\n')));
       frag.append(pre);
+    }
+    return i; // the closing fence's line (or past the end)
+  };
+  let i = 0;
+  if (opts.inCode) i = code(0, '') + 1;
+  for (; i < lines.length; i++) {
+    const line = lines[i];
+    const fence = line.match(FENCE);
+    if (fence) {
+      flush(); list = null;
+      i = code(i + 1, fence[1]);
       continue;
     }
-    if (/^\s*\|.*\|\s*$/.test(line)) {
+    // A container (VitePress ::: tip Title … :::): its title, then its
+    // content rendered inside it.
+    const box = line.match(/^\s*:::\s*([\w-]+)\s*(.*)$/);
+    if (box) {
+      flush(); list = null;
+      const inner = [];
+      for (i++; i < lines.length && !/^\s*:::\s*$/.test(lines[i]); i++) inner.push(lines[i]);
+      const div = el('div', `container ${box[1]}`);
+      const title = el('p', 'container-title');
+      inline(title, box[2] || box[1].toUpperCase(), onCite);
+      div.append(title, render(inner.join('\n'), onCite));
+      frag.append(div);
+      continue;
+    }
+    if (/^\s*:::\s*$/.test(line)) continue; // the close of a container the passage began inside
+    const header = hasPipe(line) && i + 1 < lines.length && isRule(lines[i + 1]) && hasPipe(lines[i + 1]);
+    if (header || /^\s*\|.*\|\s*$/.test(line)) {
       flush(); list = null;
       const table = el('table');
-      const cells = (l) => l.trim().slice(1, -1).split('|').map((c) => c.trim());
-      for (let first = true; i < lines.length && /^\s*\|.*\|\s*$/.test(lines[i]); i++) {
-        if (/^\s*\|[\s:|-]+\|\s*$/.test(lines[i])) continue; // the header's rule
+      for (let first = true; i < lines.length && lines[i].trim() && hasPipe(lines[i]); i++) {
+        if (isRule(lines[i])) continue; // the header's rule
         const tr = el('tr');
-        for (const c of cells(lines[i])) { const td = el(first ? 'th' : 'td'); inline(td, c, onCite); tr.append(td); }
+        for (const c of cells(lines[i])) { const td = el(first && header ? 'th' : 'td'); inline(td, c, onCite); tr.append(td); }
         table.append(tr);
         first = false;
       }
@@ -114,7 +172,7 @@ export function render(text, onCite) {
     if (h) {
       flush(); list = null;
       const e = el(`h${Math.min(6, h[1].length + 2)}`);
-      inline(e, h[2], onCite);
+      inline(e, h[2].replace(/\s*\{#[\w-]+\}\s*$/, ''), onCite); // without its {#anchor}
       frag.append(e);
       continue;
     }
@@ -124,6 +182,114 @@ export function render(text, onCite) {
   }
   flush();
   return frag;
+}
+
+// prose reports the share of lines that read as sentences (words that end
+// in a full stop), against code, which seldom does.
+function prose(lines) {
+  const text = lines.filter((l) => l.trim());
+  if (!text.length) return -1;
+  const sentence = (l) => {
+    const s = l.trim().replace(/^(?:[-*+>]|\d+[.)])\s+/, '');
+    return /[。！？]/.test(s) || (/[A-Za-z]{2,}(?:\s+\S+){3,}/.test(s) && /[.!?:)]$/.test(s) && !/[;{}=]/.test(s));
+  };
+  return text.filter(sentence).length / text.length;
+}
+
+// codeOnly reports a passage with no fence that is all code: the middle
+// of a code sample longer than two chunks. Every line reads as code
+// (braces, semicolons, assignments, key: value, comments, indentation)
+// and none as a sentence or a Markdown heading.
+function codeOnly(lines) {
+  const text = lines.filter((l) => l.trim());
+  const comment = (l) => /^\s*(?:#|\/\/|\/\*|\*)/.test(l);
+  if (text.length < 3 || prose(text.filter((l) => !comment(l))) > 0) return false;
+  if (text.some((l) => /^#{1,6}\s/.test(l) || /^\s*(?:[*+]|\d+[.)])\s/.test(l))) return false;
+  const code = (l) => /[{}();=<>[\]]|^\s*(?:\/\/|#|--)|^\s*-?\s*[\w.$@'"-]+:(?:\s|$)|^\s{2,}\S/.test(l);
+  return text.every(code);
+}
+
+// startsInCode reports whether a passage begins inside a fenced code
+// block: it was cut out of a document after a fence opened (the second
+// chunk of a long code sample). Its fences are then one too many, and the
+// first closes a block rather than opening one. A fence with an info
+// string (```js) always opens; otherwise the side of the first fence that
+// reads as prose is outside the code.
+export function startsInCode(text) {
+  if (/^---\n/.test(String(text ?? ''))) return false; // front matter opens the document
+  const lines = String(text ?? '').split('\n');
+  const fences = [];
+  lines.forEach((l, i) => { const m = l.match(FENCE); if (m) fences.push({ i, info: m[2].trim() !== '' }); });
+  if (!fences.length) return codeOnly(lines);
+  if (fences.length % 2 === 0) return false;
+  if (fences[0].info) return false;
+  // If the first fence opened, fences 1, 3, … close and take no info
+  // string; if it closed, fences 2, 4, … do.
+  if (fences.some((f, k) => k % 2 === 1 && f.info)) return true;
+  if (fences.some((f, k) => k > 0 && k % 2 === 0 && f.info)) return false;
+  const before = lines.slice(0, fences[0].i);
+  const after = lines.slice(fences[0].i + 1, fences.length > 1 ? fences[1].i : lines.length);
+  const pb = prose(before), pa = prose(after);
+  if (pb < 0) return false; // nothing before the fence: it opens
+  if (pa < 0) return pb < 0.5; // nothing after: it closes unless prose led to it
+  return pb < pa || (pb === 0 && pa === 0);
+}
+
+// frontMatter turns a leading YAML front matter block into a yaml fence,
+// so it reads as YAML and not as prose under a rule.
+const frontMatter = (text) => text.replace(/^---\n([\s\S]*?)\n---(\n|$)/, '```yaml\n$1\n```\n');
+
+// renderPassage renders a stored passage (a chunk's text, whole or cut):
+// its front matter as YAML, and as code when it starts inside a code block.
+export function renderPassage(text, onCite) {
+  const s = String(text ?? '');
+  return render(frontMatter(s), onCite, { inCode: startsInCode(s) });
+}
+
+// renderSnippet renders a search snippet, a window ("…" at a cut) of the
+// chunk text full: it starts inside a code block when the chunk does or a
+// fence before the window opened one. A window cut mid-line drops that
+// line (half a table row or line of code reads worse than none) and shows
+// "…" for it.
+export function renderSnippet(snippet, full) {
+  const s = String(snippet ?? '');
+  const cutStart = s.startsWith('…'), cutEnd = s.endsWith('…') && s.length > 1;
+  const core = s.slice(cutStart ? 1 : 0, cutEnd ? -1 : undefined);
+  let at = full ? full.indexOf(core) : -1;
+  if (at < 0 || (!cutStart && !cutEnd)) return renderPassage(s);
+  let body = core;
+  const first = body.indexOf('\n');
+  if (cutStart && full[at - 1] !== '\n' && first >= 0) { body = body.slice(first + 1); at += first + 1; }
+  const last = body.lastIndexOf('\n');
+  if (cutEnd && last > 0 && full[at + body.length] !== '\n') body = body.slice(0, last);
+  let inCode = startsInCode(full);
+  if (at === 0) body = frontMatter(body);
+  for (const l of full.slice(0, at).split('\n').slice(0, -1)) if (FENCE.test(l)) inCode = !inCode;
+  const frag = document.createDocumentFragment();
+  if (cutStart) frag.append(el('p', 'cut', '…'));
+  frag.append(render(body, undefined, { inCode }));
+  if (cutEnd) frag.append(el('p', 'cut', '…'));
+  return frag;
+}
+
+// headingPath writes a section's heading path ("Guide > `useData` <Badge
+// text="composable" />") as it reads on the document's page: inline code
+// as code, no backticks; a component tag shows its text as a badge.
+export function headingPath(parent, text) {
+  const COMPONENT = /<([A-Z][\w-]*)\b([^<>]*?)\/?>(?:([^<]*)<\/\1>)?/g;
+  for (const part of String(text ?? '').replace(/\s*\{#[\w-]+\}/g, '').split(/(`[^`\n]+`)/)) {
+    if (!part) continue;
+    if (/^`[^`\n]+`$/.test(part)) { parent.append(el('code', '', part.slice(1, -1))); continue; }
+    let last = 0;
+    for (const m of part.matchAll(COMPONENT)) {
+      if (m.index > last) inline(parent, part.slice(last, m.index));
+      last = m.index + m[0].length;
+      const label = (m[2].match(/\btext="([^"]*)"/)?.[1] ?? m[3] ?? '').trim();
+      if (label) parent.append(el('span', 'tag', label));
+    }
+    if (last < part.length) inline(parent, part.slice(last));
+  }
+  return parent;
 }
 
 // renderClaims renders an answer sentence by sentence: each claim's span
@@ -159,11 +325,17 @@ export function renderClaims(answer, spans, onCite) {
     const span = el(s.code ? 'pre' : 'span', `claim ${state}`);
     span.title = t(`claim.${state}`);
     span.dataset.claim = state;
-    if (s.code) span.append(el('code', '', text.replace(/^```\w*\n?|```\s*$/g, '')));
+    if (s.code) span.append(el('code', '', dedent(text.replace(/^\s*(`{3,}|~{3,})[^\n]*\n?|(`{3,}|~{3,})\s*$/g, '').split('\n')).join('\n')));
     else inline(span, text, onCite);
     box.append(span);
     at = s.end;
   }
   plain(at, bytes.length);
+  // A code block is a block: the line breaks around it add no space.
+  for (const pre of frag.querySelectorAll('pre')) {
+    for (const side of ['previousSibling', 'nextSibling']) {
+      while (pre[side] && pre[side].nodeType === 3 && !pre[side].data.trim()) pre[side].remove();
+    }
+  }
   return frag;
 }
