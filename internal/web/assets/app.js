@@ -412,7 +412,7 @@ $('#eval-form').addEventListener('submit', async (e) => {
       el('p', '', t('eval.scores', { confidence: num(r.confidence, 2), coverage: num(r.coverage, 2), relevance: num(r.relevance, 2) })),
       el('p', '', t('eval.found', { list: (r.foundAspects || []).join('; ') || '—' })),
       el('p', '', t('eval.missing', { list: (r.missingAspects || []).join('; ') || '—' })),
-      el('p', '', t('eval.next', { action: has(`eval.action.${r.recommendations.action}`) ? t(`eval.action.${r.recommendations.action}`) : r.recommendations.action, reason: say(r.recommendations.reason) })),
+      el('p', '', t('eval.next', { action: has(`eval.action.${r.next.action}`) ? t(`eval.action.${r.next.action}`) : r.next.action, reason: say(r.next.reason) })),
     );
   } catch (err) { out.replaceChildren(el('p', 'warn', err.message)); }
 });

@@ -69,7 +69,8 @@ try {
   await page.locator('#eval-goal').fill(goal);
   await page.getByRole('button', { name: 'Evaluate results' }).click();
   await page.locator('#eval-out p').first().waitFor();
-  report.evaluation = await page.locator('#eval-out p').first().textContent();
+  report.evaluation = await page.locator('#eval-out p').allTextContents();
+  report.evaluationWarn = await page.locator('#eval-out p.warn').count();
   await shot(page, 'search');
 
   // A document with markup in it shows as text, in results and answers.

@@ -76,7 +76,6 @@ try {
   report.codeText = await code.locator('.snippet pre code').allTextContents();
   report.codeProse = await code.locator('.snippet p:not(.cut)').allTextContents();
   report.heading = await code.locator('.uri').textContent();
-  report.headingCode = await code.locator('.uri code').allTextContents();
 
   // The citation panel: the cited passage's table, rendered.
   await ask(page, tableQuestion);
