@@ -160,7 +160,7 @@ func TestServeWatch(t *testing.T) {
 			t.Fatalf("serve ended with exit %d: %s", code, errs.String())
 		default:
 		}
-		base = link.FindString(errs.String())
+		base = link.FindString(out.String()) // serve prints its link on stdout
 		return base != ""
 	})
 	type listed struct {
