@@ -18,9 +18,13 @@ import (
 
 // QuestionSet is a labelled set of questions over one corpus.
 type QuestionSet struct {
-	Name        string     `json:"name"`
-	Description string     `json:"description,omitempty"`
-	Questions   []Question `json:"questions"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Corpus names the documents the set labels; HeldOut marks a set
+	// written before any answer over them was seen, never tuned on.
+	Corpus    string     `json:"corpus,omitempty"`
+	HeldOut   bool       `json:"heldout,omitempty"`
+	Questions []Question `json:"questions"`
 }
 
 // Question is one labelled question: the pages that answer it (relative
@@ -28,8 +32,11 @@ type QuestionSet struct {
 type Question struct {
 	ID       string   `json:"id"`
 	Question string   `json:"question"`
-	Pages    []string `json:"pages"`
-	Facts    []string `json:"facts"`
+	Pages    []string `json:"pages,omitempty"`
+	Facts    []string `json:"facts,omitempty"`
+	// Unanswerable marks a question the documents do not answer: a right
+	// answer says so (and has no pages or facts).
+	Unanswerable bool `json:"unanswerable,omitempty"`
 }
 
 // Load reads and checks a question set.
@@ -64,6 +71,9 @@ func (s QuestionSet) Validate() error {
 			return fmt.Errorf("%s: every question needs a unique id", where)
 		case strings.TrimSpace(q.Question) == "":
 			return fmt.Errorf("%s: empty question", where)
+		case q.Unanswerable && (len(q.Pages) > 0 || len(q.Facts) > 0):
+			return fmt.Errorf("%s: an unanswerable question has no pages or facts", where)
+		case q.Unanswerable:
 		case len(q.Pages) == 0:
 			return fmt.Errorf("%s: give the pages that answer it", where)
 		case len(q.Facts) == 0:
