@@ -38,6 +38,9 @@ type Result struct {
 	Model      string        `json:"model,omitempty"`
 	Turns      int           `json:"turns"`
 	Usage      graph.Tokens  `json:"usage"`
+	// NotFound is set when the answer says the knowledge base does not
+	// answer the question.
+	NotFound bool `json:"notFound,omitempty"`
 	// Stopped says why a guard or limit ended the run early ("" when it
 	// finished on its own); the answer is then the best one so far.
 	Stopped string `json:"stopped,omitempty"`
@@ -142,10 +145,12 @@ func (a *Agent) lang(question string) Lang {
 
 // result fills res with the answer, its claims, reflection and citations.
 func (a *Agent) result(res *Result, answer string, refl Reflection, ps *Passages) {
+	answer, ps = renumber(answer, ps)
 	res.Answer = answer
 	claims := a.Checker().Check(answer, ps)
 	if answer == notFound(LangJapanese) || answer == notFound(LangEnglish) {
 		claims = nil // saying nothing was found asserts nothing
+		res.NotFound = true
 	}
 	res.Claims = claims
 	if res.Claims == nil {

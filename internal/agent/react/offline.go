@@ -161,16 +161,19 @@ func (a *Agent) draftNode(ctx context.Context, rc *graph.RunContext, s offline) 
 	return s, rc.Trace(graph.TypeThought, "Draft: "+s.Draft)
 }
 
-// extractOptions ranks the answer's sentences by meaning too when the
-// index compares texts by meaning (each sentence by how close its chunk's
-// stored vector is to the question); by words alone otherwise.
+// extractOptions weighs the question's words by how rare they are in the
+// whole index, and ranks sections by meaning too when the index compares
+// texts by meaning (by how close each chunk's stored vector is to the
+// question).
 func (a *Agent) extractOptions(ctx context.Context, question string) ExtractOptions {
-	if a.fns == nil || !a.fns.ComparesMeaning() {
+	if a.fns == nil {
 		return ExtractOptions{}
 	}
-	return ExtractOptions{
-		Related: func(ids []int64) (map[int64]float64, error) { return a.fns.Relatedness(ctx, question, ids) },
+	opt := ExtractOptions{DocFreq: func(terms []string) (map[string]int, int, error) { return a.fns.DocFreq(ctx, terms) }}
+	if a.fns.ComparesMeaning() {
+		opt.Related = func(ids []int64) (map[int64]float64, error) { return a.fns.Relatedness(ctx, question, ids) }
 	}
+	return opt
 }
 
 // checkNode reflects on the draft with the lexical checker and gives the

@@ -113,7 +113,7 @@ func (a *Agent) relevance(question, answer string, ps *Passages) Verdict {
 func styleVerdict(answer string, lang Lang) Verdict {
 	var sents []segment
 	for _, seg := range splitAnswer(answer) {
-		if !seg.Code {
+		if !seg.Code && !seg.Note {
 			sents = append(sents, seg)
 		}
 	}
