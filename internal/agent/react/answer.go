@@ -148,6 +148,7 @@ func (a *Agent) result(res *Result, answer string, refl Reflection, ps *Passages
 	answer, ps = renumber(answer, ps)
 	res.Answer = answer
 	claims := a.Checker().Check(answer, ps)
+	a.Checker().About(res.Question, claims)
 	if answer == notFound(LangJapanese) || answer == notFound(LangEnglish) {
 		claims = nil // saying nothing was found asserts nothing
 		res.NotFound = true
@@ -211,6 +212,15 @@ func citations(answer string, claims []Claim, ps *Passages) []Citation {
 		out = append(out, citation(n, h, quote))
 	}
 	return out
+}
+
+// notMentioned is the answer when the question names what the index never
+// mentions.
+func notMentioned(lang Lang, names []string) string {
+	if lang == LangJapanese {
+		return "ナレッジベースには " + strings.Join(names, "、") + " についての記述がありません。"
+	}
+	return "The knowledge base does not mention " + strings.Join(names, " or ") + "."
 }
 
 // notFound is the answer when the index has nothing on the question.

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/sagasu-dev/sagasu/internal/analyze"
 	"github.com/sagasu-dev/sagasu/internal/clip"
@@ -27,6 +28,11 @@ type Claim struct {
 	Supported bool    `json:"supported"`
 	Support   float64 `json:"support"` // share of the claim's words found in its cited passages
 	Reason    string  `json:"reason,omitempty"`
+	// Answers is set on a sentence that speaks to the question: it holds
+	// at least two of the question's key terms (all of them when there are
+	// fewer). A supported sentence without it is backed by its passage but
+	// not about what was asked.
+	Answers bool `json:"answers"`
 	// Code marks a block quoted verbatim (a fenced code block or a
 	// table), backed by containment.
 	Code bool `json:"code,omitempty"`
@@ -374,4 +380,77 @@ func first(s []string, n int) []string {
 		return s[:n]
 	}
 	return s
+}
+
+// Cite gives each sentence of answer that cites nothing the passage of ps
+// that backs it best, when one does: a correct sentence a model wrote
+// without a marker is kept and cited, not dropped. It returns the answer
+// with the markers added and how many sentences it cited.
+func (c Checker) Cite(answer string, ps *Passages) (string, int) {
+	minSupport := c.MinSupport
+	if minSupport <= 0 {
+		minSupport = DefaultMinSupport
+	}
+	segs := splitAnswer(answer)
+	inherit(answer, segs)
+	type insert struct {
+		at int
+		n  int
+	}
+	var adds []insert
+	for _, seg := range segs {
+		if seg.Code || seg.Note || len(seg.Cites) > 0 {
+			continue
+		}
+		best, bestSupport := 0, 0.0
+		for n := 1; n <= ps.Len(); n++ {
+			cl := c.claim(seg.Text, []int{n}, ps, minSupport)
+			if !cl.Checked {
+				break // too short to state anything: nothing to cite
+			}
+			if cl.Supported && cl.Support > bestSupport {
+				best, bestSupport = n, cl.Support
+			}
+		}
+		if best > 0 {
+			adds = append(adds, insert{seg.End, best})
+		}
+	}
+	for i := len(adds) - 1; i >= 0; i-- {
+		at, m := adds[i].at, marker([]int{adds[i].n})
+		// The marker goes before the sentence's stop: "… it [2]." and
+		// "…します[2]。".
+		switch last, size := utf8.DecodeLastRuneInString(answer[:at]); {
+		case last == '。' || last == '：':
+			at -= size
+		case strings.ContainsRune(".!?:", last):
+			at -= size
+			m = " " + m
+		default:
+			m = " " + m
+		}
+		answer = answer[:at] + m + answer[at:]
+	}
+	return answer, len(adds)
+}
+
+// About marks the claims that speak to question (Claim.Answers): their
+// own words hold at least two of its key terms, or all when it has fewer.
+func (c Checker) About(question string, claims []Claim) {
+	q := topicTerms(c.An, question)
+	need := min(2, len(q))
+	for i := range claims {
+		cl := &claims[i]
+		if !cl.Checked || cl.Code {
+			continue
+		}
+		have := set(c.An.Terms(splitIdentifiers(cl.Text)))
+		n := 0
+		for _, t := range q {
+			if have[t] {
+				n++
+			}
+		}
+		cl.Answers = need > 0 && n >= need
+	}
 }

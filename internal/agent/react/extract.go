@@ -2,9 +2,7 @@ package react
 
 import (
 	"cmp"
-	"fmt"
 	"math"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -184,10 +182,18 @@ func splitIdentifiers(s string) string {
 // is short. Sections in the question's language come first. It returns ""
 // when no section carries enough of the question to answer it.
 func Extract(an *analyze.Analyzer, question string, hits []doc.Hit, ps *Passages, opt ExtractOptions) string {
+	answer, _ := extract(an, question, hits, ps, opt)
+	return answer
+}
+
+// extract is Extract that also says, when it finds no answer because the
+// question names what the knowledge base never mentions (a product, a
+// name in code), those names.
+func extract(an *analyze.Analyzer, question string, hits []doc.Hit, ps *Passages, opt ExtractOptions) (string, []string) {
 	q := topicTerms(an, question)
 	lang := detectLang(question)
 	if len(hits) == 0 || len(q) == 0 {
-		return ""
+		return "", nil
 	}
 	// Sections in the question's language when the results have any.
 	idx := make([]int, 0, len(hits))
@@ -232,49 +238,97 @@ func Extract(an *analyze.Analyzer, question string, hits []doc.Hit, ps *Passages
 		all = append(all, u)
 	}
 	idf := idfOver(all)
+	// A name the question uses (capitalised, in code, an identifier) that
+	// no retrieved section has, and, when the index can say, no chunk of
+	// the whole index either, is one the knowledge base does not mention.
+	inAny := func(t string) bool {
+		for _, u := range all {
+			if u[t] {
+				return true
+			}
+		}
+		return false
+	}
+	var absent []string
+	absentTerms := map[string]bool{}
+	var nameTerms [][]string
+	for _, n := range names(question) {
+		nameTerms = append(nameTerms, an.Terms(splitIdentifiers(n)))
+	}
+	asked := slices.Clone(q)
+	for _, ts := range nameTerms {
+		asked = append(asked, ts...)
+	}
+	var df map[string]int
 	if opt.DocFreq != nil {
-		if df, n, err := opt.DocFreq(q); err == nil && n > 0 {
+		if d, n, err := opt.DocFreq(asked); err == nil && n > 0 {
+			df = d
 			idf = func(t string) float64 {
 				d := float64(df[t])
 				return math.Log(1 + (float64(n)-d+0.5)/(d+0.5))
 			}
 		}
 	}
+	for i, n := range names(question) {
+		missing := len(nameTerms[i]) > 0
+		for _, t := range nameTerms[i] {
+			if inAny(t) || df != nil && df[t] > 0 {
+				missing = false
+			}
+		}
+		if missing {
+			absent = append(absent, n)
+			for _, t := range nameTerms[i] {
+				absentTerms[t] = true
+			}
+		}
+	}
 	def := asksDefault.MatchString(question)
+	name := asksOption.MatchString(question)
 	type ranked struct {
 		i int
 		sectionScore
 	}
 	var rs []ranked
 	for rank, i := range idx {
+		if !quotable(hits[i].Chunk.Text) {
+			continue
+		}
 		s := scoreSection(q, idf, heads[i], leafTerms(an, hits[i]), bodies[i], rank, related[hits[i].Chunk.ID])
 		s.score += 0.6 * phraseShare(q, idf, pairs[i])
+		// Asked for a default, a section that states one; asked which
+		// option or setting, an option's reference section (its heading
+		// is one identifier, its text states the type).
 		if def && statesDefaultIn(hits[i].Chunk.Text) {
+			s.score += 0.3
+		}
+		if name && optionSection(hits[i]) {
 			s.score += 0.3
 		}
 		rs = append(rs, ranked{i, s})
 	}
+	if len(rs) == 0 {
+		return "", absent
+	}
 	slices.SortStableFunc(rs, func(a, b ranked) int { return cmp.Compare(b.score, a.score) })
-	if os.Getenv("DEBUG_EXTRACT") != "" { // DEBUG
+	best := rs[0]
+	// Nothing answers when the best section holds too little of what the
+	// question asks about, or when the question names what the knowledge
+	// base never mentions and the section does not hold most of the rest.
+	if len(absent) > 0 {
+		var total, missing float64
 		for _, t := range q {
-			fmt.Fprintf(os.Stderr, "%s=%.2f ", t, idf(t))
-		}
-		fmt.Fprintln(os.Stderr)
-		for _, r := range rs {
-			var in []string
-			for _, t := range q {
-				if heads[r.i][t] || bodies[r.i][t] {
-					in = append(in, t)
-				}
+			total += idf(t)
+			if absentTerms[t] {
+				missing += idf(t)
 			}
-			fmt.Fprintf(os.Stderr, "%.2f h=%.2f b=%.2f %s %s %s %v\n", r.score, r.heading, r.body, detectLang(hits[r.i].Chunk.Text), hits[r.i].Source.URI, hits[r.i].Chunk.HeadingPath(), in)
+		}
+		if rest := total - missing; rest <= 0 || best.any*total/rest < 0.6 {
+			return "", absent
 		}
 	}
-	best := rs[0]
-	// Nothing answers when the best section holds under half of what the
-	// question asks about, in its heading and text together.
-	if best.heading+best.body < minCoverage && max(best.heading, best.body) < minCoverage {
-		return ""
+	if best.any < minCoverage {
+		return "", nil
 	}
 	var b strings.Builder
 	first := blocksOf(hits[best.i].Chunk.Text)
@@ -300,19 +354,22 @@ func Extract(an *analyze.Analyzer, question string, hits []doc.Hit, ps *Passages
 			b.WriteString(renderSection(an, q, sectionTitle(hits[second.i]), blocksOf(hits[second.i].Chunk.Text), ps.Add(hits[second.i])[0], lang))
 		}
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 // minCoverage is the share of the question's key-term weight the best
-// section must hold, in its heading or its text, to be an answer.
-const minCoverage = 0.5
+// section must hold, in its heading and text, to be an answer.
+const minCoverage = 0.25
+
+// anchorAnywhere is a heading's explicit anchor wherever it stands.
+var anchorAnywhere = regexp.MustCompile(`\s*\{#[^}]*\}`)
 
 // sectionTitle is a section's heading path as a reader sees it, without
 // markup.
 func sectionTitle(h doc.Hit) string {
 	parts := make([]string, 0, len(h.Chunk.Heading))
 	for _, p := range h.Chunk.Heading {
-		p = anchorRE.ReplaceAllString(p, "")
+		p = anchorAnywhere.ReplaceAllString(p, "")
 		if i := strings.Index(p, " <"); i > 0 { // a badge
 			p = p[:i]
 		}
@@ -407,6 +464,40 @@ func leafTerms(an *analyze.Analyzer, h doc.Hit) map[string]bool {
 		leaf = leaf[:i]
 	}
 	return set(an.Terms(splitIdentifiers(anchorRE.ReplaceAllString(stripCode(leaf), ""))))
+}
+
+// asksOption matches a question for the name of an option, setting,
+// key, flag or command to write.
+var asksOption = regexp.MustCompile(`(?i)\b(?:which|what)\b[^?]*\b(?:option|setting|config\w*|key|flag|property|field)\b|設定|オプション|キー|項目`)
+
+// typeLine is a reference page's "- Type: ..." line.
+var typeLine = regexp.MustCompile(`(?m)^\s*(?:[-*+]\s+)?\**(?:Type|型)\s*[:：]\**\s*\S`)
+
+// optionRE is a heading that names one identifier.
+var optionRE = regexp.MustCompile(`^[A-Za-z_$][\w.$-]*$`)
+
+// optionSection reports an option's reference section: its own heading is
+// one identifier and its text states the option's type.
+func optionSection(h doc.Hit) bool {
+	if len(h.Chunk.Heading) == 0 {
+		return false
+	}
+	leaf := h.Chunk.Heading[len(h.Chunk.Heading)-1]
+	if i := strings.Index(leaf, " <"); i > 0 {
+		leaf = leaf[:i]
+	}
+	leaf = strings.Trim(strings.TrimSpace(anchorRE.ReplaceAllString(leaf, "")), "`")
+	return optionRE.MatchString(leaf) && typeLine.MatchString(h.Chunk.Text)
+}
+
+// quotable reports a section with something to quote besides headings.
+func quotable(text string) bool {
+	for _, b := range blocksOf(text) {
+		if b.kind != blockHeading {
+			return true
+		}
+	}
+	return false
 }
 
 // statesDefaultIn reports a section with a line that states a default.

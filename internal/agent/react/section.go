@@ -58,6 +58,16 @@ var tagLine = regexp.MustCompile(`^</?[A-Za-z][\w.-]*(\s[^>]*)?/?>$`)
 // inlineTag is HTML markup inside a line of prose (<br />, <kbd>).
 var inlineTag = regexp.MustCompile(`</?(?:br|kbd|code|em|strong|b|i|span|p|sup|sub)\b[^>]*>`)
 
+// tabsOpen and tabsClose are the lines that open and close a group of
+// tabs in MDX.
+var (
+	tabsOpen  = regexp.MustCompile(`^<(?:Tabs|PackageManagerTabs|CodeGroup)\b`)
+	tabsClose = regexp.MustCompile(`^</(?:Tabs|PackageManagerTabs|CodeGroup)>`)
+)
+
+// imageRE is a markdown image: it is not quoted.
+var imageRE = regexp.MustCompile(`!\[[^\]]*\]\([^)]*\)`)
+
 // includeLine is a documentation tool's include of a file ({* path *}).
 var includeLine = regexp.MustCompile(`^\{\*.*\*\}$`)
 
@@ -83,6 +93,9 @@ func blocksOf(text string) []block {
 		cur = nil
 	}
 	i := 0
+	// Inside a group of tabs (::: code-group, <Tabs>, <PackageManagerTabs>)
+	// the code blocks are alternatives: the first is quoted.
+	group, groupCode := false, false
 	// Front matter.
 	for i < len(lines) && strings.TrimSpace(lines[i]) == "" {
 		i++
@@ -109,6 +122,8 @@ func blocksOf(text string) []block {
 		switch {
 		case fence.MatchString(line):
 			flush()
+			skip := group && groupCode
+			groupCode = groupCode || group
 			open := t
 			indent := line[:len(line)-len(strings.TrimLeft(line, " \t"))]
 			code := block{kind: blockCode, lines: []string{fenceInfo(strings.TrimPrefix(line, indent))}}
@@ -128,7 +143,17 @@ func blocksOf(text string) []block {
 			if !closed {
 				code.lines = append(code.lines, open[:3])
 			}
-			out = append(out, code)
+			if !skip {
+				out = append(out, code)
+			}
+			continue
+		case strings.HasPrefix(t, "::: code-group") || tabsOpen.MatchString(t):
+			flush()
+			group, groupCode = true, false
+			continue
+		case group && (t == ":::" || tabsClose.MatchString(t)):
+			flush()
+			group = false
 			continue
 		case t == "":
 			flush()
@@ -167,6 +192,9 @@ func blocksOf(text string) []block {
 			cur.lines[len(cur.lines)-1] += " " + tidyLine(t)
 			continue
 		}
+		if tidyLine(t) == "" {
+			continue
+		}
 		if cur == nil || cur.kind != blockProse {
 			flush()
 			cur = &block{kind: blockProse}
@@ -190,6 +218,7 @@ func fenceInfo(line string) string {
 
 // tidyLine drops inline markup from a line of prose and trims it.
 func tidyLine(s string) string {
+	s = imageRE.ReplaceAllString(s, "")
 	s = inlineTag.ReplaceAllString(s, " ")
 	s = strings.Join(strings.Fields(s), " ")
 	if m := listMark.FindString(s); m != "" {
@@ -220,6 +249,7 @@ type sectionScore struct {
 	score   float64
 	heading float64 // share of the question's weight in the heading path
 	body    float64 // share of it in the text
+	any     float64 // share of it in either
 }
 
 func scoreSection(q []string, idf func(string) float64, head, leaf, body map[string]bool, rank int, related float64) sectionScore {
@@ -240,7 +270,7 @@ func scoreSection(q []string, idf func(string) float64, head, leaf, body map[str
 	if total == 0 {
 		return sectionScore{}
 	}
-	s := sectionScore{heading: inHead / total, body: inBody / total}
+	s := sectionScore{heading: inHead / total, body: inBody / total, any: inAny / total}
 	// A section titled with the question's words is about it: the share
 	// of its own heading's words that the question uses.
 	about := 0.0
@@ -272,7 +302,7 @@ func renderSection(an analyzer, q []string, title string, blocks []block, n int,
 	}
 	keep := chooseBlocks(an, q, blocks)
 	for i, bl := range blocks {
-		if !keep[i] {
+		if !keep[i] || dangling(blocks, keep, i) {
 			continue
 		}
 		b.WriteString("\n\n")
@@ -288,6 +318,24 @@ func renderSection(an analyzer, q []string, title string, blocks []block, n int,
 		}
 	}
 	return b.String()
+}
+
+// dangling reports a paragraph that leads into something ("Example
+// result:") that is not quoted after it: an image, a component, a block
+// left out.
+func dangling(blocks []block, keep []bool, i int) bool {
+	if blocks[i].kind != blockProse {
+		return false
+	}
+	t := strings.TrimSpace(blocks[i].text())
+	if !strings.HasSuffix(t, ":") && !strings.HasSuffix(t, "：") {
+		return false
+	}
+	if i+1 >= len(blocks) || !keep[i+1] {
+		return true
+	}
+	k := blocks[i+1].kind
+	return k == blockProse || k == blockHeading
 }
 
 // analyzer is what rendering needs of the analyzer.
