@@ -303,3 +303,10 @@ func (f *Functions) ComparesMeaning() bool { return f.t.engine.ComparesMeaning()
 func (f *Functions) Relatedness(ctx context.Context, text string, ids []int64) (map[int64]float64, error) {
 	return f.t.engine.Relatedness(ctx, text, ids)
 }
+
+// DocFreq gives how many chunks of the index hold each term (analysed as
+// the index analyses text) and how many chunks there are: how rare a word
+// of a question is in the whole knowledge base.
+func (f *Functions) DocFreq(ctx context.Context, terms []string) (map[string]int, int, error) {
+	return f.t.engine.DocFreq(ctx, terms)
+}

@@ -38,6 +38,9 @@ type Result struct {
 	Model      string        `json:"model,omitempty"`
 	Turns      int           `json:"turns"`
 	Usage      graph.Tokens  `json:"usage"`
+	// NotFound is set when the answer says the knowledge base does not
+	// answer the question.
+	NotFound bool `json:"notFound,omitempty"`
 	// Stopped says why a guard or limit ended the run early ("" when it
 	// finished on its own); the answer is then the best one so far.
 	Stopped string `json:"stopped,omitempty"`
@@ -142,10 +145,13 @@ func (a *Agent) lang(question string) Lang {
 
 // result fills res with the answer, its claims, reflection and citations.
 func (a *Agent) result(res *Result, answer string, refl Reflection, ps *Passages) {
+	answer, ps = renumber(answer, ps)
 	res.Answer = answer
 	claims := a.Checker().Check(answer, ps)
+	a.Checker().About(res.Question, claims)
 	if answer == notFound(LangJapanese) || answer == notFound(LangEnglish) {
 		claims = nil // saying nothing was found asserts nothing
+		res.NotFound = true
 	}
 	res.Claims = claims
 	if res.Claims == nil {
@@ -206,6 +212,15 @@ func citations(answer string, claims []Claim, ps *Passages) []Citation {
 		out = append(out, citation(n, h, quote))
 	}
 	return out
+}
+
+// notMentioned is the answer when the question names what the index never
+// mentions.
+func notMentioned(lang Lang, names []string) string {
+	if lang == LangJapanese {
+		return "ナレッジベースには " + strings.Join(names, "、") + " についての記述がありません。"
+	}
+	return "The knowledge base does not mention " + strings.Join(names, " or ") + "."
 }
 
 // notFound is the answer when the index has nothing on the question.

@@ -86,7 +86,7 @@ var markerRE = regexp.MustCompile(`\[(\d+(?:\s*,\s*\d+)*)\]`)
 // citedIn returns the distinct passage numbers cited in s, in order.
 func citedIn(s string) []int {
 	var ns []int
-	for _, m := range markerRE.FindAllStringSubmatch(s, -1) {
+	for _, m := range markerRE.FindAllStringSubmatch(outsideCode(s), -1) {
 		for _, f := range strings.Split(m[1], ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(f))
 			if err == nil && !slices.Contains(ns, n) {
@@ -121,4 +121,68 @@ func citation(n int, h doc.Hit, quote string) Citation {
 		Heading: h.Chunk.HeadingPath(), Lines: [2]int{h.Chunk.StartLine, h.Chunk.EndLine},
 		Quote: quote,
 	}
+}
+
+// outsideCode is s with its fenced code blocks and inline code spans
+// blanked out, so that an index such as arr[1] is not read as a citation.
+func outsideCode(s string) string {
+	if !strings.Contains(s, "`") && !strings.Contains(s, "~~~") {
+		return s
+	}
+	var b strings.Builder
+	inFence := false
+	for i, line := range strings.Split(s, "\n") {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		if fence.MatchString(line) || inFence {
+			if fence.MatchString(line) {
+				inFence = !inFence
+			}
+			b.WriteString(strings.Repeat(" ", len(line)))
+			continue
+		}
+		b.WriteString(codeRE.ReplaceAllStringFunc(line, func(c string) string { return strings.Repeat(" ", len(c)) }))
+	}
+	return b.String()
+}
+
+// renumber numbers an answer's citations in the order they first appear,
+// from [1], and returns the passages in that numbering: the cited ones
+// first, then the rest in their run's order. Code is left as it is.
+func renumber(answer string, ps *Passages) (string, *Passages) {
+	order := citedIn(answer)
+	to := map[int]int{}
+	var out Passages
+	for _, n := range order {
+		if h, ok := ps.Get(n); ok {
+			to[n] = out.Add(h)[0]
+		}
+	}
+	out.Add(ps.All()...)
+	same := true
+	for n, m := range to {
+		same = same && n == m
+	}
+	if same {
+		return answer, &out
+	}
+	blank := outsideCode(answer)
+	var b strings.Builder
+	last := 0
+	for _, loc := range markerRE.FindAllStringSubmatchIndex(blank, -1) {
+		b.WriteString(answer[last:loc[0]])
+		var ns []string
+		for _, f := range strings.Split(answer[loc[2]:loc[3]], ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if m, ok := to[n]; err == nil && ok {
+				n = m
+			}
+			ns = append(ns, strconv.Itoa(n))
+		}
+		b.WriteString("[" + strings.Join(ns, ", ") + "]")
+		last = loc[1]
+	}
+	b.WriteString(answer[last:])
+	return b.String(), &out
 }

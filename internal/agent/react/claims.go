@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/sagasu-dev/sagasu/internal/analyze"
 	"github.com/sagasu-dev/sagasu/internal/clip"
@@ -27,7 +28,13 @@ type Claim struct {
 	Supported bool    `json:"supported"`
 	Support   float64 `json:"support"` // share of the claim's words found in its cited passages
 	Reason    string  `json:"reason,omitempty"`
-	// Code marks a fenced code block, backed by verbatim containment.
+	// Answers is set on a sentence that speaks to the question: it holds
+	// at least two of the question's key terms (all of them when there are
+	// fewer). A supported sentence without it is backed by its passage but
+	// not about what was asked.
+	Answers bool `json:"answers"`
+	// Code marks a block quoted verbatim (a fenced code block or a
+	// table), backed by containment.
 	Code bool `json:"code,omitempty"`
 	// Start and End are the claim's byte span in the answer.
 	Start int `json:"-"`
@@ -48,30 +55,77 @@ var numberRE = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
 // codeRE finds inline code spans.
 var codeRE = regexp.MustCompile("`([^`]+)`")
 
-// Check splits answer into sentences and code blocks and judges each
-// against the passages it cites. A code block is backed when a passage
-// cited by the sentence before it contains it verbatim.
+// Check splits answer into sentences and blocks (fenced code, tables)
+// and judges each against the passages it cites. A sentence without a
+// marker of its own is cited by the next marker of its paragraph (a
+// paragraph that ends "… [1]" cites [1] for each of its sentences). A
+// block is backed when a passage cited by the nearest sentence before it
+// (after it, when none is before) contains it verbatim.
 func (c Checker) Check(answer string, ps *Passages) []Claim {
 	minSupport := c.MinSupport
 	if minSupport <= 0 {
 		minSupport = DefaultMinSupport
 	}
+	segs := splitAnswer(answer)
+	inherit(answer, segs)
 	var claims []Claim
-	for _, seg := range splitAnswer(answer) {
+	for i, seg := range segs {
 		var cl Claim
-		if seg.Code {
-			var prev []int
-			if len(claims) > 0 {
-				prev = claims[len(claims)-1].Citations
-			}
-			cl = c.codeClaim(seg.Text, prev, ps)
-		} else {
-			cl = c.claim(seg.Text, ps, minSupport)
+		switch {
+		case seg.Note:
+			cl = Claim{Text: stripMarkers(seg.Text), Citations: seg.Cites}
+		case seg.Code:
+			cl = c.codeClaim(seg.Text, blockCites(segs, i), ps)
+		default:
+			cl = c.claim(seg.Text, seg.Cites, ps, minSupport)
+		}
+		if cl.Citations == nil {
+			cl.Citations = []int{}
 		}
 		cl.Start, cl.End = seg.Start, seg.End
 		claims = append(claims, cl)
 	}
 	return claims
+}
+
+// labelRE is a line in bold alone, with its markers: a title, not a claim.
+var labelRE = regexp.MustCompile(`^\*\*[^*]+\*\*(?:\s*\[\d+(?:\s*,\s*\d+)*\])*$`)
+
+// blockCites are the citations that back block i: those of the nearest
+// sentence before it, else of the nearest after it.
+func blockCites(segs []segment, i int) []int {
+	for j := i - 1; j >= 0; j-- {
+		if !segs[j].Code && len(segs[j].Cites) > 0 {
+			return segs[j].Cites
+		}
+	}
+	for j := i + 1; j < len(segs); j++ {
+		if !segs[j].Code && len(segs[j].Cites) > 0 {
+			return segs[j].Cites
+		}
+	}
+	return nil
+}
+
+// inherit gives each sentence its markers, or, when it has none, those of
+// the next marked sentence of its paragraph (no blank line or block
+// between them).
+func inherit(answer string, segs []segment) {
+	for i := range segs {
+		if segs[i].Code {
+			continue
+		}
+		segs[i].Cites = citedIn(segs[i].Text)
+	}
+	for i := len(segs) - 2; i >= 0; i-- {
+		s, next := &segs[i], segs[i+1]
+		if s.Code || next.Code || next.Note && labelRE.MatchString(next.Text) || len(s.Cites) > 0 || len(next.Cites) == 0 {
+			continue
+		}
+		if gap := answer[s.End:next.Start]; strings.Count(gap, "\n") < 2 {
+			s.Cites = next.Cites
+		}
+	}
 }
 
 // codeClaim judges a code block by verbatim containment.
@@ -107,28 +161,51 @@ func codeBody(block string) string {
 	return strings.Join(lines, "\n")
 }
 
-// squash drops all white space, so indentation does not decide containment.
+// squash drops all white space and the lines only documentation tooling
+// reads, so indentation and those lines do not decide containment.
 func squash(s string) string {
-	return strings.Join(strings.Fields(s), "")
+	var b strings.Builder
+	for _, line := range strings.Split(s, "\n") {
+		if codeNoise.MatchString(line) {
+			continue
+		}
+		for _, f := range strings.Fields(line) {
+			b.WriteString(f)
+		}
+	}
+	return b.String()
 }
 
-// segment is a sentence or a fenced code block of an answer.
+// segment is a sentence or a block of an answer quoted verbatim (a fenced
+// code block or a table).
 type segment struct {
 	Text       string
 	Start, End int
 	Code       bool
+	// Note marks a line that states nothing: the answer's own note on a
+	// cut block, or a label (a section's title in bold).
+	Note bool
+	// Cites are the passages the sentence cites (its own markers, or its
+	// paragraph's).
+	Cites []int
 }
 
-// splitAnswer cuts an answer into code blocks and the sentences between.
+// splitAnswer cuts an answer into code blocks, tables, notes on cut
+// blocks and the sentences between.
 func splitAnswer(answer string) []segment {
 	var out []segment
 	prose := func(from, to int) {
 		for _, s := range splitSentences(answer[from:to]) {
-			out = append(out, segment{Text: s.Text, Start: from + s.Start, End: from + s.End})
+			out = append(out, segment{Text: s.Text, Start: from + s.Start, End: from + s.End,
+				Note: cutNoteRE.MatchString(s.Text) || labelRE.MatchString(s.Text)})
 		}
 	}
 	pos, proseFrom := 0, 0
-	open := -1
+	open, table := -1, -1
+	endTable := func(at int) {
+		out = append(out, segment{Text: answer[table:at], Start: table, End: at, Code: true})
+		table, proseFrom = -1, at
+	}
 	for pos < len(answer) {
 		end := strings.IndexByte(answer[pos:], '\n')
 		lineEnd := len(answer)
@@ -136,7 +213,12 @@ func splitAnswer(answer string) []segment {
 			lineEnd = pos + end
 		}
 		line := answer[pos:lineEnd]
-		if fence.MatchString(line) {
+		isTable := open < 0 && strings.HasPrefix(strings.TrimSpace(line), "|")
+		if table >= 0 && !isTable {
+			endTable(pos - 1)
+		}
+		switch {
+		case fence.MatchString(line):
 			if open < 0 {
 				prose(proseFrom, pos)
 				open = pos
@@ -145,19 +227,25 @@ func splitAnswer(answer string) []segment {
 				open = -1
 				proseFrom = lineEnd
 			}
+		case isTable && table < 0:
+			prose(proseFrom, pos)
+			table = pos
 		}
 		pos = lineEnd + 1
 	}
-	if open >= 0 { // an unclosed fence: the rest is code
+	switch {
+	case open >= 0: // an unclosed fence: the rest is code
 		out = append(out, segment{Text: answer[open:], Start: open, End: len(answer), Code: true})
-	} else if proseFrom < len(answer) {
+	case table >= 0:
+		endTable(len(answer))
+	case proseFrom < len(answer):
 		prose(proseFrom, len(answer))
 	}
 	return out
 }
 
-func (c Checker) claim(sentence string, ps *Passages, minSupport float64) Claim {
-	cl := Claim{Text: stripMarkers(sentence), Citations: citedIn(sentence)}
+func (c Checker) claim(sentence string, cites []int, ps *Passages, minSupport float64) Claim {
+	cl := Claim{Text: stripMarkers(sentence), Citations: cites}
 	if cl.Citations == nil {
 		cl.Citations = []int{}
 	}
@@ -292,4 +380,77 @@ func first(s []string, n int) []string {
 		return s[:n]
 	}
 	return s
+}
+
+// Cite gives each sentence of answer that cites nothing the passage of ps
+// that backs it best, when one does: a correct sentence a model wrote
+// without a marker is kept and cited, not dropped. It returns the answer
+// with the markers added and how many sentences it cited.
+func (c Checker) Cite(answer string, ps *Passages) (string, int) {
+	minSupport := c.MinSupport
+	if minSupport <= 0 {
+		minSupport = DefaultMinSupport
+	}
+	segs := splitAnswer(answer)
+	inherit(answer, segs)
+	type insert struct {
+		at int
+		n  int
+	}
+	var adds []insert
+	for _, seg := range segs {
+		if seg.Code || seg.Note || len(seg.Cites) > 0 {
+			continue
+		}
+		best, bestSupport := 0, 0.0
+		for n := 1; n <= ps.Len(); n++ {
+			cl := c.claim(seg.Text, []int{n}, ps, minSupport)
+			if !cl.Checked {
+				break // too short to state anything: nothing to cite
+			}
+			if cl.Supported && cl.Support > bestSupport {
+				best, bestSupport = n, cl.Support
+			}
+		}
+		if best > 0 {
+			adds = append(adds, insert{seg.End, best})
+		}
+	}
+	for i := len(adds) - 1; i >= 0; i-- {
+		at, m := adds[i].at, marker([]int{adds[i].n})
+		// The marker goes before the sentence's stop: "… it [2]." and
+		// "…します[2]。".
+		switch last, size := utf8.DecodeLastRuneInString(answer[:at]); {
+		case last == '。' || last == '：':
+			at -= size
+		case strings.ContainsRune(".!?:", last):
+			at -= size
+			m = " " + m
+		default:
+			m = " " + m
+		}
+		answer = answer[:at] + m + answer[at:]
+	}
+	return answer, len(adds)
+}
+
+// About marks the claims that speak to question (Claim.Answers): their
+// own words hold at least two of its key terms, or all when it has fewer.
+func (c Checker) About(question string, claims []Claim) {
+	q := topicTerms(c.An, question)
+	need := min(2, len(q))
+	for i := range claims {
+		cl := &claims[i]
+		if !cl.Checked || cl.Code {
+			continue
+		}
+		have := set(c.An.Terms(splitIdentifiers(cl.Text)))
+		n := 0
+		for _, t := range q {
+			if have[t] {
+				n++
+			}
+		}
+		cl.Answers = need > 0 && n >= need
+	}
 }

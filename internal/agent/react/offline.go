@@ -39,7 +39,10 @@ type offline struct {
 	Hits  []doc.Hit `json:"hits"`
 	Found []int     `json:"found"`
 	Draft string    `json:"draft"`
-	Turns int       `json:"turns"`
+	// Absent are names the question uses that the knowledge base never
+	// mentions, when that is why nothing answers.
+	Absent []string `json:"absent,omitempty"`
+	Turns  int      `json:"turns"`
 	// Answer and Reflection are the checked answer.
 	Answer     string     `json:"answer"`
 	Reflection Reflection `json:"reflection"`
@@ -110,6 +113,9 @@ func (a *Agent) answer(ctx context.Context, question string, onEvent func(graph.
 		return res, fmt.Errorf("answer offline: %w", out.Err)
 	}
 	a.result(res, final.Answer, final.Reflection, final.passages())
+	if final.Draft == "" {
+		res.NotFound, res.Claims = true, []Claim{} // saying nothing was found asserts nothing
+	}
 	res.TookMs = time.Since(start).Milliseconds()
 	return res, nil
 }
@@ -148,8 +154,8 @@ func (a *Agent) searchNode(ctx context.Context, rc *graph.RunContext, s offline)
 // question's words matched chunks but no sentence, it asks for one more
 // search with the topic words alone.
 func (a *Agent) draftNode(ctx context.Context, rc *graph.RunContext, s offline) (offline, error) {
-	s.Draft = Extract(a.an, s.Question, s.found(), s.passages(), a.extractOptions(ctx, s.Question))
-	if s.Draft == "" && len(s.Found) > 0 && !s.Retried {
+	s.Draft, s.Absent = extract(a.an, s.Question, s.found(), s.passages(), a.extractOptions(ctx, s.Question))
+	if s.Draft == "" && len(s.Found) > 0 && !s.Retried && len(s.Absent) == 0 {
 		if q := a.contentQuery(s.Question); q != "" && q != s.Question {
 			s.Query, s.Retried = q, true
 			return s, nil
@@ -161,16 +167,19 @@ func (a *Agent) draftNode(ctx context.Context, rc *graph.RunContext, s offline) 
 	return s, rc.Trace(graph.TypeThought, "Draft: "+s.Draft)
 }
 
-// extractOptions ranks the answer's sentences by meaning too when the
-// index compares texts by meaning (each sentence by how close its chunk's
-// stored vector is to the question); by words alone otherwise.
+// extractOptions weighs the question's words by how rare they are in the
+// whole index, and ranks sections by meaning too when the index compares
+// texts by meaning (by how close each chunk's stored vector is to the
+// question).
 func (a *Agent) extractOptions(ctx context.Context, question string) ExtractOptions {
-	if a.fns == nil || !a.fns.ComparesMeaning() {
+	if a.fns == nil {
 		return ExtractOptions{}
 	}
-	return ExtractOptions{
-		Related: func(ids []int64) (map[int64]float64, error) { return a.fns.Relatedness(ctx, question, ids) },
+	opt := ExtractOptions{DocFreq: func(terms []string) (map[string]int, int, error) { return a.fns.DocFreq(ctx, terms) }}
+	if a.fns.ComparesMeaning() {
+		opt.Related = func(ids []int64) (map[int64]float64, error) { return a.fns.Relatedness(ctx, question, ids) }
 	}
+	return opt
 }
 
 // checkNode reflects on the draft with the lexical checker and gives the
@@ -179,6 +188,10 @@ func (a *Agent) checkNode(_ context.Context, rc *graph.RunContext, s offline) (o
 	if s.Draft == "" {
 		s.Answer = notFound(s.Lang)
 		s.Reflection = Reflection{Relevance: Verdict{Note: "nothing in the index answers the question"}}
+		if len(s.Absent) > 0 {
+			s.Answer = notMentioned(s.Lang, s.Absent)
+			s.Reflection.Relevance.Note = "the index never mentions " + strings.Join(s.Absent, ", ")
+		}
 		return s, rc.Trace(graph.TypeAnswer, s.Answer)
 	}
 	s.Answer, s.Reflection = a.reflect(s.Question, s.Draft, s.passages(), s.Lang)

@@ -24,11 +24,13 @@ func isPolite(s string) bool {
 }
 
 // reflect checks a draft for accuracy (each sentence backed by the passages
-// it cites), relevance (it speaks to the question's words) and style (the
+// it cites; a sentence that cites nothing is first given the passage that
+// backs it, when one does), relevance (it speaks to the question's words) and style (the
 // question's language; です・ます in Japanese), drops the sentences that fail
 // accuracy, and returns the revised answer with the verdicts.
 func (a *Agent) reflect(question, draft string, ps *Passages, lang Lang) (string, Reflection) {
 	var refl Reflection
+	draft, cited := a.Checker().Cite(draft, ps)
 	claims := a.Checker().Check(draft, ps)
 	checked, supported := 0, 0
 	var drop [][2]int
@@ -46,6 +48,10 @@ func (a *Agent) reflect(question, draft string, ps *Passages, lang Lang) (string
 	}
 	refl.Accuracy = Verdict{OK: checked > 0 && supported == checked, Score: ratio(supported, checked),
 		Note: fmt.Sprintf("%d of %d sentences backed by their cited passages", supported, checked)}
+	if cited > 0 {
+		refl.Revised = true
+		refl.Accuracy.Note += fmt.Sprintf("; %d cited from the passages that back them", cited)
+	}
 	if len(refl.Unsupported) > 0 {
 		refl.Revised = true
 		refl.Accuracy.Note += fmt.Sprintf("; %d dropped", len(refl.Unsupported))
@@ -113,7 +119,7 @@ func (a *Agent) relevance(question, answer string, ps *Passages) Verdict {
 func styleVerdict(answer string, lang Lang) Verdict {
 	var sents []segment
 	for _, seg := range splitAnswer(answer) {
-		if !seg.Code {
+		if !seg.Code && !seg.Note {
 			sents = append(sents, seg)
 		}
 	}

@@ -125,14 +125,17 @@ type Span struct {
 	End       int  `json:"end"`
 	Checked   bool `json:"checked"`
 	Supported bool `json:"supported"`
-	Code      bool `json:"code,omitempty"`
+	// Answers: the sentence speaks to the question (Claim.Answers); a
+	// supported span without it is backed but not about the question.
+	Answers bool `json:"answers"`
+	Code    bool `json:"code,omitempty"`
 }
 
 // SpansOf returns the spans of an answer's claims.
 func SpansOf(res *Result) []Span {
 	out := make([]Span, 0, len(res.Claims))
 	for _, c := range res.Claims {
-		out = append(out, Span{Start: c.Start, End: c.End, Checked: c.Checked, Supported: c.Supported, Code: c.Code})
+		out = append(out, Span{Start: c.Start, End: c.End, Checked: c.Checked, Supported: c.Supported, Answers: c.Answers, Code: c.Code})
 	}
 	return out
 }

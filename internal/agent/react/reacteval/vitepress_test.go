@@ -62,11 +62,15 @@ func TestOfflineAnswersOnTheQuestionSet(t *testing.T) {
 
 // TestOfflineAnswersOnHeldOutQuestions answers the questions written for
 // issue 26 before the answerer was changed (defaults, option names,
-// commands), which it was never tuned on. The floors are what the answerer
-// before issue 26 scored (9 and 14 of 18): it must not fall below them.
+// commands), which it was never tuned on. The fact floor is what the
+// answerer before issue 26 scored (9 of 18). Since issue 41 an answer
+// quotes the one section that answers (before, three sentences from up to
+// three sections, which cited an expected page more often: 16 of 18, and
+// led with one less often), so the second floor is on the page it leads
+// with: 10 of 18 when issue 41 measured it once.
 func TestOfflineAnswersOnHeldOutQuestions(t *testing.T) {
 	rep := answerSet(t, "vitepress-holdout.json")
-	if rep.WithFact < 9 || rep.WithPage < 14 {
-		t.Errorf("held out: facts %d/%d, pages %d/%d; below the answerer before issue 26 (9 and 14)", rep.WithFact, rep.Questions, rep.WithPage, rep.Questions)
+	if rep.WithFact < 9 || rep.OnTopic < 10 {
+		t.Errorf("held out: facts %d/%d, leading with an expected page %d/%d; below the floors (9 and 10)", rep.WithFact, rep.Questions, rep.OnTopic, rep.Questions)
 	}
 }
