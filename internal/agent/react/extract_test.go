@@ -220,3 +220,19 @@ func TestClaimsSayWhetherTheyAnswer(t *testing.T) {
 		t.Errorf("claims %+v: want both backed, only the second answering", claims)
 	}
 }
+
+// TestCodeSpanAcrossLinesIsBacked: a sentence quoted from a passage whose
+// code span breaks across two lines in the source (quoted on one line) is
+// backed by that passage, not dropped as a name the passage lacks.
+func TestCodeSpanAcrossLinesIsBacked(t *testing.T) {
+	an := analyze.New(analyze.Options{})
+	h := refHit(1, "docs/eval.md", "Measuring retrieval > Questions for the answerer",
+		"A set is JSON: `{\"name\": ..., \"questions\": [{\"id\", \"question\", \"pages\":\n[\"en/guide/x.md\"], \"facts\": [\"cleanUrls\"]}]}`, pages relative to `--docs`.\n")
+	var ps Passages
+	ps.Add(h)
+	answer := "A set is JSON: `{\"name\": ..., \"questions\": [{\"id\", \"question\", \"pages\": [\"en/guide/x.md\"], \"facts\": [\"cleanUrls\"]}]}`, pages relative to `--docs`. [1]"
+	claims := (Checker{An: an}).Check(answer, &ps)
+	if len(claims) != 1 || !claims[0].Supported {
+		t.Fatalf("claims %+v: want the quoted sentence backed by its passage", claims)
+	}
+}
