@@ -39,7 +39,7 @@ type HNSW struct {
 	f              *Flat
 	cx             *Compact // the int8 copy of f's rows
 	float          bool     // link and walk by f's rows, not cx's
-	m, m0          int // links per node on upper layers, on layer 0
+	m, m0          int      // links per node on upper layers, on layer 0
 	efSearch       int
 	efConstruction int
 	ml             float64    // level multiplier, 1/ln(m)

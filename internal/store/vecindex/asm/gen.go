@@ -236,7 +236,7 @@ func dotsF32At() {
 	dim := Load(Param("q").Len(), GP64())
 	bytes := GP64()
 	LEAQ(Mem{Base: dim, Index: dim, Scale: 2}, bytes) // 3·dim
-	ADDQ(dim, bytes)                                   // 4·dim
+	ADDQ(dim, bytes)                                  // 4·dim
 
 	TESTQ(n, n)
 	JZ(LabelRef("f32done"))
