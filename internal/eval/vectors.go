@@ -145,7 +145,7 @@ func VectorBench(ctx context.Context, opt VectorBenchOptions) (VectorBenchResult
 	if opt.BuildLimit > 0 {
 		bctx, cancel = context.WithTimeout(ctx, opt.BuildLimit)
 	}
-	g, err := vecindex.BuildHNSW(bctx, flat, vecindex.HNSWOptions{Seed: opt.Seed, EfSearch: opt.ApproxEf})
+	g, err := vecindex.BuildHNSW(bctx, x, vecindex.HNSWOptions{Seed: opt.Seed, EfSearch: opt.ApproxEf})
 	cancel()
 	res.BuildSeconds = time.Since(start).Seconds()
 	if err != nil {
@@ -251,9 +251,7 @@ func timeSearches(ctx context.Context, s vecindex.Searcher, queries [][]float32,
 }
 
 // mixReal holds out up to q of real (a tenth at most) as queries and makes
-// n vectors of the rest: each once as it is, then sums of a pair (the
-// direction halfway between two documents, as a text mixing their halves
-// would embed near), with random weights so no two coincide.
+// n vectors of the rest with ExtendVectors.
 func mixReal(real [][]float32, n, q int, seed uint64) (rows, queries [][]float32) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	perm := rng.Perm(len(real))
@@ -265,10 +263,22 @@ func mixReal(real [][]float32, n, q int, seed uint64) (rows, queries [][]float32
 	for _, i := range perm[q:] {
 		base = append(base, real[i])
 	}
+	return extendVectors(rng, base, n), queries
+}
+
+// ExtendVectors makes n vectors of base: each once as it is, then sums of
+// a pair (the direction between two texts, as a text mixing them would
+// embed near), with random weights so that no two coincide. The same seed
+// gives the same vectors.
+func ExtendVectors(base [][]float32, n int, seed uint64) [][]float32 {
+	return extendVectors(rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), base, n)
+}
+
+func extendVectors(rng *rand.Rand, base [][]float32, n int) [][]float32 {
 	if len(base) == 0 {
-		return nil, queries
+		return nil
 	}
-	rows = make([][]float32, n)
+	rows := make([][]float32, n)
 	for i := range rows {
 		a := base[i%len(base)]
 		if i < len(base) {
@@ -283,7 +293,7 @@ func mixReal(real [][]float32, n, q int, seed uint64) (rows, queries [][]float32
 		}
 		rows[i] = v
 	}
-	return rows, queries
+	return rows
 }
 
 // ReadIndexVectors returns the vectors of a sagasu SQLite index (its

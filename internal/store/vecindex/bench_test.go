@@ -53,7 +53,7 @@ func BenchmarkInt8100k(b *testing.B) {
 func BenchmarkHNSW100k(b *testing.B) {
 	f, qs := benchSet()
 	start := time.Now()
-	h, err := BuildHNSW(context.Background(), f, HNSWOptions{Seed: 1})
+	h, err := BuildHNSW(context.Background(), NewCompact(f), HNSWOptions{Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -44,6 +44,15 @@ func (x *Compact) grow(n int) {
 	}
 }
 
+// view returns a Compact of the first n rows that shares their memory,
+// over f.view(n): rows added later are not in it (see Flat.view).
+func (x *Compact) view(n int) *Compact {
+	v := *x
+	v.f = x.f.view(n)
+	v.codes, v.scale = x.codes[:n*x.stride:n*x.stride], x.scale[:n:n]
+	return &v
+}
+
 // set quantizes row r of the Flat.
 func (x *Compact) set(r int) {
 	x.scale[r] = quantize(x.codes[r*x.stride:r*x.stride+x.f.dim], x.f.row(r))

@@ -90,3 +90,21 @@ func dotInt8Go(a, b []int8) int32 {
 	}
 	return (s0 + s1) + (s2 + s3)
 }
+
+// dotsInt8AtGo is the portable dotsInt8At.
+func dotsInt8AtGo(dst []int32, codes []int8, idx []int32, q []int8) {
+	dim := len(q)
+	for i, r := range idx {
+		o := int(r) * dim
+		dst[i] = dotInt8Go(codes[o:o+dim:o+dim], q)
+	}
+}
+
+// dotsF32AtGo is the portable dotsF32At.
+func dotsF32AtGo(dst []float32, data []float32, idx []int32, q []float32) {
+	dim := len(q)
+	for i, r := range idx {
+		o := int(r) * dim
+		dst[i] = dotGo(data[o:o+dim:o+dim], q)
+	}
+}

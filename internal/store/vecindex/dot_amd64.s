@@ -118,3 +118,146 @@ singleblock:
 done:
 	VZEROUPPER
 	RET
+
+// func dotsInt8AtAVX2(dst []int32, codes []int8, idx []int32, q []int8)
+// Requires: AVX, AVX2, MMX+
+TEXT ·dotsInt8AtAVX2(SB), NOSPLIT, $0-96
+	MOVQ     dst_base+0(FP), AX
+	MOVQ     dst_len+8(FP), CX
+	MOVQ     codes_base+24(FP), DX
+	MOVQ     idx_base+48(FP), BX
+	MOVQ     q_base+72(FP), SI
+	MOVQ     q_len+80(FP), DI
+	VPCMPEQW Y0, Y0, Y0
+	VPSRLW   $0x0f, Y0, Y0
+	TESTQ    CX, CX
+	JZ       i8done
+	MOVLQSX  (BX), R8
+	IMULQ    DI, R8
+	ADDQ     DX, R8
+	XORQ     R9, R9
+
+pfab:
+	PREFETCHT0 (R8)(R9*1)
+	ADDQ       $0x40, R9
+	CMPQ       R9, DI
+	JL         pfab
+
+i8row:
+	MOVLQSX (BX), R8
+	IMULQ   DI, R8
+	ADDQ    DX, R8
+	CMPQ    CX, $0x01
+	JE      i8compute
+	MOVLQSX 4(BX), R9
+	IMULQ   DI, R9
+	ADDQ    DX, R9
+	XORQ    R10, R10
+
+pfac:
+	PREFETCHT0 (R9)(R10*1)
+	ADDQ       $0x40, R10
+	CMPQ       R10, DI
+	JL         pfac
+
+i8compute:
+	VPXOR Y1, Y1, Y1
+	XORQ  R9, R9
+
+i8block:
+	VMOVDQU      (SI)(R9*1), Y2
+	VPABSB       Y2, Y3
+	VMOVDQU      (R8)(R9*1), Y4
+	VPSIGNB      Y2, Y4, Y4
+	VPMADDUBSW   Y4, Y3, Y4
+	VPMADDWD     Y0, Y4, Y4
+	VPADDD       Y4, Y1, Y1
+	ADDQ         $0x20, R9
+	CMPQ         R9, DI
+	JL           i8block
+	VEXTRACTI128 $0x01, Y1, X2
+	VPADDD       X2, X1, X1
+	VPSHUFD      $0x4e, X1, X2
+	VPADDD       X2, X1, X1
+	VPSHUFD      $0xb1, X1, X2
+	VPADDD       X2, X1, X1
+	VMOVD        X1, (AX)
+	ADDQ         $0x04, AX
+	ADDQ         $0x04, BX
+	DECQ         CX
+	JNZ          i8row
+
+i8done:
+	VZEROUPPER
+	RET
+
+// func dotsF32AtAVX2(dst []float32, data []float32, idx []int32, q []float32)
+// Requires: AVX, FMA3, MMX+
+TEXT ·dotsF32AtAVX2(SB), NOSPLIT, $0-96
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    dst_len+8(FP), CX
+	MOVQ    data_base+24(FP), DX
+	MOVQ    idx_base+48(FP), BX
+	MOVQ    q_base+72(FP), SI
+	MOVQ    q_len+80(FP), DI
+	LEAQ    (DI)(DI*2), R8
+	ADDQ    DI, R8
+	TESTQ   CX, CX
+	JZ      f32done
+	MOVLQSX (BX), DI
+	IMULQ   R8, DI
+	ADDQ    DX, DI
+	XORQ    R9, R9
+
+pfad:
+	PREFETCHT0 (DI)(R9*1)
+	ADDQ       $0x40, R9
+	CMPQ       R9, R8
+	JL         pfad
+
+f32row:
+	MOVLQSX (BX), DI
+	IMULQ   R8, DI
+	ADDQ    DX, DI
+	CMPQ    CX, $0x01
+	JE      f32compute
+	MOVLQSX 4(BX), R9
+	IMULQ   R8, R9
+	ADDQ    DX, R9
+	XORQ    R10, R10
+
+pfae:
+	PREFETCHT0 (R9)(R10*1)
+	ADDQ       $0x40, R10
+	CMPQ       R10, R8
+	JL         pfae
+
+f32compute:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	XORQ   R9, R9
+
+f32block:
+	VMOVUPS      (DI)(R9*1), Y2
+	VMOVUPS      32(DI)(R9*1), Y3
+	VFMADD231PS  (SI)(R9*1), Y2, Y0
+	VFMADD231PS  32(SI)(R9*1), Y3, Y1
+	ADDQ         $0x40, R9
+	CMPQ         R9, R8
+	JL           f32block
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $0x04, AX
+	ADDQ         $0x04, BX
+	DECQ         CX
+	JNZ          f32row
+
+f32done:
+	VZEROUPPER
+	RET

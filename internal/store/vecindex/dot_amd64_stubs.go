@@ -6,3 +6,9 @@ package vecindex
 
 // dotsInt8AVX2 writes to dst[r] the dot product of q with the r-th len(q)-byte row of codes; len(q) must be a multiple of 32 and codes and q must lie in -127..127.
 func dotsInt8AVX2(dst []int32, codes []int8, q []int8)
+
+// dotsInt8AtAVX2 writes to dst[i] the dot product of q with row idx[i] of codes (rows of len(q) bytes); len(q) must be a multiple of 32, len(idx) at least len(dst), every row within codes and codes and q within -127..127.
+func dotsInt8AtAVX2(dst []int32, codes []int8, idx []int32, q []int8)
+
+// dotsF32AtAVX2 writes to dst[i] the dot product of q with row idx[i] of data (rows of len(q) floats); len(q) must be a multiple of 16, len(idx) at least len(dst) and every row within data.
+func dotsF32AtAVX2(dst []float32, data []float32, idx []int32, q []float32)

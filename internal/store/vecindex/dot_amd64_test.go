@@ -70,3 +70,44 @@ func TestDotsInt8AVX2MatchesPortable(t *testing.T) {
 		}
 	}
 }
+
+// TestDotsAtMatchPortable compares the gathering kernels (scattered rows,
+// repeated ones, the first and last row) with the portable loops.
+func TestDotsAtMatchPortable(t *testing.T) {
+	testenv.Platform(t, hasInt8SIMD && hasF32SIMD, "this CPU has no AVX2 and FMA: the assembly cannot run here")
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, dim := range []int{32, 64, 384, 1024} {
+		const rows = 50
+		codes := make([]int8, rows*dim)
+		data := make([]float32, rows*dim)
+		for i := range codes {
+			codes[i] = int8(rng.IntN(255) - 127)
+			data[i] = float32(codes[i]) / 127
+		}
+		q8 := codes[3*dim : 4*dim]
+		qf := data[7*dim : 8*dim]
+		for _, n := range []int{0, 1, 2, 3, 17, 40} {
+			idx := make([]int32, n)
+			for i := range idx {
+				idx[i] = int32(rng.IntN(rows))
+			}
+			if n > 2 {
+				idx[0], idx[1], idx[2] = 0, rows-1, rows-1
+			}
+			w8, g8 := make([]int32, n), make([]int32, n)
+			dotsInt8AtGo(w8, codes, idx, q8)
+			dotsInt8AtAVX2(g8, codes, idx, q8)
+			wf, gf := make([]float32, n), make([]float32, n)
+			dotsF32AtGo(wf, data, idx, qf)
+			dotsF32AtAVX2(gf, data, idx, qf)
+			for i := range n {
+				if g8[i] != w8[i] {
+					t.Fatalf("int8 dim %d, %d rows: %d = %d, portable %d", dim, n, i, g8[i], w8[i])
+				}
+				if d := gf[i] - wf[i]; d > 1e-3 || d < -1e-3 {
+					t.Fatalf("float dim %d, %d rows: %d = %g, portable %g", dim, n, i, gf[i], wf[i])
+				}
+			}
+		}
+	}
+}

@@ -104,6 +104,7 @@ func newLive(dim, capacity int, opt LiveOptions) *Live {
 func LiveFrom(f *Flat, cx *Compact, g *HNSW, opt LiveOptions) *Live {
 	l := newLive(f.dim, 0, opt)
 	l.f, l.cx, l.g = f, cx, g
+	g.f, g.cx = f, cx
 	l.gone = make([]bool, f.Len())
 	for r, id := range f.ids {
 		l.slots[id] = int32(r)
@@ -375,12 +376,12 @@ func (l *Live) build(ctx context.Context) bool {
 
 // startBuild returns a view of the first n rows for BuildHNSW and keeps
 // them as they are until endBuild.
-func (l *Live) startBuild() (n int, view *Flat) {
+func (l *Live) startBuild() (n int, view *Compact) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n = l.f.Len()
 	l.building = true
-	return n, l.f.view(n)
+	return n, l.cx.view(n)
 }
 
 // endBuild installs g, built over the first n rows (nil: the build
@@ -392,7 +393,7 @@ func (l *Live) endBuild(g *HNSW, n int) {
 	if g == nil {
 		return
 	}
-	g.f = l.f
+	g.f, g.cx = l.f, l.cx
 	g.grow(l.f.Len())
 	for r := range n {
 		if l.gone[r] {

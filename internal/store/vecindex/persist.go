@@ -167,7 +167,7 @@ func Restore(r io.Reader, dim int, opt LiveOptions) (*Restorer, []byte, error) {
 	opt.Graph.M, opt.Graph.EfConstruction, opt.Graph.EfSearch = m, efC, efS
 	opt.Graph.Seed ^= n // levels of later nodes need not repeat the saved ones
 	l := newLive(dim, int(n), opt)
-	g := newHNSW(l.f, opt.Graph)
+	g := newHNSW(l.cx, opt.Graph)
 	g.entry, g.top = entry, top
 	nodes := int(n)
 	g.grow(nodes)

@@ -161,7 +161,7 @@ func TestFiltersOnEveryPath(t *testing.T) {
 	for i, r := range rows {
 		f.Add(int64(i+1), r)
 	}
-	h, err := BuildHNSW(context.Background(), f, HNSWOptions{Seed: 2})
+	h, err := BuildHNSW(context.Background(), NewCompact(f), HNSWOptions{Seed: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestApproximateRecall(t *testing.T) {
 		f.Add(int64(i+1), r)
 	}
 	qs := ClusteredQueries(100, n, dim, 11)
-	h, err := BuildHNSW(context.Background(), f, HNSWOptions{Seed: 3})
+	h, err := BuildHNSW(context.Background(), NewCompact(f), HNSWOptions{Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func TestBuildHNSWStopsWhenCancelled(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := BuildHNSW(ctx, f, HNSWOptions{}); err == nil {
+	if _, err := BuildHNSW(ctx, NewCompact(f), HNSWOptions{}); err == nil {
 		t.Error("BuildHNSW with a cancelled context returned no error")
 	}
 }
@@ -259,7 +259,7 @@ func TestConcurrentSearches(t *testing.T) {
 	for i, r := range rows {
 		f.Add(int64(i+1), r)
 	}
-	h, err := BuildHNSW(context.Background(), f, HNSWOptions{Seed: 1, Workers: 4})
+	h, err := BuildHNSW(context.Background(), NewCompact(f), HNSWOptions{Seed: 1, Workers: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
