@@ -68,12 +68,6 @@ var listMark = regexp.MustCompile(`^\s*(?:[-*+]|\d+[.)])\s+`)
 // keyValue is a line of YAML, TOML or a property list: "name: value".
 var keyValue = regexp.MustCompile(`^[\w.\-\[\]"']+\s*[:=]\s`)
 
-// defaultLine is a reference page's statement of an option's default value,
-// a list item under the option's heading ("- Default: `/`", "- 既定値: `/`").
-// It reads like "key: value" but is the fact a question about the default
-// asks for, so it is kept as a sentence.
-var defaultLine = regexp.MustCompile(`^(?:Default|Defaults to|既定値|デフォルト|デフォルト値|初期値)\s*[:：]\s*\S`)
-
 // looksLikeCode reports a "sentence" that is really code or configuration
 // (a chunk may begin inside a long code block, without its fence): a
 // key-value line, or a line of punctuation, without a sentence's ending.
