@@ -95,7 +95,7 @@ try {
   await page.locator('.turn .answer .claims').first().waitFor();
   report.quotes = await page.locator('.turn .answer .claims blockquote').allTextContents();
   report.quoteAnswer = await page.locator('.turn .answer .claims').first().textContent();
-  report.quoteSupported = await page.locator('.turn .answer .claims blockquote .claim.supported').count();
+  report.quoteSupported = await page.locator('.turn .answer .claims .claim.supported').first().isVisible() ? await page.locator('.turn .answer .claims .claim.supported').count() : 0;
   await shot(page, 'quote-en');
   await ctx.close();
 
