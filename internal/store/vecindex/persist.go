@@ -22,6 +22,13 @@ import (
 //	per node: chunk ID (int64), state, top layer, layer-0 link count (a byte each)
 //	per linked node: its layer-0 links, then for each upper layer its count and links (int32 each)
 //	CRC-32 (IEEE) of everything before it (uint32)
+//
+// Graphs linked by the float rows (before the int8 walk) and by the int8
+// copy are both format 1: the links mean the same either way
+// (TestRestoresGraphSavedBeforeInt8Walk reads one saved by the older
+// code). Raise graphVersion whenever the layout or a field's meaning
+// changes: Restore refuses any other version and the store builds the
+// graph again.
 const (
 	graphMagic   = "SGSUHNSW"
 	graphVersion = 1
