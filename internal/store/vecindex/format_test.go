@@ -23,7 +23,9 @@ func TestRestoresGraphSavedBeforeInt8Walk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt := LiveOptions{Approx: 100, Graph: HNSWOptions{M: 8, Seed: 5}}
+	// The search list length saved (96) is given back, so that the
+	// bytes saved back can be compared.
+	opt := LiveOptions{Approx: 100, Graph: HNSWOptions{Seed: 5, EfSearch: 96}}
 	rs, extra, err := Restore(bytes.NewReader(saved), dim, opt)
 	if err != nil {
 		t.Fatalf("Restore of a graph saved by 6661837: %v", err)
@@ -45,6 +47,9 @@ func TestRestoresGraphSavedBeforeInt8Walk(t *testing.T) {
 	}
 	l := rs.Live()
 	defer l.Close()
+	if l.g.m != 8 || l.g.efConstruction != 100 {
+		t.Errorf("restored graph has M %d, efConstruction %d; saved with 8, 100", l.g.m, l.g.efConstruction)
+	}
 	if st := l.Stats(); !st.Graph || st.Live != len(m) {
 		t.Fatalf("restored index: %+v; want a graph over %d live rows", st, len(m))
 	}
@@ -65,6 +70,25 @@ func TestRestoresGraphSavedBeforeInt8Walk(t *testing.T) {
 	}
 	if !bytes.Equal(again.Bytes(), saved) {
 		t.Errorf("saving the restored graph gave %d bytes unlike the %d read", again.Len(), len(saved))
+	}
+}
+
+// TestRestoredGraphSearchesWithTodaysEf: the search list length is not
+// taken from the file (graphs saved with 96 would keep a recall below
+// 0.99) but from the caller, else the default.
+func TestRestoredGraphSearchesWithTodaysEf(t *testing.T) {
+	saved, err := os.ReadFile("testdata/graph-v1-6661837.hnsw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ asked, want int }{{0, HNSWOptions{}.withDefaults().EfSearch}, {200, 200}} {
+		rs, _, err := Restore(bytes.NewReader(saved), 16, LiveOptions{Graph: HNSWOptions{EfSearch: c.asked}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := rs.l.g.efSearch; got != c.want {
+			t.Errorf("restored with EfSearch %d: the graph searches with %d, want %d", c.asked, got, c.want)
+		}
 	}
 }
 

@@ -79,8 +79,10 @@ type HNSWOptions struct {
 	// EfConstruction is the candidate list length while linking a node
 	// (default 100): longer builds a better graph, more slowly.
 	EfConstruction int
-	// EfSearch is the candidate list length of a search (default 96, at
-	// least k): longer finds more true neighbours, more slowly.
+	// EfSearch is the candidate list length of a search (default 128, at
+	// least k): longer finds more true neighbours, more slowly. At 96
+	// recall@10 on 100,000 real 384-dimensional vectors was 0.986, at 128
+	// 0.992 (docs/performance.md).
 	EfSearch int
 	// Workers is how many goroutines insert nodes (default GOMAXPROCS).
 	Workers int
@@ -100,7 +102,7 @@ func (o HNSWOptions) withDefaults() HNSWOptions {
 		o.EfConstruction = 100
 	}
 	if o.EfSearch <= 0 {
-		o.EfSearch = 96
+		o.EfSearch = 128
 	}
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)

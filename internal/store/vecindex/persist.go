@@ -161,7 +161,8 @@ func Restore(r io.Reader, dim int, opt LiveOptions) (*Restorer, []byte, error) {
 	if got := int(d.u32()); got != dim {
 		return nil, nil, fmt.Errorf("vecindex: saved graph holds %d-dimensional vectors, not %d", got, dim)
 	}
-	m, efC, efS := int(d.u32()), int(d.u32()), int(d.u32())
+	m, efC := int(d.u32()), int(d.u32())
+	d.u32() // efSearch when saved: a search uses the caller's (below)
 	n := d.u64()
 	entry, top := int32(d.u32()), int(d.u32())
 	extra := d.bytes(int(d.u32()))
@@ -171,7 +172,9 @@ func Restore(r io.Reader, dim int, opt LiveOptions) (*Restorer, []byte, error) {
 	if m < 1 || m > 127 || n > 1<<31 || top > 32 || entry < -1 || int64(entry) >= int64(n) {
 		return nil, nil, fmt.Errorf("%w: bad header", errCorrupt)
 	}
-	opt.Graph.M, opt.Graph.EfConstruction, opt.Graph.EfSearch = m, efC, efS
+	// The links depend on M and efConstruction; the search list length is
+	// the caller's (or today's default), not the one saved with the graph.
+	opt.Graph.M, opt.Graph.EfConstruction = m, efC
 	opt.Graph.Seed ^= n // levels of later nodes need not repeat the saved ones
 	l := newLive(dim, int(n), opt)
 	g := newHNSW(l.cx, opt.Graph)
