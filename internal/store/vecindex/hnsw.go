@@ -76,7 +76,7 @@ type HNSWOptions struct {
 	// M is the number of links per node on the upper layers (default 32);
 	// layer 0 keeps twice as many. On 50,000 real 384-dimensional vectors
 	// M 16 gave recall@10 0.985-0.991 from one build to the next whatever
-	// the search list length, M 32 0.995 for 10-20% more build time.
+	// the search list length, M 32 0.995 for up to a fifth more build time.
 	M int
 	// EfConstruction is the candidate list length while linking a node
 	// (default 100): longer builds a better graph, more slowly.
