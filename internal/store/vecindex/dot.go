@@ -16,14 +16,6 @@ func newKernel(portable bool) kernel {
 	return kernel{simd: !portable && vek.Info().Acceleration}
 }
 
-// dot returns the dot product of two rows of equal length.
-func (k kernel) dot(a, b []float32) float32 {
-	if k.simd && len(a) > 0 {
-		return vek32.Dot(a, b)
-	}
-	return dotGo(a, b)
-}
-
 // scoreBlock writes the dot product of q with each row of rows (a
 // len(dst)-by-len(q) matrix) into dst. vek splits a product of 100,000
 // multiplications or more over all cores itself; callers keep blocks
