@@ -48,8 +48,7 @@ vectors it takes many minutes on two cores): past it the scans' numbers are
 printed and the graph's are not. No model server is needed.`,
 		Example: `  sagasu bench --chunks 100000 --corpus ../shared/data/scifact/corpus.jsonl
   sagasu bench --vectors 100000 --dim 384
-  sagasu bench --vectors 100000 --vectors-from index-with-embeddings.db
-  sagasu bench --vectors 1000000 --vectors-from scifact-minilm-100k.vec`,
+  sagasu bench --vectors 100000 --vectors-from index-with-embeddings.db`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a, err := g.load(cmd)
