@@ -39,7 +39,8 @@ With --vectors N it prints a vector section instead (both when --chunks is
 also given): N vectors in memory, synthetic clustered ones of --dim
 dimensions, or with --vectors-from drawn from the embeddings of an existing
 SQLite index (some held out as queries, the rest and mixes of pairs of
-them). It times --vector-queries top-k searches on each path: the exact
+them) or from a vector file made by scripts/vecdata (its rows, mixed in
+pairs past their number, and its held-out queries). It times --vector-queries top-k searches on each path: the exact
 scan (SIMD and portable Go), int8 with exact re-ranking (AVX2 assembly) and
 the HNSW graph, with recall@k against the exact scan, the graph's build time
 and the memory of each; then --vector-changes vectors are linked into the
@@ -156,12 +157,12 @@ engines fed that file index exactly the same text (scripts/peers.sh).
 	f.IntVar(&vectors, "vectors", 0, "vector section: collection size in vectors (0: no vector section)")
 	f.IntVar(&dim, "dim", 384, "dimensions of synthetic vectors")
 	f.IntVar(&vqueries, "vector-queries", 200, "queries to time on each vector search path")
-	f.IntVar(&ef, "hnsw-ef", 0, "HNSW search list length (0: the default, 96)")
+	f.IntVar(&ef, "hnsw-ef", 0, "HNSW search list length (0: the default, 128)")
 	f.IntVar(&vchanges, "vector-changes", 1000, "vectors added to and then deleted from the graph in place, after the build (0: none)")
 	f.DurationVar(&buildLimit, "vector-build-limit", 0, "stop the graph's build after this long and report the scans only (0: no limit)")
 	f.StringVar(&queriesFile, "queries-file", "", "queries.jsonl to time (default: the one beside --corpus, else corpus sentences)")
 	f.StringVar(&exportChunks, "export-chunks", "", "write the chunks --chunks N makes to this JSONL file and index nothing")
-	f.StringVar(&vectorsFrom, "vectors-from", "", "SQLite index whose embeddings the vector section draws from (default: synthetic clusters)")
+	f.StringVar(&vectorsFrom, "vectors-from", "", "SQLite index, or vector file of scripts/vecdata, whose embeddings the vector section draws from (default: synthetic clusters)")
 	addEmbedderFlags(f)
 	f.IntP("k", "k", 10, "results per query")
 	return cmd
@@ -204,7 +205,13 @@ func benchExport(g *globals, a *app.App, texts []string, n int, path string) err
 // is asked for.
 func benchVectors(cmd *cobra.Command, g *globals, opt eval.VectorBenchOptions, from string, asJSON bool) (eval.VectorBenchResult, error) {
 	ctx := cmd.Context()
-	if from != "" {
+	if from != "" && eval.IsVectorFile(from) {
+		real, queries, err := eval.ReadVectorFile(from)
+		if err != nil {
+			return eval.VectorBenchResult{}, err
+		}
+		opt.Real, opt.RealQueries = real, queries
+	} else if from != "" {
 		real, err := eval.ReadIndexVectors(ctx, from)
 		if err != nil {
 			return eval.VectorBenchResult{}, err

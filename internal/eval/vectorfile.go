@@ -11,9 +11,10 @@ import (
 )
 
 // A vector file holds a collection's rows and its held-out queries as
-// float32, so that the vector bench and other engines (scripts/vecpeers)
-// read the very same vectors. Its layout, little-endian, readable with
-// numpy (np.fromfile(path, dtype="<f4", offset=32)):
+// float32, so that the vector bench (sagasu bench --vectors N
+// --vectors-from FILE) and other engines (FAISS, say) read the very same
+// vectors. Its layout, little-endian, readable with numpy
+// (np.fromfile(path, dtype="<f4", offset=32)):
 //
 //	magic "SGSUVEC1", dim (uint32), zero (uint32), rows (uint64), queries (uint64)
 //	rows × dim float32, then queries × dim float32
@@ -87,7 +88,7 @@ func ReadVectorFile(path string) (rows, queries [][]float32, err error) {
 	r := bufio.NewReaderSize(f, 1<<20)
 	var h [VectorFileHeader]byte
 	if _, err := io.ReadFull(r, h[:]); err != nil || string(h[:8]) != vectorFileMagic {
-		return nil, nil, fmt.Errorf("read vectors: %s is not a vector file (made by scripts/vecdata or sagasu bench --vectors-out)", path)
+		return nil, nil, fmt.Errorf("read vectors: %s is not a vector file (make one with scripts/vecdata)", path)
 	}
 	dim := int(binary.LittleEndian.Uint32(h[8:]))
 	nr, nq := binary.LittleEndian.Uint64(h[16:]), binary.LittleEndian.Uint64(h[24:])

@@ -30,6 +30,10 @@ type VectorBenchOptions struct {
 	// clusters: some are held out as queries, the rest and mixes of pairs
 	// of them (as Synthesize mixes texts) make the collection.
 	Real [][]float32
+	// RealQueries, when set with Real, are the held-out queries (a vector
+	// file's, embedded from the dataset's questions): then all of Real is
+	// the collection, extended by mixes of pairs past its size.
+	RealQueries [][]float32
 	// ApproxEf is the HNSW search list length (0: vecindex's default).
 	ApproxEf int
 	// Changes, when positive, is how many rows are added to the graph and
@@ -99,7 +103,11 @@ func VectorBench(ctx context.Context, opt VectorBenchOptions) (VectorBenchResult
 	k := max(opt.K, 1)
 	res := VectorBenchResult{Vectors: opt.Vectors, Queries: opt.Queries, K: k, Cores: runtime.GOMAXPROCS(0)}
 	var rows, queries [][]float32
-	if len(opt.Real) > 0 {
+	if len(opt.Real) > 0 && len(opt.RealQueries) > 0 {
+		rows = ExtendVectors(opt.Real, opt.Vectors, opt.Seed)
+		queries = opt.RealQueries[:min(len(opt.RealQueries), max(opt.Queries, 1))]
+		res.Source = fmt.Sprintf("real vectors (%d, mixed in pairs past that), %d held-out queries", min(len(opt.Real), opt.Vectors), len(queries))
+	} else if len(opt.Real) > 0 {
 		rows, queries = mixReal(opt.Real, opt.Vectors, opt.Queries, opt.Seed)
 		res.Source = fmt.Sprintf("mixed real vectors (%d drawn from, %d held out as queries)", len(opt.Real)-len(queries), len(queries))
 	} else {

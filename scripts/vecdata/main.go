@@ -1,6 +1,6 @@
 // Command vecdata makes a vector file of real sentence embeddings for the
 // vector bench (sagasu bench --vectors N --vectors-from FILE) and for
-// scripts/vecpeers: the sentences of a BEIR corpus (title and abstract
+// other engines: the sentences of a BEIR corpus (title and abstract
 // sentences, then runs of two and three consecutive sentences, until --n
 // texts) embedded by an in-process model, and the dataset's queries
 // embedded as held-out queries (they are not in the collection).

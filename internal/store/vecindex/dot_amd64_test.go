@@ -111,3 +111,61 @@ func TestDotsAtMatchPortable(t *testing.T) {
 		}
 	}
 }
+
+// TestAVX2OnPaddedOddLengths runs the assembly as Compact calls it: rows
+// of any length zero-padded to a multiple of 32 bytes (of 16 floats for
+// dotsF32AtAVX2), against the portable loops on the unpadded rows, with
+// extreme rows and queries among them.
+func TestAVX2OnPaddedOddLengths(t *testing.T) {
+	testenv.Platform(t, hasInt8SIMD && hasF32SIMD, "this CPU has no AVX2 and FMA: the assembly cannot run here")
+	rng := rand.New(rand.NewPCG(23, 24))
+	const rows = 9
+	for _, dim := range kernelDims {
+		stride := (dim + 31) &^ 31
+		padded, _ := kernelRows(rng, rows, dim, stride-dim)
+		q := make([]int8, stride)
+		for j := range dim {
+			q[j] = int8Code(rng)
+		}
+		if dim%3 == 0 {
+			copy(q, fill(dim, -127))
+		}
+		seq := make([]int32, rows)
+		dotsInt8AVX2(seq, padded, q)
+		idx := []int32{rows - 1, 2, 0, 1, 1, 4}
+		at := make([]int32, len(idx))
+		dotsInt8AtAVX2(at, padded, idx, q)
+		for r := range rows {
+			if want := dotInt8Go(padded[r*stride:r*stride+dim], q[:dim]); seq[r] != want {
+				t.Fatalf("dotsInt8AVX2, dim %d padded to %d, row %d = %d, portable %d", dim, stride, r, seq[r], want)
+			}
+		}
+		for i, r := range idx {
+			o := int(r) * stride
+			if want := dotInt8Go(padded[o:o+dim], q[:dim]); at[i] != want {
+				t.Fatalf("dotsInt8AtAVX2, dim %d padded to %d, row %d = %d, portable %d", dim, stride, r, at[i], want)
+			}
+		}
+
+		fstride := (dim + 15) &^ 15
+		data := make([]float32, rows*fstride)
+		qf := make([]float32, fstride)
+		for r := range rows {
+			for j := range dim {
+				data[r*fstride+j] = float32(int8Code(rng)) / 127
+			}
+		}
+		for j := range dim {
+			qf[j] = float32(int8Code(rng)) / 127
+		}
+		gf := make([]float32, len(idx))
+		dotsF32AtAVX2(gf, data, idx, qf)
+		for i, r := range idx {
+			o := int(r) * fstride
+			want := refF32(data[o:o+dim], qf[:dim])
+			if d := float64(gf[i]) - want; d > 1e-4*float64(dim) || d < -1e-4*float64(dim) {
+				t.Fatalf("dotsF32AtAVX2, dim %d padded to %d, row %d = %g, want %g", dim, fstride, r, gf[i], want)
+			}
+		}
+	}
+}

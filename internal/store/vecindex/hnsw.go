@@ -73,14 +73,18 @@ const (
 
 // HNSWOptions configure BuildHNSW. Zero values take the defaults.
 type HNSWOptions struct {
-	// M is the number of links per node on the upper layers (default 16);
-	// layer 0 keeps twice as many.
+	// M is the number of links per node on the upper layers (default 32);
+	// layer 0 keeps twice as many. On 50,000 real 384-dimensional vectors
+	// M 16 gave recall@10 0.985-0.991 from one build to the next whatever
+	// the search list length, M 32 0.995 for up to a fifth more build time.
 	M int
 	// EfConstruction is the candidate list length while linking a node
 	// (default 100): longer builds a better graph, more slowly.
 	EfConstruction int
-	// EfSearch is the candidate list length of a search (default 96, at
-	// least k): longer finds more true neighbours, more slowly.
+	// EfSearch is the candidate list length of a search (default 128, at
+	// least k): longer finds more true neighbours, more slowly. At 96
+	// recall@10 on 100,000 real 384-dimensional vectors was 0.986, at 128
+	// 0.992 with M 16 (docs/performance.md).
 	EfSearch int
 	// Workers is how many goroutines insert nodes (default GOMAXPROCS).
 	Workers int
@@ -93,14 +97,14 @@ type HNSWOptions struct {
 
 func (o HNSWOptions) withDefaults() HNSWOptions {
 	if o.M <= 0 {
-		o.M = 16
+		o.M = 32
 	}
 	o.M = min(o.M, 127) // layer 0 counts fit a byte
 	if o.EfConstruction <= 0 {
 		o.EfConstruction = 100
 	}
 	if o.EfSearch <= 0 {
-		o.EfSearch = 96
+		o.EfSearch = 128
 	}
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)

@@ -22,6 +22,13 @@ import (
 //	per node: chunk ID (int64), state, top layer, layer-0 link count (a byte each)
 //	per linked node: its layer-0 links, then for each upper layer its count and links (int32 each)
 //	CRC-32 (IEEE) of everything before it (uint32)
+//
+// Graphs linked by the float rows (before the int8 walk) and by the int8
+// copy are both format 1: the links mean the same either way
+// (TestRestoresGraphSavedBeforeInt8Walk reads one saved by the older
+// code). Raise graphVersion whenever the layout or a field's meaning
+// changes: Restore refuses any other version and the store builds the
+// graph again.
 const (
 	graphMagic   = "SGSUHNSW"
 	graphVersion = 1
@@ -154,7 +161,8 @@ func Restore(r io.Reader, dim int, opt LiveOptions) (*Restorer, []byte, error) {
 	if got := int(d.u32()); got != dim {
 		return nil, nil, fmt.Errorf("vecindex: saved graph holds %d-dimensional vectors, not %d", got, dim)
 	}
-	m, efC, efS := int(d.u32()), int(d.u32()), int(d.u32())
+	m, efC := int(d.u32()), int(d.u32())
+	d.u32() // efSearch when saved: a search uses the caller's (below)
 	n := d.u64()
 	entry, top := int32(d.u32()), int(d.u32())
 	extra := d.bytes(int(d.u32()))
@@ -164,7 +172,9 @@ func Restore(r io.Reader, dim int, opt LiveOptions) (*Restorer, []byte, error) {
 	if m < 1 || m > 127 || n > 1<<31 || top > 32 || entry < -1 || int64(entry) >= int64(n) {
 		return nil, nil, fmt.Errorf("%w: bad header", errCorrupt)
 	}
-	opt.Graph.M, opt.Graph.EfConstruction, opt.Graph.EfSearch = m, efC, efS
+	// The links depend on M and efConstruction; the search list length is
+	// the caller's (or today's default), not the one saved with the graph.
+	opt.Graph.M, opt.Graph.EfConstruction = m, efC
 	opt.Graph.Seed ^= n // levels of later nodes need not repeat the saved ones
 	l := newLive(dim, int(n), opt)
 	g := newHNSW(l.cx, opt.Graph)
