@@ -294,9 +294,10 @@ func (c Checker) claim(sentence string, cites []int, ps *Passages, minSupport fl
 	} else {
 		cl.Support = 1
 	}
-	// Whitespace is compared as one space: a code span or a name may break
-	// across lines in the source and be quoted on one line.
-	joined := fold(spaced(strings.Join(texts, "\n")))
+	// Compared without white space, as code is (squash): a code span or a
+	// name may break across lines in the source and be quoted on one line.
+	joined := fold(strings.Join(texts, "\n"))
+	squashed := squash(joined)
 	for _, n := range nums {
 		if !strings.Contains(joined, fold(n)) && !strings.Contains(joined, strings.ReplaceAll(n, ",", "")) {
 			cl.Reason = fmt.Sprintf("the number %s is not in the cited passages", n)
@@ -304,7 +305,7 @@ func (c Checker) claim(sentence string, cites []int, ps *Passages, minSupport fl
 		}
 	}
 	for _, name := range names(cl.Text) {
-		if !strings.Contains(joined, fold(spaced(name))) {
+		if !strings.Contains(squashed, squash(fold(name))) {
 			cl.Reason = fmt.Sprintf("%q is not in the cited passages", name)
 			return cl
 		}
@@ -373,9 +374,6 @@ func names(s string) []string {
 	}
 	return out
 }
-
-// spaced turns every run of white space into one space.
-func spaced(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // fold lower-cases for containment checks.
 func fold(s string) string { return strings.ToLower(s) }
