@@ -77,6 +77,9 @@ async function deleteRun(kind, id) {
   // Stop following it first: the stream the server ends on the delete
   // would otherwise reconnect to a run that is gone (a 404).
   const follow = unfollow(kind, id);
+  // A view's read that is already under way finishes first, so it does not
+  // meet the run gone.
+  if (kind === 'agent') await runs.reading;
   try {
     try {
       await api(lifecyclePath(kind, id), { method: 'DELETE' });
@@ -419,7 +422,7 @@ $('#eval-form').addEventListener('submit', async (e) => {
 
 // ---- agent runs ----
 const statusLabel = (s) => (has(`status.${s}`) ? t(`status.${s}`) : s);
-const runs = { source: null, id: null };
+const runs = { source: null, id: null, reading: null };
 async function loadRuns() {
   try {
     const list = await api('/api/runs');
@@ -435,7 +438,13 @@ async function loadRuns() {
   } catch (e) { notice(e.message); }
 }
 
-async function showRun(id) {
+function showRun(id) {
+  const reading = readRun(id).finally(() => { if (runs.reading === reading) runs.reading = null; });
+  runs.reading = reading;
+  return reading;
+}
+
+async function readRun(id) {
   let r;
   try { r = await api(`/api/runs/${encodeURIComponent(id)}`); } catch (e) { if (runs.id === id) $('#run-view').replaceChildren(el('p', 'meta', e.message)); return; }
   if (runs.id !== id) return;
@@ -493,7 +502,9 @@ function openRun(id) {
   const refresh = () => {
     if (pending) return;
     pending = true;
-    setTimeout(() => { pending = false; showRun(id); loadRuns(); }, 150);
+    // Once the view stops following this stream (another run opened, or
+    // this one deleted), a refresh still waiting does nothing.
+    setTimeout(() => { pending = false; if (runs.source === es) { showRun(id); loadRuns(); } }, 150);
   };
   for (const t of ['plan', 'replan', 'thought', 'action', 'observation', 'answer', 'error', 'state']) es.addEventListener(t, refresh);
   // The run is over once it has an outcome and the server says it no

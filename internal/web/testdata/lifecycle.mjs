@@ -20,6 +20,7 @@ try {
   const ctx = await browser.newContext({ acceptDownloads: true, viewport: { width: 1400, height: 860 } });
   const page = await ctx.newPage();
   page.on('console', (m) => { if (m.type() === 'error') report.errors.push(m.text()); });
+  page.on('response', (r) => { if (r.status() >= 400) report.errors.push('HTTP ' + r.status() + ' ' + r.request().method() + ' ' + r.url()); });
   page.on('pageerror', (e) => report.errors.push(String(e)));
   page.on('dialog', (d) => { report.dialogs.push(d.message()); d.accept(); });
   const download = async (name) => {
