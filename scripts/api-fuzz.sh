@@ -64,12 +64,12 @@ snapshot >"$out/before.txt"
 serve_pid=$!
 link=""
 for _ in $(seq 100); do
-	link="$(grep -o 'http://127\.0\.0\.1:[0-9]*/?token=[0-9a-f]*' "$out/serve.log" || true)"
+	link="$(grep -o 'http://127\.0\.0\.1:[0-9]*/#token=[0-9a-f]*' "$out/serve.log" || true)"
 	[ -n "$link" ] && break
 	sleep 0.1
 done
 [ -n "$link" ] || { echo "api-fuzz: sagasu serve printed no link:" >&2; cat "$out/serve.log" >&2; exit 1; }
-base="${link%%/?token=*}"
+base="${link%%/#token=*}"
 token="${link##*token=}"
 echo "api-fuzz: fuzzing $base for ${FUZZ_SECONDS}s (report in $out)" >&2
 

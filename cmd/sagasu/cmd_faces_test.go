@@ -64,7 +64,7 @@ func TestQueryFacesAgree(t *testing.T) {
 		pageW.Close()
 	}()
 	defer func() { stopServe(); <-served }()
-	link, _ := httpguardtest.Watch(t, pageR, regexp.MustCompile(`^http://127\.0\.0\.1:\d+/\?token=\S+`))
+	link, _ := httpguardtest.Watch(t, pageR, regexp.MustCompile(`^http://127\.0\.0\.1:\d+/#token=\S+`))
 	u, err := url.Parse(link)
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +72,7 @@ func TestQueryFacesAgree(t *testing.T) {
 	page := func(args map[string]any) map[string]any {
 		body, _ := json.Marshal(args)
 		req, _ := http.NewRequest(http.MethodPost, "http://"+u.Host+"/api/ops/sagasu_query", bytes.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+u.Query().Get("token"))
+		req.Header.Set("Authorization", "Bearer "+httpguardtest.LinkToken(u))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("X-Sagasu", "1")
 		res, err := http.DefaultClient.Do(req)

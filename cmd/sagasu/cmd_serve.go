@@ -29,10 +29,11 @@ actions, observations and reflection as they happen; open the passage each
 resume Plan-and-Act runs; browse the agent cache; add folders and URLs.
 
 It listens on 127.0.0.1 and prints a link with a fresh random token
-(?token=...): open it once and the page keeps the token in a cookie. Every
-request needs the token, even on loopback, so that other users and programs
-on this machine cannot read or index your files through the page; scripts
-send Authorization: Bearer TOKEN. --token or SAGASU_SERVE_TOKEN fixes the
+(#token=...): open it and the page keeps the token in its own storage and
+sends it as Authorization: Bearer TOKEN, as scripts do; no cookie carries it,
+since a browser sends cookies for 127.0.0.1 to every port. Every API request
+needs the token, even on loopback, so that other users and programs on this
+machine cannot read or index your files through the page. --token or SAGASU_SERVE_TOKEN fixes the
 token (needed for any address but loopback); --no-token serves without one,
 which is unsafe on a machine others use. Requests from other sites are
 refused. The page neither indexes nor shows dotfiles and dot-folders (.env,
@@ -87,7 +88,7 @@ in step and whether a sync is running.`,
 				fmt.Fprintf(g.stdout, "%s\n", url)
 				fmt.Fprintf(g.stderr, "sagasu serve: no token (--no-token): any user or program on this machine can read and index files under the roots through this page\n")
 			} else {
-				fmt.Fprintf(g.stdout, "%s?token=%s\n", url, token)
+				fmt.Fprintf(g.stdout, "%s#token=%s\n", url, token)
 			}
 			err = srv.Serve(ctx, ln)
 			stopTasks()

@@ -132,6 +132,8 @@ func TestBrowser(t *testing.T) {
 		Indexed         string   `json:"indexed"`
 		URLAfterLink    string   `json:"urlAfterLink"`
 		ScriptCookies   string   `json:"scriptCookies"`
+		Cookies         int      `json:"cookies"`
+		TokenKept       int      `json:"tokenKept"`
 		Evaluation      []string `json:"evaluation"`
 		EvaluationWarn  int      `json:"evaluationWarn"`
 	}
@@ -143,8 +145,8 @@ func TestBrowser(t *testing.T) {
 	if rep.Failure != "" {
 		t.Fatalf("a step failed: %s\nserver: %s", rep.Failure, serveLog)
 	}
-	if strings.Contains(rep.URLAfterLink, "token") || rep.ScriptCookies != "" {
-		t.Errorf("after the link the address is %q and scripts see cookies %q: want the token gone from both", rep.URLAfterLink, rep.ScriptCookies)
+	if strings.Contains(rep.URLAfterLink, "token") || rep.ScriptCookies != "" || rep.Cookies != 0 || rep.TokenKept < 32 {
+		t.Errorf("after the link the address is %q, the browser holds %d cookies (scripts see %q) and the page kept a %d-character token: want the token out of the address, no cookie, and the token kept", rep.URLAfterLink, rep.Cookies, rep.ScriptCookies, rep.TokenKept)
 	}
 	if len(rep.Errors) > 0 {
 		t.Errorf("the page logged console errors: %q", rep.Errors)
@@ -189,7 +191,7 @@ func TestBrowser(t *testing.T) {
 	}
 }
 
-var linkRE = regexp.MustCompile(`http://127\.0\.0\.1:\d+/\?token=[0-9a-f]+`)
+var linkRE = regexp.MustCompile(`http://127\.0\.0\.1:\d+/#token=[0-9a-f]+`)
 
 // writeDocs writes a few documents for when the shared data is absent.
 func writeDocs(t *testing.T, dir string) string {

@@ -313,7 +313,7 @@ func openAPI(routes []string) ([]byte, error) {
 		"openapi": "3.1.0",
 		"info": map[string]any{"title": "sagasu serve", "version": "1",
 			"description": "The JSON and server-sent-event API of sagasu's web page. Every request needs the server's token: " +
-				"Authorization: Bearer TOKEN, or the cookie the printed ?token= link sets. Requests that change anything (POST) also need X-Sagasu: 1. " +
+				"Authorization: Bearer TOKEN (the link `sagasu serve` prints carries it after #token=; no cookie is accepted). Requests that change anything (POST) also need X-Sagasu: 1. " +
 				"Bodies are at most 1 MiB; at most 8 chat turns, agent runs and index jobs run at once, and at most 32 live streams are open (429 past either)."},
 		"servers":    []any{map[string]any{"url": "/"}},
 		"security":   []any{map[string]any{"bearer": []string{}}},

@@ -274,7 +274,7 @@ func TestBrowserPlaywrightRunResumedAfterKill(t *testing.T) {
 	}
 }
 
-// getJSON reads path of the server behind link (its ?token= link) into
+// getJSON reads path of the server behind link (its #token= link) into
 // into, with the token.
 func getJSON(t *testing.T, link, path string, into any) {
 	t.Helper()
@@ -285,7 +285,7 @@ func getJSON(t *testing.T, link, path string, into any) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u.Scheme+"://"+u.Host+"/"+path, nil)
-	client := &http.Client{Transport: httpguardtest.Bearer(u.Query().Get("token"), nil)}
+	client := &http.Client{Transport: httpguardtest.Bearer(httpguardtest.LinkToken(u), nil)}
 	res, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -16,14 +16,6 @@ import (
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
 	"object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
-// tokenCookie names the cookie that holds the token a one-time ?token=
-// link handed over. Cookies do not tell ports apart, so the name carries
-// the port: two servers on one machine keep one cookie each.
-func tokenCookie(r *http.Request) string {
-	_, port, _ := net.SplitHostPort(r.Host)
-	return "sagasu_token_" + port
-}
-
 // checkListen refuses to serve without a token unless noToken says so, and
 // off loopback in any case.
 func checkListen(listen, token string, noToken bool) error {
@@ -44,7 +36,8 @@ func checkListen(listen, token string, noToken bool) error {
 
 // guard wraps the API in the security checks, in this order: response
 // headers (CSP), Host (DNS rebinding), Origin (other sites), the custom
-// header on writes, the token, then the body's size.
+// header on writes, the token (on /api/ only: the page's files carry no
+// data), then the body's size.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
@@ -72,7 +65,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				return
 			}
 		}
-		if !s.opt.NoToken && !s.authorized(w, r) {
+		if !s.opt.NoToken && strings.HasPrefix(r.URL.Path, "/api/") && !s.authorized(w, r) {
 			return
 		}
 		if !httpguard.LimitBody(w, r, MaxBodyBytes) {
@@ -113,38 +106,16 @@ func sameOrigin(origin, host string) bool {
 	return strings.EqualFold(u.Host, host)
 }
 
-// authorized checks the token: a bearer header, the cookie, or a one-time
-// ?token= on a page load, which sets the cookie (HttpOnly, SameSite=Strict)
-// and reloads without it, so the token leaves the address bar and the
-// history.
+// authorized checks the token, which only an Authorization: Bearer header
+// carries. The page reads it from its link's #token= fragment (which never
+// reaches a server) and keeps it in its origin's storage. No cookie holds
+// it: browsers send a cookie for 127.0.0.1 to every port, so any other
+// local service the browser visits would receive it.
 func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
-	want := s.opt.Token
-	if httpguard.Equal(httpguard.Bearer(r), want) {
+	if httpguard.Equal(httpguard.Bearer(r), s.opt.Token) {
 		return true
-	}
-	if c, err := r.Cookie(tokenCookie(r)); err == nil && httpguard.Equal(c.Value, want) {
-		return true
-	}
-	if t := r.URL.Query().Get("token"); r.Method == http.MethodGet && httpguard.Equal(t, want) {
-		http.SetCookie(w, &http.Cookie{Name: tokenCookie(r), Value: want, Path: "/", HttpOnly: true,
-			SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
-		u := *r.URL
-		q := u.Query()
-		q.Del("token")
-		u.RawQuery = q.Encode()
-		w.Header().Set("Cache-Control", "no-store")
-		http.Redirect(w, r, u.String(), http.StatusSeeOther)
-		return false
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="sagasu"`)
-	msg := "a token is required: open the link `sagasu serve` printed (it ends in ?token=...), or send Authorization: Bearer TOKEN"
-	if !strings.HasPrefix(r.URL.Path, "/api/") {
-		// A person opening the page: say it in the page.
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.WriteHeader(http.StatusUnauthorized)
-		fmt.Fprintf(w, "sagasu: %s.\nThe token keeps other users and programs on this machine out of your index and files.\n", msg)
-		return false
-	}
-	s.fail(w, http.StatusUnauthorized, errors.New(msg))
+	s.fail(w, http.StatusUnauthorized, errors.New("a token is required: open the link `sagasu serve` printed (it ends in #token=...), or send Authorization: Bearer TOKEN"))
 	return false
 }

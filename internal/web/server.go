@@ -35,9 +35,9 @@ type Options struct {
 	// Listen is the address served, such as 127.0.0.1:7373; it decides
 	// which Host headers are accepted.
 	Listen string
-	// Token must accompany every request: a bearer header, or the cookie
-	// a one-time ?token= link sets. New refuses an empty Token unless
-	// NoToken is set.
+	// Token must accompany every API request as Authorization: Bearer;
+	// the page takes it from its link's #token= fragment. New refuses an
+	// empty Token unless NoToken is set.
 	Token string
 	// NoToken serves without a token: any local user or program may then
 	// read and index what the server can. Refused off loopback.

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -104,6 +105,13 @@ func Watch(t *testing.T, r io.Reader, re *regexp.Regexp) (string, *Output) {
 		out.grown.Broadcast()
 	}()
 	return out.Wait(t, re)[0], out
+}
+
+// LinkToken is the token in a link `sagasu serve` printed: the #token=
+// of its fragment.
+func LinkToken(u *url.URL) string {
+	q, _ := url.ParseQuery(u.Fragment)
+	return q.Get("token")
 }
 
 // Bearer returns a transport that sends token with every request over next

@@ -3,22 +3,9 @@
 import { el, render, renderClaims, renderPassage, renderSnippet, headingPath } from './md.js';
 import { say, observation, keepsBody } from './trace.js';
 import { t, has, num, date, apply, set as setLang, current as lang } from './i18n.js';
+import { api, stream } from './client.js';
 
 const $ = (s) => document.querySelector(s);
-
-// api calls the server; writes carry X-Sagasu: 1, which other sites
-// cannot send without a preflight this server never grants.
-async function api(path, opts = {}) {
-  const init = { method: opts.method || 'GET', headers: { 'X-Sagasu': '1' } };
-  if (opts.body !== undefined) {
-    init.headers['Content-Type'] = 'application/json';
-    init.body = JSON.stringify(opts.body);
-  }
-  const res = await fetch(path, init);
-  const data = await res.json().catch(() => ({}));
-  if (!res.ok) throw Object.assign(new Error(data.error || `${res.status} ${res.statusText}`), { status: res.status });
-  return data;
-}
 
 function notice(msg) {
   const n = $('#notice');
@@ -292,11 +279,12 @@ function openThread(id) {
   actions.hidden = !id;
   actions.replaceChildren(...(id ? lifecycleButtons('chat', id, () => openThread(null)) : []));
   if (!id) return;
-  // EventSource reconnects by itself with Last-Event-ID; the server
+  // The stream reconnects by itself with Last-Event-ID; the server
   // replays from the store what the page missed.
-  const es = new EventSource(`/api/threads/${encodeURIComponent(id)}/events`);
+  const es = stream(`/api/threads/${encodeURIComponent(id)}/events`);
   chat.source = es;
   const on = (type, fn) => es.addEventListener(type, (m) => fn(JSON.parse(m.data)));
+  es.addEventListener('error', (e) => { if (e.message) notice(e.message); });
   // A turn runs from its turn event to its spans or turn_error; status
   // says whether one runs when the stream (re)connects.
   on('turn', (d) => { newTurn(d.question).pending = true; setRunning(true); });
@@ -497,7 +485,7 @@ function openRun(id) {
   loadRuns();
   showRun(id);
   let pending = false;
-  const es = new EventSource(`/api/runs/${encodeURIComponent(id)}/events`);
+  const es = stream(`/api/runs/${encodeURIComponent(id)}/events`);
   runs.source = es;
   const refresh = () => {
     if (pending) return;
@@ -607,7 +595,7 @@ $('#index-form').addEventListener('submit', async (e) => {
   const out = $('#index-progress');
   try {
     const j = await api('/api/index', { method: 'POST', body: { path: $('#index-path').value } });
-    const es = new EventSource(`/api/jobs/${j.job}/events`);
+    const es = stream(`/api/jobs/${j.job}/events`);
     es.addEventListener('progress', (m) => { out.textContent = JSON.parse(m.data).text; });
     es.addEventListener('done', (m) => {
       const d = JSON.parse(m.data);
@@ -615,6 +603,7 @@ $('#index-form').addEventListener('submit', async (e) => {
       es.close(); loadSources(); loadInfo();
     });
     es.addEventListener('failed', (m) => { out.textContent = JSON.parse(m.data).error; es.close(); });
+    es.addEventListener('error', (e) => { if (e.message) out.textContent = e.message; });
   } catch (err) { notice(err.message); }
 });
 loaders.index = loadSources;

@@ -21,12 +21,15 @@ try {
   const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
   page.on('console', (m) => { if (m.type() === 'error') report.errors.push(m.text()); });
   page.on('pageerror', (e) => report.errors.push(String(e)));
-  // base is the link `sagasu serve` printed (?token=...): the token must
-  // leave the address bar and stay out of reach of the page's scripts.
+  // base is the link `sagasu serve` printed (#token=...): the token must
+  // leave the address bar, and no cookie may carry it (a browser sends a
+  // cookie for 127.0.0.1 to every port).
   await page.goto(base);
+  await page.locator('#mode', { hasText: 'offline' }).waitFor();
   report.urlAfterLink = page.url();
   report.scriptCookies = await page.evaluate(() => document.cookie);
-  await page.locator('#mode', { hasText: 'offline' }).waitFor();
+  report.cookies = (await page.context().cookies()).length;
+  report.tokenKept = await page.evaluate(() => (localStorage.getItem('sagasu.token') || '').length);
 
   // Chat: ask, watch the trace, get the cited answer.
   await page.getByRole('textbox', { name: 'Message' }).fill(question);
