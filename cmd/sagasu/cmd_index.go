@@ -218,6 +218,6 @@ func printReport(w io.Writer, rep index.Report, verbose bool) {
 		fmt.Fprintf(w, "embedded %d chunks, reused %d stored vectors\n", rep.Embedded, rep.Reused)
 	}
 	if links > 0 {
-		fmt.Fprintf(w, "%d symbolic link(s) not followed: they lead outside the folder being indexed or to a dotfile; --verbose (or --json) lists them, and naming a file as an input indexes it\n", links)
+		fmt.Fprintf(w, "%d symbolic link(s) not followed: they lead outside the folder being indexed, to a dotfile, or nowhere; --verbose (or --json) lists them, and naming a file as an input indexes it\n", links)
 	}
 }

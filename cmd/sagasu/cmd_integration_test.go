@@ -278,6 +278,18 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("repaired file not searchable: %+v", q.Results)
 	}
 
+	// A link whose target is gone (a build output not built yet) is no
+	// fault to fix: counted with the links not followed, exit 0, and
+	// --verbose names its target.
+	links := filepath.Join(dir, "links")
+	write(t, filepath.Join(links, "real.md"), "# Real\n\nlinked words")
+	if err := os.Symlink("dist/api.md", filepath.Join(links, "api.md")); err == nil {
+		code, out, errs = sagasu(t, dir, "", "index", "--verbose", "links")
+		if code != 0 || !strings.Contains(out, "1 symbolic link(s) not followed") || !strings.Contains(out, `its target "dist/api.md" does not exist`) {
+			t.Errorf("a broken link: exit %d\n%s\n%s\nwant exit 0, the link counted and its target named", code, out, errs)
+		}
+	}
+
 	// Unreadable files: reported, the rest indexed, non-zero exit.
 	if os.Geteuid() != 0 {
 		secret := filepath.Join(dir, "sub", "secret.md")

@@ -96,12 +96,12 @@ type Config struct {
 // EmbedderConfig selects an embedding model. Keys are never configured
 // here: they come from OPENAI_API_KEY, GEMINI_API_KEY or GOOGLE_API_KEY.
 type EmbedderConfig struct {
-	Driver string `koanf:"driver" json:"driver" flag:"embedder"`                                                                                         // one of EmbedderDrivers; "" for none
-	Model  string `koanf:"model" json:"model,omitempty" flag:"embedder-model"`                                                                           // model name
-	URL    string `koanf:"url" json:"url,omitempty" flag:"embedder-url" trust:"section:sends your documents, and your API key, to the address it names"` // base URL of an OpenAI-compatible server
-	Path   string `koanf:"path" json:"path,omitempty" flag:"embedder-path"`                                                                              // static model file or folder; local model folder
-	Dim    int    `koanf:"dim" json:"dim,omitempty" flag:"embedder-dim"`                                                                                 // output dimension, 0 for the model's own
-	Int8   bool   `koanf:"int8" json:"int8,omitempty" flag:"embedder-int8"`                                                                              // local: int8 weights
+	Driver string `koanf:"driver" json:"driver" flag:"embedder"`                                                                                                                    // one of EmbedderDrivers; "" for none
+	Model  string `koanf:"model" json:"model,omitempty" flag:"embedder-model"`                                                                                                      // model name
+	URL    string `koanf:"url" json:"url,omitempty" flag:"embedder-url" trust:"section:sends your documents, and your API key, to the address it names"`                            // base URL of an OpenAI-compatible server
+	Path   string `koanf:"path" json:"path,omitempty" flag:"embedder-path" trust:"section:reads a model file outside the project, which may be any file or device on this machine"` // static model file or folder; local model folder
+	Dim    int    `koanf:"dim" json:"dim,omitempty" flag:"embedder-dim"`                                                                                                            // output dimension, 0 for the model's own
+	Int8   bool   `koanf:"int8" json:"int8,omitempty" flag:"embedder-int8"`                                                                                                         // local: int8 weights
 
 	// QueryPrefix and DocumentPrefix go before each query and each document
 	// before it is embedded. Nil means unset: the model's known prefixes

@@ -135,18 +135,24 @@ func privileged(key string, value any) string {
 		if key != k && !strings.HasPrefix(key, k+".") {
 			continue
 		}
-		if k == "db" {
-			s, _ := value.(string)
-			if !IsServerLocation(s) {
-				if p := strings.TrimPrefix(s, "sqlite://"); p != "" && filepath.IsLocal(filepath.FromSlash(p)) {
-					return ""
-				}
-				return "reads and changes an index outside the project (another project's, or someone else's), and keeps the agent cache beside it"
+		switch s, _ := value.(string); {
+		case k == "db" && !IsServerLocation(s):
+			if insideProject(strings.TrimPrefix(s, "sqlite://")) {
+				return ""
 			}
+			return "reads and changes an index outside the project (another project's, or someone else's), and keeps the agent cache beside it"
+		case k == "embedder.path" && insideProject(s):
+			return ""
 		}
 		return strings.TrimPrefix(why, sectionMark)
 	}
 	return ""
+}
+
+// insideProject reports whether p, a path from a project file, names
+// something in the project's folder: relative, and not climbing out.
+func insideProject(p string) bool {
+	return p != "" && filepath.IsLocal(filepath.FromSlash(p))
 }
 
 // filterUntrusted removes from m (a parsed project file, nested maps) every
@@ -164,7 +170,7 @@ func filterUntrusted(m map[string]any) []IgnoredSetting {
 		if j := strings.LastIndexByte(section, '.'); j >= 0 {
 			parent, name = nestedMap(m, section[:j]), section[j+1:]
 		}
-		if sub, isMap := parent[name].(map[string]any); isMap && sub[field] != nil {
+		if sub, isMap := parent[name].(map[string]any); isMap && sub[field] != nil && privileged(k, sub[field]) != "" {
 			out = append(out, IgnoredSetting{Key: section, Value: summarize(sub), Why: strings.TrimPrefix(why, sectionMark)})
 			delete(parent, name)
 		}

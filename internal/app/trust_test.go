@@ -205,3 +205,32 @@ func TestUntrustedFileKeepsTheIndexInTheProject(t *testing.T) {
 		}
 	}
 }
+
+// TestUntrustedFileKeepsTheModelInTheProject: an untrusted project file may
+// name a model file inside the project, but not one elsewhere (a device
+// such as /dev/zero, another user's file): the whole embedder section then
+// waits for trust, and the warning says why.
+func TestUntrustedFileKeepsTheModelInTheProject(t *testing.T) {
+	for _, tc := range []struct {
+		path    string
+		applied bool
+	}{
+		{"models/static.bin", true},
+		{"/dev/zero", false},
+		{"../other/model.bin", false},
+		{"sub/../../model.bin", false},
+	} {
+		dir := t.TempDir()
+		writeFile(t, filepath.Join(dir, DefaultConfigFile), "embedder:\n  driver: static\n  path: "+tc.path+"\n")
+		c := loadIn(t, dir, "")
+		if got := c.Embedder.Path == tc.path && c.Embedder.Driver == "static"; got != tc.applied {
+			t.Errorf("embedder.path %s: applied %v, want %v (embedder %+v)", tc.path, got, tc.applied, c.Embedder)
+		}
+		if tc.applied && len(c.Origin.Ignored) != 0 {
+			t.Errorf("embedder.path %s: ignored %+v, want nothing ignored", tc.path, c.Origin.Ignored)
+		}
+		if !tc.applied && (c.Embedder.Path != "" || len(c.Origin.Ignored) != 1 || c.Origin.Ignored[0].Key != "embedder" || !strings.Contains(c.Origin.Warning(), "outside the project")) {
+			t.Errorf("embedder.path %s: embedder %+v, ignored %+v, want the section ignored and reported", tc.path, c.Embedder, c.Origin.Ignored)
+		}
+	}
+}

@@ -428,7 +428,10 @@ func (w *walker) dir(osDir, canon, uri, root string, g *pattern, isRoot bool) er
 			fi, err := os.Stat(childOS)
 			if err != nil {
 				if g == nil || glob.Match(g.text, childURI) {
-					w.skipped(w.uri(childCanon), SkipUnreadable, fmt.Errorf("broken symbolic link: %w", err))
+					// A link whose target is gone is common in a checkout
+					// (a build output not built yet) and no fault of the
+					// user's: reported as a link, not as a file to fix.
+					w.skipped(w.uri(childCanon), SkipLink, brokenLink(childOS, err))
 				}
 				continue
 			}
@@ -526,6 +529,18 @@ func (w *walker) excluded(uri, id, root, name string) string {
 		}
 	}
 	return ""
+}
+
+// brokenLink says why the link at osPath leads nowhere, naming its target.
+func brokenLink(osPath string, err error) error {
+	target, rerr := os.Readlink(osPath)
+	switch {
+	case rerr != nil:
+		return fmt.Errorf("symbolic link that cannot be read: %w", rerr)
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("broken symbolic link: its target %q does not exist", target)
+	}
+	return fmt.Errorf("symbolic link to %q that cannot be followed: %w", target, err)
 }
 
 func (w *walker) skipped(uri string, reason SkipReason, err error) {
