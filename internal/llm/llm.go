@@ -121,6 +121,19 @@ type Request struct {
 	// the cap. Nil leaves thinking to the model; 0 turns it off where the
 	// model allows it. Drivers of models that do not think ignore it.
 	ThinkingBudget *int
+	// Reply, when set, asks for an answer that is one JSON object valid
+	// under a schema. Servers that can hold a model to one do: the
+	// OpenAI-compatible response_format (which llama-server turns into a
+	// grammar, so a small model cannot wander off into prose or repeat
+	// itself past the schema's bounds) and Gemini's response schema. Other
+	// drivers rely on the prompt, so callers still parse leniently.
+	Reply *Schema
+}
+
+// Schema names a JSON Schema for a structured reply.
+type Schema struct {
+	Name   string          // a short identifier, such as "plan"
+	Schema json.RawMessage // a JSON Schema object
 }
 
 // Response is the model's answer.

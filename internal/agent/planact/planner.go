@@ -33,6 +33,28 @@ const (
 		`Reply with JSON only: {"plan": ["next step", ...]}. If the goal cannot be reached, reply {"fail": "why"}.`
 )
 
+// maxPlanSteps caps a plan: the schema asks for at most this many steps,
+// and a longer plan from a model that ignored it is cut with a note. A
+// small model left free wrote plans that repeated tool names until its
+// token cap.
+const maxPlanSteps = 12
+
+// Reply schemas of the planner's structured answers. A server that can
+// hold the model to a schema (llama-server's grammar, OpenAI's and
+// Gemini's response formats) then cannot produce prose, a repetition past
+// the bounds, or a decision that is not one of the five.
+var (
+	planSchema = &llm.Schema{Name: "plan", Schema: json.RawMessage(fmt.Sprintf(`{"anyOf":[
+		{"type":"object","properties":{"plan":{"type":"array","items":{"type":"string","minLength":1,"maxLength":300},"minItems":1,"maxItems":%d}},"required":["plan"],"additionalProperties":false},
+		{"type":"object","properties":{"fail":{"type":"string","minLength":1,"maxLength":400}},"required":["fail"],"additionalProperties":false}]}`, maxPlanSteps))}
+	decisionSchema = &llm.Schema{Name: "decision", Schema: json.RawMessage(`{"type":"object","properties":{
+		"decision":{"type":"string","enum":["next","continue","replan","done","fail"]},
+		"result":{"type":"string","maxLength":600},
+		"answer":{"type":"string","maxLength":4000},
+		"reason":{"type":"string","maxLength":400}},
+		"required":["decision"],"additionalProperties":false}`)}
+)
+
 // maxAttempts bounds the executor calls of one step before the planner
 // must replan.
 const maxAttempts = 4
@@ -93,7 +115,7 @@ func (a *Agent) plannerInit(ctx context.Context, rc *graph.RunContext, s State) 
 	if len(s.Memory) > 0 {
 		b.WriteString("\nPast runs with similar goals:\n" + recollectionsText(s.Memory))
 	}
-	resp, err := a.chat(ctx, rc, &s, a.opt.Planner, llm.Request{System: systemPlanner, Messages: []llm.Message{{Role: llm.RoleUser, Content: b.String()}}})
+	resp, err := a.chat(ctx, rc, &s, a.opt.Planner, llm.Request{System: systemPlanner, Messages: []llm.Message{{Role: llm.RoleUser, Content: b.String()}}, Reply: planSchema})
 	if err != nil {
 		return s, err
 	}
@@ -105,11 +127,12 @@ func (a *Agent) plannerInit(ctx context.Context, rc *graph.RunContext, s State) 
 		s.Outcome, s.Reason = OutcomeFailure, "the planner says the goal cannot be reached: "+fail
 		return s, rc.Trace(graph.TypeThought, s.Reason)
 	}
+	steps, cut := capPlan(steps)
 	for _, t := range steps {
 		s.Plan = append(s.Plan, Step{Text: t, Status: StatusPending})
 	}
 	s.StepIdx = 0
-	return s, rc.Trace(graph.TypePlan, planText(s))
+	return s, rc.Trace(graph.TypePlan, planText(s)+cut)
 }
 
 // plannerEvaluate judges the step after every execution, as the
@@ -144,7 +167,7 @@ func (a *Agent) plannerEvaluate(ctx context.Context, rc *graph.RunContext, s Sta
 	if s.NeedsReplan {
 		fmt.Fprintf(&b, "\nShould replan: %s\n", s.Why)
 	}
-	resp, err := a.chat(ctx, rc, &s, a.opt.Planner, llm.Request{System: systemEvaluator, Messages: []llm.Message{{Role: llm.RoleUser, Content: b.String()}}})
+	resp, err := a.chat(ctx, rc, &s, a.opt.Planner, llm.Request{System: systemEvaluator, Messages: []llm.Message{{Role: llm.RoleUser, Content: b.String()}}, Reply: decisionSchema})
 	if err != nil {
 		return s, err
 	}
@@ -240,7 +263,7 @@ func (a *Agent) plannerReplan(ctx context.Context, rc *graph.RunContext, s State
 	if len(s.Memory) > 0 {
 		b.WriteString("\nPast runs with similar goals:\n" + recollectionsText(s.Memory))
 	}
-	resp, err := a.chat(ctx, rc, &s, a.opt.Planner, llm.Request{System: systemReplanner, Messages: []llm.Message{{Role: llm.RoleUser, Content: b.String()}}})
+	resp, err := a.chat(ctx, rc, &s, a.opt.Planner, llm.Request{System: systemReplanner, Messages: []llm.Message{{Role: llm.RoleUser, Content: b.String()}}, Reply: planSchema})
 	if err != nil {
 		return s, err
 	}
@@ -254,8 +277,38 @@ func (a *Agent) plannerReplan(ctx context.Context, rc *graph.RunContext, s State
 		s.Outcome, s.Reason = OutcomeFailure, "the planner gave up: "+fail
 		return s, rc.Trace(graph.TypeThought, s.Reason)
 	}
+	steps, cut := capPlan(steps)
 	s.rewrite(steps)
-	return s, rc.Trace(graph.TypeReplan, fmt.Sprintf("Replan %d (%s):\n%s", s.Replans, s.Why, planText(s)))
+	return s, rc.Trace(graph.TypeReplan, fmt.Sprintf("Replan %d (%s):\n%s%s", s.Replans, s.Why, planText(s), cut))
+}
+
+// capPlan keeps the first maxPlanSteps steps, dropping steps that repeat
+// an earlier one word for word, and says what it cut ("" when nothing).
+func capPlan(steps []string) ([]string, string) {
+	seen := map[string]bool{}
+	out := steps[:0:0]
+	repeats := 0
+	for _, t := range steps {
+		k := strings.ToLower(strings.Join(strings.Fields(t), " "))
+		if seen[k] {
+			repeats++
+			continue
+		}
+		seen[k] = true
+		out = append(out, t)
+	}
+	var notes []string
+	if repeats > 0 {
+		notes = append(notes, fmt.Sprintf("%d repeated step(s) dropped", repeats))
+	}
+	if len(out) > maxPlanSteps {
+		notes = append(notes, fmt.Sprintf("%d step(s) past the cap of %d dropped", len(out)-maxPlanSteps, maxPlanSteps))
+		out = out[:maxPlanSteps]
+	}
+	if len(notes) == 0 {
+		return out, ""
+	}
+	return out, "\n(" + strings.Join(notes, "; ") + ")"
 }
 
 // rewrite replaces the steps from the current one on: the current step is

@@ -331,6 +331,13 @@ func (m *Model) request(req llm.Request) ([]*genai.Content, *genai.GenerateConte
 			config.MaxOutputTokens += budget
 		}
 	}
+	if req.Reply != nil {
+		var schema map[string]any
+		if err := json.Unmarshal(req.Reply.Schema, &schema); err != nil {
+			return nil, nil, fmt.Errorf("gemini: the reply schema %q is not a JSON object: %w", req.Reply.Name, err)
+		}
+		config.ResponseMIMEType, config.ResponseJsonSchema = "application/json", schema
+	}
 	return contents, config, nil
 }
 

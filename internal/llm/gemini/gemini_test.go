@@ -97,6 +97,19 @@ func TestThinkingBudget(t *testing.T) {
 	}
 }
 
+// TestReplySchema: a structured reply asks Gemini for JSON under the schema.
+func TestReplySchema(t *testing.T) {
+	srv := fakeserver.New(t, fakeserver.Reply{Body: response(`[{"text":"{\"plan\":[\"a\"]}"}]`, "STOP")})
+	schema := `{"type":"object","properties":{"plan":{"type":"array","items":{"type":"string"}}},"required":["plan"]}`
+	_, err := newModel(t, srv).Chat(context.Background(), llm.Request{Messages: ask.Messages, Reply: &llm.Schema{Name: "plan", Schema: json.RawMessage(schema)}})
+	require.NoError(t, err)
+	var body struct {
+		GenerationConfig json.RawMessage `json:"generationConfig"`
+	}
+	require.NoError(t, json.Unmarshal(srv.Last().Body, &body))
+	assert.JSONEq(t, `{"responseMimeType":"application/json","responseJsonSchema":`+schema+`}`, string(body.GenerationConfig))
+}
+
 func TestToolRoundTripRequest(t *testing.T) {
 	srv := fakeserver.New(t, fakeserver.Reply{Body: response(`[{"text":"Found."}]`, "STOP")})
 	_, err := newModel(t, srv).Chat(context.Background(), llm.Request{

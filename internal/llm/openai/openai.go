@@ -300,6 +300,15 @@ func (m *Model) params(req llm.Request) (openai.ChatCompletionNewParams, error) 
 			p.MaxTokens = openai.Int(int64(req.MaxTokens))
 		}
 	}
+	if req.Reply != nil {
+		var schema map[string]any
+		if err := json.Unmarshal(req.Reply.Schema, &schema); err != nil {
+			return p, fmt.Errorf("openai: the reply schema %q is not a JSON object: %w", req.Reply.Name, err)
+		}
+		p.ResponseFormat.OfJSONSchema = &shared.ResponseFormatJSONSchemaParam{
+			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: req.Reply.Name, Schema: schema},
+		}
+	}
 	return p, nil
 }
 

@@ -405,3 +405,25 @@ func TestConfigTimeoutBoundsAStream(t *testing.T) {
 	assert.Nil(t, resp)
 	assert.True(t, llm.IsRetryable(err), "a call that ran out of its own time may be made again")
 }
+
+// TestReplySchema: a structured reply goes out as response_format
+// json_schema (what llama-server turns into a grammar); a schema that is
+// not an object is refused before anything is sent.
+func TestReplySchema(t *testing.T) {
+	srv := fakeserver.New(t, fakeserver.Reply{Body: completion(`{"role":"assistant","content":"{\"plan\":[\"a\"]}"}`, "stop")})
+	m := newModel(t, srv)
+	schema := `{"type":"object","properties":{"plan":{"type":"array","items":{"type":"string"},"maxItems":8}},"required":["plan"]}`
+	_, err := m.Chat(context.Background(), llm.Request{
+		Messages: []llm.Message{{Role: llm.RoleUser, Content: "plan it"}},
+		Reply:    &llm.Schema{Name: "plan", Schema: json.RawMessage(schema)},
+	})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"model":"smollm2","messages":[{"role":"user","content":"plan it"}],
+		"response_format":{"type":"json_schema","json_schema":{"name":"plan","schema":`+schema+`}}}`, string(srv.Last().Body))
+
+	_, err = m.Chat(context.Background(), llm.Request{
+		Messages: []llm.Message{{Role: llm.RoleUser, Content: "plan it"}},
+		Reply:    &llm.Schema{Name: "plan", Schema: json.RawMessage(`[1]`)},
+	})
+	require.ErrorContains(t, err, `reply schema "plan"`)
+}
