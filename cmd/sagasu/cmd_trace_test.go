@@ -90,7 +90,10 @@ func tracedAgentRun(t *testing.T, base, model string) ([]otlptest.Span, []otlpte
 	var out, errb bytes.Buffer
 	env := []string{"HOME=" + dir, "OTEL_EXPORTER_OTLP_ENDPOINT=" + rcv.URL}
 	code := run(context.Background(), []string{"agent", "run", "--json", "--goal", "find how to configure the search index",
-		"--llm", "openai", "--llm-url", base, "--llm-model", model}, strings.NewReader(""), &out, &errb, env)
+		"--llm", "openai", "--llm-url", base, "--llm-model", model,
+		// Short replies: a call to a model on this machine is bounded by its
+		// progress, not the clock, so the reply's length bounds its time.
+		"--max-tokens", "128"}, strings.NewReader(""), &out, &errb, env)
 	if code != 0 {
 		t.Fatalf("agent run: exit %d\n%s", code, errb.String())
 	}

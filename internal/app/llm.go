@@ -2,8 +2,10 @@ package app
 
 import (
 	"fmt"
+	"net/url"
 	"time"
 
+	"github.com/sagasu-dev/sagasu/internal/httpguard"
 	"github.com/sagasu-dev/sagasu/internal/llm"
 	"github.com/sagasu-dev/sagasu/internal/llm/anthropic"
 	"github.com/sagasu-dev/sagasu/internal/llm/gemini"
@@ -16,7 +18,10 @@ type LLMConfig struct {
 	Driver string `koanf:"driver" json:"driver" flag:"llm"`                                                                                            // one of LLMDrivers; "" for none (offline)
 	Model  string `koanf:"model" json:"model,omitempty" flag:"llm-model"`                                                                              // model name; "" for the driver's default
 	URL    string `koanf:"url" json:"url,omitempty" flag:"llm-url" trust:"section:sends your questions, passages and API key to the address it names"` // base URL (OpenAI-compatible servers: ending in /v1)
-	// Timeout bounds one model call, a stream included.
+	// Timeout bounds one model call, a stream included (default 2m). For
+	// a server on this machine (a loopback url) it bounds a pause instead:
+	// the call fails when no piece of the answer, prompt progress
+	// included, arrives for that long.
 	Timeout time.Duration `koanf:"timeout" json:"timeout,omitempty"`
 }
 
@@ -36,7 +41,14 @@ func BuildLLM(c LLMConfig, getenv func(string) string) (llm.Model, error) {
 	case "":
 		return nil, nil
 	case "openai":
-		m, err = openai.New(openai.Config{Model: c.Model, BaseURL: c.URL, APIKey: getenv(openai.KeyEnv), Timeout: timeout})
+		cfg := openai.Config{Model: c.Model, BaseURL: c.URL, APIKey: getenv(openai.KeyEnv), Timeout: timeout}
+		if onThisMachine(c.URL) {
+			// A model on this machine runs as fast as the machine and its
+			// load allow: the timeout bounds a pause in its answer, not
+			// the whole answer.
+			cfg.Stall, cfg.Timeout = timeout, 0
+		}
+		m, err = openai.New(cfg)
 	case "anthropic":
 		m, err = anthropic.New(anthropic.Config{Model: c.Model, BaseURL: c.URL, APIKey: getenv(anthropic.KeyEnv), Timeout: timeout})
 	case "gemini":
@@ -52,6 +64,12 @@ func BuildLLM(c LLMConfig, getenv func(string) string) (llm.Model, error) {
 		return nil, err
 	}
 	return llm.WithRetry(m, llm.RetryOptions{}), nil
+}
+
+// onThisMachine reports whether rawURL names a loopback host.
+func onThisMachine(rawURL string) bool {
+	u, err := url.Parse(rawURL)
+	return err == nil && u.Hostname() != "" && httpguard.IsLoopback(u.Hostname())
 }
 
 // LLM returns the configured chat model, or nil when none is configured

@@ -22,11 +22,11 @@ import (
 func TestPlanActWithTheLocalModel(t *testing.T) {
 	base, name := llmtest.LocalModel(t)
 	m, home := browser(t, 1500)
-	model, err := openai.New(openai.Config{BaseURL: base, Model: name, Timeout: 2 * time.Minute})
+	// Progress bounds each call, not the clock (a busy machine is slow).
+	model, err := openai.New(openai.Config{BaseURL: base, Model: name, Stall: llmtest.LocalStall})
 	require.NoError(t, err)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
+	ctx := context.Background()
 	start := time.Now()
 	a := newAgent(t, Options{
 		Model: llm.WithRetry(model, llm.RetryOptions{MaxAttempts: 2}), MCP: m, Log: graph.NewMemLog(),

@@ -3,9 +3,16 @@ package llmtest
 import (
 	"os"
 	"testing"
+	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/testenv"
 )
+
+// LocalStall is how long a test waits for any progress (a piece of the
+// answer, or the server's prompt progress) from the local model before it
+// fails a call; see openai.Config.Stall. A busy machine only makes the
+// pauses longer, and the whole call's length is no test's concern.
+const LocalStall = 3 * time.Minute
 
 // LocalModel returns the base URL (ending in /v1) and the model name of the
 // real local chat model that scripts/test.sh starts

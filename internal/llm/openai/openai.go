@@ -16,6 +16,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/sagasu-dev/sagasu/internal/llm"
@@ -47,6 +48,14 @@ type Config struct {
 	HTTPClient *http.Client
 	// Timeout bounds one call, a stream included; 0 means none.
 	Timeout time.Duration
+	// Stall, when set, bounds a call by progress instead of the clock
+	// (Timeout is then ignored): the call fails only when Stall passes
+	// with no piece of the answer from the server. Chat streams
+	// underneath, and the server is asked for prompt progress
+	// (llama-server's return_progress), so reading a long prompt on a
+	// slow or busy machine counts as progress. Meant for a model on this
+	// machine, whose speed depends on the machine and its load.
+	Stall time.Duration
 }
 
 // Model calls /chat/completions. It implements llm.Model.
@@ -56,6 +65,7 @@ type Model struct {
 	ep       wire.Endpoint
 	official bool
 	timeout  time.Duration
+	stall    time.Duration
 }
 
 // New checks cfg and makes the client. It does not contact the server.
@@ -68,7 +78,7 @@ func New(cfg Config) (*Model, error) {
 	if official && strings.TrimSpace(cfg.APIKey) == "" {
 		return nil, fmt.Errorf("openai: no API key for %s: export %s", base, KeyEnv)
 	}
-	m := &Model{model: cfg.Model, ep: wire.Endpoint{Driver: driver, Base: base, KeyEnv: KeyEnv}, official: official, timeout: cfg.Timeout}
+	m := &Model{model: cfg.Model, ep: wire.Endpoint{Driver: driver, Base: base, KeyEnv: KeyEnv}, official: official, timeout: cfg.Timeout, stall: cfg.Stall}
 	if m.model == "" {
 		m.model = DefaultModel
 	}
@@ -93,6 +103,10 @@ func (m *Model) Info() llm.Info {
 
 // Chat sends one request and waits for the whole answer.
 func (m *Model) Chat(ctx context.Context, req llm.Request) (*llm.Response, error) {
+	if m.stall > 0 {
+		// Only a stream shows progress.
+		return m.Stream(ctx, req, func(llm.Delta) error { return nil })
+	}
 	params, err := m.params(req)
 	if err != nil {
 		return nil, err
@@ -138,10 +152,25 @@ func (m *Model) Stream(ctx context.Context, req llm.Request, onDelta func(llm.De
 		return nil, err
 	}
 	params.StreamOptions.IncludeUsage = openai.Bool(true)
-	ctx, cancel := wire.Bound(ctx, m.timeout)
-	defer cancel()
+	var opts []option.RequestOption
+	progress := func() {}
+	if m.stall > 0 {
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		stalled := time.AfterFunc(m.stall, func() {
+			cancel(fmt.Errorf("no progress from the model for %s (the machine may be too busy, or the server hung): %w", m.stall, context.DeadlineExceeded))
+		})
+		defer stalled.Stop()
+		progress = func() { stalled.Reset(m.stall) }
+		opts = append(opts, option.WithJSONSet("return_progress", true))
+	} else {
+		var cancel context.CancelFunc
+		ctx, cancel = wire.Bound(ctx, m.timeout)
+		defer cancel()
+	}
 	ctx, rec := wire.Record(ctx)
-	stream := m.svc.NewStreaming(ctx, params)
+	stream := m.svc.NewStreaming(ctx, params, opts...)
 	defer stream.Close()
 
 	var acc llm.Accumulator
@@ -150,6 +179,7 @@ func (m *Model) Stream(ctx context.Context, req llm.Request, onDelta func(llm.De
 	calls := callIndex{}
 	for stream.Next() {
 		chunks++
+		progress()
 		chunk := stream.Current()
 		if chunk.JSON.Usage.Valid() {
 			usage = llm.Usage{InputTokens: int(chunk.Usage.PromptTokens), OutputTokens: int(chunk.Usage.CompletionTokens)}
@@ -191,6 +221,12 @@ func (m *Model) Stream(ctx context.Context, req llm.Request, onDelta func(llm.De
 		}
 	}
 	if err := stream.Err(); err != nil {
+		var se *ssestream.StreamError
+		if errors.As(err, &se) {
+			if ae := m.ep.StreamedError(se.Event.Data); ae != nil {
+				return nil, ae
+			}
+		}
 		return nil, m.ep.StreamError(ctx, rec, chunks, acc.Deltas(), err)
 	}
 	if finish == "" {

@@ -291,7 +291,10 @@ func TestMalformedBody(t *testing.T) {
 		{Name: "truncated JSON", Reply: fakeserver.Reply{Body: `{"id":"chatcmpl-1","choices":[{"index":0,"message":{"role":"assistant","content":"trunc`}},
 		{Name: "no choices", Reply: fakeserver.Reply{Body: `{"id":"chatcmpl-1","object":"chat.completion","choices":[]}`}},
 		{Name: "truncated chunk", Stream: true, Reply: fakeserver.Reply{Events: []string{chunk(`{"content":"a"}`, ""), `data: {"choices":[{"index":0,"delta":{"content":`}}},
-		{Name: "JSON instead of a stream", Stream: true, Reply: fakeserver.Reply{Body: completion(`{"role":"assistant","content":"not a stream"}`, "stop")}},
+		// A whole completion instead of a stream is read as one chunk
+		// (TestWholeAnswerToAStream); a page is not.
+		{Name: "a page instead of a stream", Stream: true, Reply: fakeserver.Reply{Header: map[string]string{"Content-Type": "text/html"}, Body: `<html><body>proxy login</body></html>`}},
+		{Name: "JSON that is no completion instead of a stream", Stream: true, Reply: fakeserver.Reply{Body: `[1, 2]`}},
 	})
 }
 
@@ -426,4 +429,76 @@ func TestReplySchema(t *testing.T) {
 		Reply:    &llm.Schema{Name: "plan", Schema: json.RawMessage(`[1]`)},
 	})
 	require.ErrorContains(t, err, `reply schema "plan"`)
+}
+
+// TestStallBoundsByProgress: with Stall, a slow answer that keeps coming
+// finishes although it takes longer than Stall in all (Chat streams
+// underneath and asks for prompt progress), while a server that stops
+// sending fails after Stall, saying so.
+func TestStallBoundsByProgress(t *testing.T) {
+	const stall = 400 * time.Millisecond
+	events := []string{chunk(`{"role":"assistant","content":""}`, "")}
+	for range 6 {
+		events = append(events, chunk(`{"content":"word "}`, ""))
+	}
+	events = append(events, chunk(`{}`, "stop"), usageChunk, "data: [DONE]")
+	srv := fakeserver.New(t, fakeserver.Reply{Events: events, Gap: 150 * time.Millisecond})
+	m, err := openai.New(openai.Config{BaseURL: srv.URL + "/v1", Model: "smollm2", Stall: stall, Timeout: time.Millisecond})
+	require.NoError(t, err)
+	start := time.Now()
+	resp, err := m.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}})
+	require.NoError(t, err)
+	assert.Greater(t, time.Since(start), stall, "the answer took longer than Stall in all")
+	assert.Equal(t, strings.Repeat("word ", 6), resp.Message.Content)
+	assert.Equal(t, llm.StopEnd, resp.StopReason)
+	body := srv.Last().JSON(t)
+	assert.Equal(t, true, body["stream"])
+	assert.Equal(t, true, body["return_progress"])
+
+	held := fakeserver.New(t, fakeserver.Reply{Events: events[:2], Hold: true})
+	m, err = openai.New(openai.Config{BaseURL: held.URL + "/v1", Model: "smollm2", Stall: stall})
+	require.NoError(t, err)
+	_, err = m.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}})
+	require.ErrorContains(t, err, "no progress from the model for 400ms")
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+// TestWholeAnswerToAStream: a server that ignores "stream": true and sends
+// one whole completion is read as a one-chunk stream, tool calls included.
+func TestWholeAnswerToAStream(t *testing.T) {
+	srv := fakeserver.New(t, fakeserver.Reply{Body: completion(`{"role":"assistant","content":"Looking.","tool_calls":[
+		{"id":"call_a","type":"function","function":{"name":"search","arguments":"{\"query\":\"go\"}"}},
+		{"id":"call_b","type":"function","function":{"name":"search","arguments":"{\"query\":\"rust\"}"}}]}`, "tool_calls")})
+	m, err := openai.New(openai.Config{BaseURL: srv.URL + "/v1", Model: "smollm2", Stall: time.Minute})
+	require.NoError(t, err)
+	resp, err := m.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}, Tools: []llm.Tool{searchTool}})
+	require.NoError(t, err)
+	assert.Equal(t, "Looking.", resp.Message.Content)
+	require.Len(t, resp.Message.ToolCalls, 2)
+	assert.Equal(t, llm.ToolCall{ID: "call_b", Name: "search", Arguments: json.RawMessage(`{"query":"rust"}`)}, resp.Message.ToolCalls[1])
+	assert.Equal(t, llm.StopToolCalls, resp.StopReason)
+	assert.Equal(t, llm.Usage{InputTokens: 21, OutputTokens: 7}, resp.Usage)
+
+	bad := fakeserver.New(t, fakeserver.Reply{Body: `[1, 2]`})
+	m, err = openai.New(openai.Config{BaseURL: bad.URL + "/v1", Model: "smollm2", Stall: time.Minute})
+	require.NoError(t, err)
+	_, err = m.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}})
+	require.ErrorContains(t, err, "malformed")
+}
+
+// TestErrorEventInAStream: llama-server reports a reply it could not parse
+// as a tool call, once the stream has begun, as an error event; it comes
+// back as the same *llm.APIError (HTTP 500) a whole call gets, so that the
+// agents' fallback (ask again without tools) works when streaming too.
+func TestErrorEventInAStream(t *testing.T) {
+	srv := fakeserver.New(t, fakeserver.Reply{Events: []string{
+		chunk(`{"role":"assistant","content":null}`, ""),
+		`data: {"error":{"code":500,"message":"Failed to parse input at pos 12","type":"server_error"}}`,
+	}})
+	_, err := newModel(t, srv).Stream(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}, Tools: []llm.Tool{searchTool}},
+		func(llm.Delta) error { return nil })
+	var api *llm.APIError
+	require.ErrorAs(t, err, &api)
+	assert.Equal(t, 500, api.Status)
+	assert.Contains(t, api.Message, "Failed to parse input")
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Reply is one scripted answer.
@@ -36,6 +37,8 @@ type Reply struct {
 	// Abort, with Events, drops the connection after the events instead of
 	// ending the response cleanly.
 	Abort bool
+	// Gap, with Events, pauses before each event, like a slow model.
+	Gap time.Duration
 }
 
 // Received is one request as the server saw it.
@@ -137,6 +140,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		end = "\r\n\r\n"
 	}
 	for _, ev := range rep.Events {
+		if rep.Gap > 0 {
+			select {
+			case <-time.After(rep.Gap):
+			case <-r.Context().Done():
+				return
+			}
+		}
 		_, _ = fmt.Fprintf(w, "%s%s", strings.TrimRight(ev, "\n"), end)
 		fl.Flush()
 	}

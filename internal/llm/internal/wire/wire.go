@@ -203,3 +203,29 @@ func Incomplete(driver, endpoint string, deltas int, cause error) error {
 	}
 	return fmt.Errorf("%s stream from %s: %w (after %d deltas): %w", driver, endpoint, llm.ErrIncomplete, deltas, cause)
 }
+
+// StreamedError is the error of an error event inside a stream that began
+// well (llama-server sends one when the model's reply fails to parse as a
+// tool call after the stream began): an *llm.APIError whose status is the
+// event's numeric code when that is an HTTP error status, else 500. Nil
+// when data holds no error object.
+func (e Endpoint) StreamedError(data []byte) *llm.APIError {
+	var v struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(data, &v) != nil || len(v.Error) == 0 {
+		return nil
+	}
+	var num struct {
+		Code int `json:"code"`
+	}
+	status := http.StatusInternalServerError
+	if json.Unmarshal(v.Error, &num) == nil && num.Code >= 400 && num.Code <= 599 {
+		status = num.Code
+	}
+	code, msg, _ := errorBody(data)
+	if msg == "" {
+		msg = string(v.Error)
+	}
+	return &llm.APIError{Driver: e.Driver, Endpoint: e.Base, Status: status, Code: code, Message: msg, KeyEnv: e.KeyEnv}
+}
