@@ -394,6 +394,17 @@ func TestSearchToolCitesPassages(t *testing.T) {
 	require.Len(t, res.Results, 1)
 	assert.Equal(t, Cited{ChunkID: 11, Source: SourceRef{URI: "guide/tea.md"}, Heading: "Tea"}, res.Results[0])
 	assert.Equal(t, []string{"green tea"}, kb.searched)
+
+	// The citation grammar is the ReAct agent's (package cite): a list
+	// [1, 2] cites both passages, and arr[2] in code cites nothing.
+	r.execute = func(llm.Request) llm.Message { return callMsg(ToolSearch, map[string]any{"query": "brewed"}) }
+	r.evaluate = func(req llm.Request) string {
+		return decisionJSON("done", "", "Tea takes 80 degrees and coffee 93 [1, 2]; in code, `t[2]` is an index.", "")
+	}
+	res, err = newAgent(t, Options{Model: r.model(10), Research: kb, Functions: kb}).Run(context.Background(), RunInput{Goal: "How hot should tea and coffee be brewed?"})
+	require.NoError(t, err)
+	require.Len(t, res.Results, 2)
+	assert.Equal(t, int64(12), res.Results[1].ChunkID)
 }
 
 func TestResumeAfterStop(t *testing.T) {

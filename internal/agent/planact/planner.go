@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/sagasu-dev/sagasu/internal/cite"
 	"github.com/sagasu-dev/sagasu/internal/clip"
 	"github.com/sagasu-dev/sagasu/internal/graph"
 	"github.com/sagasu-dev/sagasu/internal/llm"
@@ -337,7 +338,8 @@ func (a *Agent) finish(_ context.Context, rc *graph.RunContext, s State) (State,
 		s.Outcome, s.Reason = OutcomeFailure, "the run ended without an answer"
 	}
 	if !s.Research && len(s.Passages) > 0 {
-		for _, n := range citedIn(s.Answer) {
+		// The grammar both agents share: [1], [1, 2], [1][3]; not arr[1] in code.
+		for _, n := range cite.Numbers(s.Answer) {
 			s.cite(n - 1)
 		}
 	}
@@ -347,23 +349,6 @@ func (a *Agent) finish(_ context.Context, rc *graph.RunContext, s State) (State,
 	}
 	ok := s.Outcome == OutcomeSuccess
 	return s, rc.Emit(graph.Event{Type: graph.TypeAnswer, Text: text, OK: &ok})
-}
-
-var markerRE = regexp.MustCompile(`\[(\d+)\]`)
-
-// citedIn returns the passage numbers cited as [n], in order, once each.
-func citedIn(s string) []int {
-	var out []int
-	seen := map[int]bool{}
-	for _, m := range markerRE.FindAllStringSubmatch(s, -1) {
-		var n int
-		fmt.Sscanf(m[1], "%d", &n)
-		if !seen[n] {
-			seen[n] = true
-			out = append(out, n)
-		}
-	}
-	return out
 }
 
 func recollectionsText(rs []Recollection) string {

@@ -1,12 +1,7 @@
 package react
 
 import (
-	"fmt"
-	"regexp"
-	"slices"
-	"strconv"
-	"strings"
-
+	"github.com/sagasu-dev/sagasu/internal/cite"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 )
 
@@ -80,38 +75,13 @@ func (p *Passages) Len() int { return len(p.list) }
 // All returns the passages in number order.
 func (p *Passages) All() []doc.Hit { return p.list }
 
-// markerRE finds citation markers: [1], [1, 2], [1][3].
-var markerRE = regexp.MustCompile(`\[(\d+(?:\s*,\s*\d+)*)\]`)
-
-// citedIn returns the distinct passage numbers cited in s, in order.
-func citedIn(s string) []int {
-	var ns []int
-	for _, m := range markerRE.FindAllStringSubmatch(outsideCode(s), -1) {
-		for _, f := range strings.Split(m[1], ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err == nil && !slices.Contains(ns, n) {
-				ns = append(ns, n)
-			}
-		}
-	}
-	return ns
-}
-
-// stripMarkers removes citation markers (and the space before them).
-func stripMarkers(s string) string {
-	return strings.TrimSpace(markerWithSpace.ReplaceAllString(s, ""))
-}
-
-var markerWithSpace = regexp.MustCompile(`\s*\[\d+(?:\s*,\s*\d+)*\]`)
-
-// marker renders passage numbers as markers: "[1][3]".
-func marker(ns []int) string {
-	var b strings.Builder
-	for _, n := range ns {
-		fmt.Fprintf(&b, "[%d]", n)
-	}
-	return b.String()
-}
+// citedIn, stripMarkers and marker are the citation grammar both agents
+// share (package cite).
+var (
+	citedIn      = cite.Numbers
+	stripMarkers = cite.Strip
+	marker       = cite.Render
+)
 
 // citation describes passage n, quoting quote.
 func citation(n int, h doc.Hit, quote string) Citation {
@@ -121,30 +91,6 @@ func citation(n int, h doc.Hit, quote string) Citation {
 		Heading: h.Chunk.HeadingPath(), Lines: [2]int{h.Chunk.StartLine, h.Chunk.EndLine},
 		Quote: quote,
 	}
-}
-
-// outsideCode is s with its fenced code blocks and inline code spans
-// blanked out, so that an index such as arr[1] is not read as a citation.
-func outsideCode(s string) string {
-	if !strings.Contains(s, "`") && !strings.Contains(s, "~~~") {
-		return s
-	}
-	var b strings.Builder
-	inFence := false
-	for i, line := range strings.Split(s, "\n") {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		if fence.MatchString(line) || inFence {
-			if fence.MatchString(line) {
-				inFence = !inFence
-			}
-			b.WriteString(strings.Repeat(" ", len(line)))
-			continue
-		}
-		b.WriteString(codeRE.ReplaceAllStringFunc(line, func(c string) string { return strings.Repeat(" ", len(c)) }))
-	}
-	return b.String()
 }
 
 // renumber numbers an answer's citations in the order they first appear,
@@ -167,22 +113,5 @@ func renumber(answer string, ps *Passages) (string, *Passages) {
 	if same {
 		return answer, &out
 	}
-	blank := outsideCode(answer)
-	var b strings.Builder
-	last := 0
-	for _, loc := range markerRE.FindAllStringSubmatchIndex(blank, -1) {
-		b.WriteString(answer[last:loc[0]])
-		var ns []string
-		for _, f := range strings.Split(answer[loc[2]:loc[3]], ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if m, ok := to[n]; err == nil && ok {
-				n = m
-			}
-			ns = append(ns, strconv.Itoa(n))
-		}
-		b.WriteString("[" + strings.Join(ns, ", ") + "]")
-		last = loc[1]
-	}
-	b.WriteString(answer[last:])
-	return b.String(), &out
+	return cite.Renumber(answer, to), &out
 }

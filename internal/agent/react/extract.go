@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/sagasu-dev/sagasu/internal/cite"
 	"github.com/sagasu-dev/sagasu/internal/analyze"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 )
@@ -57,7 +58,7 @@ func topicTerms(an *analyze.Analyzer, question string) []string {
 }
 
 // fence matches a code fence line.
-var fence = regexp.MustCompile("^\\s*(```|~~~)")
+var fence = cite.Fence
 
 // linkRE is a markdown link; its text is kept.
 var linkRE = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)
