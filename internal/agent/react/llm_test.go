@@ -94,6 +94,19 @@ func TestReActThenReflection(t *testing.T) {
 	if m.Remaining() != 0 {
 		t.Errorf("%d scripted steps unused", m.Remaining())
 	}
+	// The first turn must search (a small model asked freely answers from
+	// memory); the next may answer.
+	if reqs := m.Requests(); len(reqs) < 2 || reqs[0].ToolChoice != llm.ToolChoiceRequired || reqs[1].ToolChoice != llm.ToolChoiceAuto {
+		t.Errorf("tool choices of the turns: want required, then auto; got %v", toolChoices(reqs))
+	}
+}
+
+func toolChoices(reqs []llm.Request) []llm.ToolChoice {
+	var out []llm.ToolChoice
+	for _, r := range reqs {
+		out = append(out, r.ToolChoice)
+	}
+	return out
 }
 
 // TestUnbackedModelAnswerFallsBackToQuotes: a model whose answer cites

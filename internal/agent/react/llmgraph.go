@@ -79,7 +79,14 @@ func (a *Agent) llmLimits() graph.Limits {
 
 // reactNode is one turn: the model thinks and calls tools, or drafts.
 func (a *Agent) reactNode(ctx context.Context, rc *graph.RunContext, s state) (state, error) {
-	resp, err := a.call(ctx, rc, s, llm.ToolChoiceAuto, a.fns.Tools())
+	choice := llm.ToolChoiceAuto
+	if s.Turns == 0 && len(s.Hits) == 0 {
+		// An answer must stand on passages, so the first turn searches:
+		// asked freely, small models answer from memory, and the whole
+		// reply was wasted (measured with a 1.5B model).
+		choice = llm.ToolChoiceRequired
+	}
+	resp, err := a.call(ctx, rc, s, choice, a.fns.Tools())
 	if err != nil {
 		return s, err
 	}
