@@ -9,8 +9,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/sagasu-dev/sagasu/internal/cite"
 	"github.com/sagasu-dev/sagasu/internal/analyze"
+	"github.com/sagasu-dev/sagasu/internal/cite"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 )
 
