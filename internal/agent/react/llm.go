@@ -212,5 +212,13 @@ func (a *Agent) call(ctx context.Context, rc *graph.RunContext, s state, choice 
 	if uerr := rc.Usage(int64(resp.Usage.InputTokens), int64(resp.Usage.OutputTokens)); uerr != nil {
 		return nil, uerr
 	}
+	if msg, ok := llm.CallsInText(resp.Message, req.Tools); ok {
+		// A small model writes its call as JSON in the text, even when a
+		// call was required (the server does not always hold it to one).
+		resp.Message = msg
+		if err := rc.Trace(graph.TypeThought, fmt.Sprintf("The model wrote its call to %s as text; it is run as a call.", msg.ToolCalls[0].Name)); err != nil {
+			return nil, err
+		}
+	}
 	return resp, nil
 }

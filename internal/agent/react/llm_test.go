@@ -261,3 +261,72 @@ func TestEmptyQuestion(t *testing.T) {
 		t.Errorf("err %v", err)
 	}
 }
+
+// TestCallWrittenAsTextIsRun: a small model (Qwen2.5-Coder-1.5B, measured)
+// writes its search as a fenced JSON object instead of a tool call, even
+// when a call is required; the agent runs it as the call it is.
+func TestCallWrittenAsTextIsRun(t *testing.T) {
+	m := llmtest.New(
+		llmtest.Text("To find it, search:\n\n```json\n{\"name\": \""+ToolSearch+"\", \"arguments\": {\"query\": \"sitemap generation\", \"k\": 3}}\n```"),
+		llmtest.Text("Kumo writes a `sitemap.xml` file for your whole site when you build it [1]."),
+	)
+	res, err := llmAgent(t, m, LLMOptions{}).Ask(context.Background(), "How do I generate a sitemap?", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := types(res)
+	if !strings.Contains(got, "thought,thought,action,observation") {
+		t.Errorf("trace %s: want the written call run as an action", got)
+	}
+	var ran string
+	for _, ev := range res.Trace {
+		if ev.Type == graph.TypeAction {
+			ran += ev.Tool + string(ev.Arguments)
+		}
+		if ev.Type == graph.TypeThought && strings.Contains(ev.Text, "answered without searching") {
+			t.Errorf("the agent searched for the question itself: %q", ev.Text)
+		}
+	}
+	if !strings.Contains(ran, `"sitemap generation"`) {
+		t.Errorf("actions %s: want the model's own query", ran)
+	}
+	if len(res.Citations) != 1 || !strings.HasSuffix(res.Citations[0].Source.URI, "sitemap-generation.md") {
+		t.Errorf("citations %+v", res.Citations)
+	}
+}
+
+// TestAnswerWithoutSearchingAsksForAQuery: a model that answers from
+// memory on the first turn (the server did not hold it to the required
+// call) is asked once for a query under a schema, and its query is
+// searched; when it gives none, the question is.
+func TestAnswerWithoutSearchingAsksForAQuery(t *testing.T) {
+	for _, tc := range []struct {
+		name, reply, want string
+	}{
+		{"the model's query", `{"query": "sitemap generation"}`, `"sitemap generation"`},
+		{"no query: the question", `I think you should build it.`, `"How do I generate a sitemap?"`},
+	} {
+		m := llmtest.New(
+			llmtest.Text("Use a sitemap plugin."),
+			llmtest.Text(tc.reply),
+			llmtest.Text("Kumo writes a `sitemap.xml` file for your whole site when you build it [1]."),
+		)
+		res, err := llmAgent(t, m, LLMOptions{}).Ask(context.Background(), "How do I generate a sitemap?", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ran string
+		for _, ev := range res.Trace {
+			if ev.Type == graph.TypeAction {
+				ran += string(ev.Arguments)
+			}
+		}
+		if !strings.Contains(ran, tc.want) {
+			t.Errorf("%s: searched %s, want %s", tc.name, ran, tc.want)
+		}
+		reqs := m.Requests()
+		if len(reqs) < 2 || reqs[1].Reply == nil || reqs[1].Reply.Name != "search" || len(reqs[1].Tools) != 0 {
+			t.Errorf("%s: the second request should ask for a query under the search schema, without tools", tc.name)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/clip"
 	"github.com/sagasu-dev/sagasu/internal/graph"
 	"github.com/sagasu-dev/sagasu/internal/llm"
 )
@@ -106,10 +107,23 @@ func (a *Agent) reactNode(ctx context.Context, rc *graph.RunContext, s state) (s
 		// The model answered before looking anything up. An answer must
 		// stand on passages, so the agent searches for the question itself
 		// and hands the model the results to answer from.
-		if err := rc.Trace(graph.TypeThought, "The model answered without searching; search the knowledge base for the question first."); err != nil {
+		said := ""
+		if t := strings.TrimSpace(msg.Content); t != "" {
+			said = fmt.Sprintf(" (%q)", clip.Runes(t, 200))
+		}
+		// Asked once more, held to a schema that only a query fits (a
+		// server that lets a model ignore "required" still applies a
+		// schema), the model writes its own search; failing that, the
+		// question is the query.
+		query, id := a.askQuery(ctx, rc, s), fmt.Sprintf("query-%d", s.Turns)
+		why := "search the knowledge base with the query it wrote when asked for one"
+		if query == "" {
+			query, id, why = s.Question, fmt.Sprintf("auto-%d", s.Turns), "search the knowledge base for the question first"
+		}
+		if err := rc.Trace(graph.TypeThought, "The model answered without searching"+said+"; "+why+"."); err != nil {
 			return s, err
 		}
-		call := a.searchCall(fmt.Sprintf("auto-%d", s.Turns), s.Question, 5)
+		call := a.searchCall(id, query, 5)
 		s.Messages[len(s.Messages)-1] = llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{call}}
 		c, err := a.toolCall(ctx, rc, ps, call)
 		if err != nil {
@@ -151,6 +165,34 @@ func (a *Agent) reactNode(ctx context.Context, rc *graph.RunContext, s state) (s
 	}
 	s.NoNew++
 	return s, nil
+}
+
+// querySchema holds a reply to one search query.
+var querySchema = &llm.Schema{Name: "search", Schema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","minLength":2,"maxLength":200}},"required":["query"],"additionalProperties":false}`)}
+
+// askQuery asks the model, under querySchema, for the query that finds
+// the passages answering the question; "" when it cannot give one. The
+// conversation is the one it just answered, so a server's prompt cache
+// makes this call cheap.
+func (a *Agent) askQuery(ctx context.Context, rc *graph.RunContext, s state) string {
+	msgs := append(append([]llm.Message{}, s.Messages[:len(s.Messages)-1]...), llm.Message{Role: llm.RoleUser, Content: "Before answering, search the knowledge base. " +
+		`Reply with JSON only: {"query": "the words to search for"}.`})
+	// Chat, not send: this JSON is not for the reader's screen.
+	resp, err := a.llm.Model.Chat(ctx, llm.Request{System: a.system(s.Lang), Messages: msgs, Temperature: a.llm.Temperature, MaxTokens: 100, Reply: querySchema})
+	if err != nil {
+		_ = rc.Emit(graph.Event{Type: graph.TypeError, Text: "model: " + err.Error()})
+		return ""
+	}
+	if rc.Usage(int64(resp.Usage.InputTokens), int64(resp.Usage.OutputTokens)) != nil {
+		return ""
+	}
+	var q struct {
+		Query string `json:"query"`
+	}
+	if json.Unmarshal([]byte(strings.TrimSpace(resp.Message.Content)), &q) != nil {
+		return ""
+	}
+	return strings.TrimSpace(q.Query)
 }
 
 // answerNode makes the model answer now, without tools: the turns are used up.

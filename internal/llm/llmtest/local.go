@@ -27,3 +27,15 @@ func LocalModel(t testing.TB) (baseURL, model string) {
 		"no local chat model: SAGASU_TEST_LLM_URL and SAGASU_TEST_LLM_MODEL are not set (make test starts it; by hand: eval \"$(scripts/local-models.sh start | sed s/^SAGASU_/SAGASU_TEST_/)\")")
 	return baseURL, model
 }
+
+// CoderModel returns the base URL and model name of the 1.5B chat model
+// (Qwen2.5-Coder-1.5B-Instruct, scripts/coder-model.sh) that
+// scripts/test.sh starts, read from SAGASU_TEST_CODER_URL and
+// SAGASU_TEST_CODER_MODEL; skipped without them, failed under CI=true.
+func CoderModel(t testing.TB) (baseURL, model string) {
+	t.Helper()
+	baseURL, model = os.Getenv("SAGASU_TEST_CODER_URL"), os.Getenv("SAGASU_TEST_CODER_MODEL")
+	testenv.Need(t, baseURL != "" && model != "",
+		"no 1.5B chat model: SAGASU_TEST_CODER_URL and SAGASU_TEST_CODER_MODEL are not set (make test starts it; by hand: scripts/coder-model.sh start, then export its SAGASU_LLM_URL and SAGASU_LLM_MODEL under these names)")
+	return baseURL, model
+}
