@@ -3,16 +3,13 @@ package react
 import (
 	"context"
 	"encoding/json"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/clip"
 	"github.com/sagasu-dev/sagasu/internal/graph"
-	"github.com/sagasu-dev/sagasu/internal/llm"
 	"github.com/sagasu-dev/sagasu/internal/llm/llmtest"
-	"github.com/sagasu-dev/sagasu/internal/llm/openai"
 )
 
 // TestCoderModelCallsTheSearchTool is one real tool-calling ReAct run with
@@ -28,21 +25,14 @@ import (
 // --with-model`, not here.
 func TestCoderModelCallsTheSearchTool(t *testing.T) {
 	base, name := llmtest.CoderModel(t)
-	e := vitepress(t)
-	model, err := openai.New(openai.Config{BaseURL: base, Model: name, Stall: llmtest.LocalStall})
-	if err != nil {
-		t.Fatal(err)
-	}
 	const maxTurns = 3
-	a := New(e, Options{}).WithModel(LLMOptions{Model: llm.WithRetry(model, llm.RetryOptions{MaxAttempts: 2}),
-		MaxTurns: maxTurns, Timeout: time.Hour})
+	a := realModelAgent(t, base, name, maxTurns)
 	const q = "How do I enable the local search provider?"
 	start := time.Now()
 	res, err := a.Ask(context.Background(), q, nil)
 	if err != nil {
 		t.Fatalf("%q: %v", q, err)
 	}
-	var observed strings.Builder
 	modelCalls := 0
 	auto := false
 	for _, ev := range res.Trace {
@@ -58,24 +48,15 @@ func TestCoderModelCallsTheSearchTool(t *testing.T) {
 			if !auto && ev.Tool == ToolSearch && json.Unmarshal(ev.Arguments, &args) == nil && strings.TrimSpace(args.Query) != "" {
 				modelCalls++
 			}
-		case graph.TypeObservation:
-			observed.WriteString(ev.Observation)
 		}
 	}
 	if modelCalls == 0 {
 		t.Errorf("the model wrote no search call of its own (trace: %s)", types(res))
 	}
-	if res.Turns > maxTurns {
-		t.Errorf("%d turns, more than max_turns %d", res.Turns, maxTurns)
-	}
 	if strings.TrimSpace(res.Answer) == "" {
 		t.Errorf("no answer")
 	}
-	for _, c := range res.Citations {
-		if !regexp.MustCompile(`\[\d+\] ` + regexp.QuoteMeta(c.Source.URI)).MatchString(observed.String()) {
-			t.Errorf("citation [%d] (%s) is not a passage any observation of the run showed", c.N, c.Source.URI)
-		}
-	}
+	checkRun(t, q, res, maxTurns)
 	t.Logf("%s: %d model search calls, %d turns, %d+%d tokens, %.0f s, stopped %q, %d citations; answer %q",
 		name, modelCalls, res.Turns, res.Usage.In, res.Usage.Out, time.Since(start).Seconds(), res.Stopped, len(res.Citations), clip.Runes(res.Answer, 300))
 }
