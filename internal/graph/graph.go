@@ -19,6 +19,14 @@ const (
 // It reports what it did (thoughts, actions, tokens) through rc.
 type Node[S any] func(ctx context.Context, rc *RunContext, s S) (S, error)
 
+// Cloner is a state that copies itself deeply. When S implements it, each
+// node gets its own copy, so that a node may change the state's slices and
+// maps in place: the state from before the node, which the runner keeps
+// when the node fails (and checkpoints compare against), stays untouched.
+type Cloner[S any] interface {
+	Clone() S
+}
+
 // Branch chooses a route key from the state after a node has run.
 type Branch[S any] func(s S) string
 

@@ -431,7 +431,11 @@ func (r *runner[S]) runNode(ctx context.Context, name string, state S) (S, error
 				done <- result{state, fmt.Errorf("%w: %v", ErrPanic, p)}
 			}
 		}()
-		s, err := r.c.nodes[name](nctx, rc, state)
+		in := state
+		if c, ok := any(state).(Cloner[S]); ok {
+			in = c.Clone()
+		}
+		s, err := r.c.nodes[name](nctx, rc, in)
 		done <- result{s, err}
 	}()
 	select {

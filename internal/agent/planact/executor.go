@@ -61,7 +61,6 @@ func (a *Agent) own(tool string) bool {
 
 // dispatch turns the current step into one tool call (or a text reply).
 func (a *Agent) dispatch(ctx context.Context, rc *graph.RunContext, s State) (State, error) {
-	s.own()
 	step := s.current()
 	if step == nil {
 		return s, fmt.Errorf("no step to run: step %d of a %d-step plan", s.StepIdx+1, len(s.Plan))

@@ -139,7 +139,6 @@ func (a *Agent) plannerInit(ctx context.Context, rc *graph.RunContext, s State) 
 // plannerEvaluate judges the step after every execution, as the
 // Plan-and-Act paper's planner does.
 func (a *Agent) plannerEvaluate(ctx context.Context, rc *graph.RunContext, s State) (State, error) {
-	s.own()
 	s.Decision = ""
 	if s.Research {
 		return a.researchEvaluate(ctx, rc, s)
@@ -255,7 +254,6 @@ func (a *Agent) apply(s *State, d decision) {
 // plannerReplan rewrites the rest of the plan from the goal, the history
 // and what failed.
 func (a *Agent) plannerReplan(ctx context.Context, rc *graph.RunContext, s State) (State, error) {
-	s.own()
 	if s.Research {
 		return a.researchReplan(ctx, rc, s)
 	}

@@ -154,13 +154,26 @@ func (s *State) current() *Step {
 	return &s.Plan[s.StepIdx]
 }
 
-// own copies the plan, so that changing a step does not change the state
-// the runner holds from before the node (it keeps that one on failure).
-func (s *State) own() {
+// Clone copies the state deeply (graph.Cloner): each node gets its own
+// copy and may change steps, lists and the pending call in place, while the
+// state from before the node, which the runner keeps when a node fails,
+// stays as it was.
+func (s State) Clone() State {
 	s.Plan = slices.Clone(s.Plan)
 	for i := range s.Plan {
 		s.Plan[i].Tried = slices.Clone(s.Plan[i].Tried)
 	}
+	s.History = slices.Clone(s.History)
+	s.Memory = slices.Clone(s.Memory)
+	s.Results = slices.Clone(s.Results)
+	s.Exchanges = slices.Clone(s.Exchanges)
+	s.Passages = slices.Clone(s.Passages)
+	s.LastHits = slices.Clone(s.LastHits)
+	if s.Pending != nil {
+		p := *s.Pending
+		s.Pending = &p
+	}
+	return s
 }
 
 // advance moves to the next pending step.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sagasu-dev/sagasu/internal/clip"
@@ -32,6 +33,12 @@ type state struct {
 	// Answer and Reflection are the checked answer (settle).
 	Answer     string     `json:"answer,omitempty"`
 	Reflection Reflection `json:"reflection"`
+}
+
+// Clone gives each node its own lists (graph.Cloner).
+func (s state) Clone() state {
+	s.Messages, s.Hits = slices.Clone(s.Messages), slices.Clone(s.Hits)
+	return s
 }
 
 func (s *state) passages() *Passages {
