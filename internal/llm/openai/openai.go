@@ -105,13 +105,27 @@ func (m *Model) Info() llm.Info {
 func (m *Model) Chat(ctx context.Context, req llm.Request) (*llm.Response, error) {
 	if m.stall > 0 {
 		// Only a stream shows progress.
-		return m.Stream(ctx, req, func(llm.Delta) error { return nil })
+		resp, chunks, err := m.stream(ctx, req, func(llm.Delta) error { return nil })
+		var api *llm.APIError
+		if err == nil || chunks > 0 || ctx.Err() != nil || errors.As(err, &api) {
+			return resp, err
+		}
+		// Nothing at all came back: llama-server drops a stream it fails
+		// on before the first chunk (a request its chat template cannot
+		// render), where a whole call gets its error in words. Ask once
+		// more as a whole call, bounded by Stall.
+		return m.chat(ctx, req, m.stall)
 	}
+	return m.chat(ctx, req, m.timeout)
+}
+
+// chat is one whole (not streamed) call bounded by timeout.
+func (m *Model) chat(ctx context.Context, req llm.Request, timeout time.Duration) (*llm.Response, error) {
 	params, err := m.params(req)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := wire.Bound(ctx, m.timeout)
+	ctx, cancel := wire.Bound(ctx, timeout)
 	defer cancel()
 	ctx, rec := wire.Record(ctx)
 	cc, err := m.svc.New(ctx, params)
@@ -147,9 +161,15 @@ func (m *Model) Chat(ctx context.Context, req llm.Request) (*llm.Response, error
 
 // Stream sends one request with stream: true and passes on the deltas.
 func (m *Model) Stream(ctx context.Context, req llm.Request, onDelta func(llm.Delta) error) (*llm.Response, error) {
+	resp, _, err := m.stream(ctx, req, onDelta)
+	return resp, err
+}
+
+// stream is Stream that also says how many chunks arrived.
+func (m *Model) stream(ctx context.Context, req llm.Request, onDelta func(llm.Delta) error) (*llm.Response, int, error) {
 	params, err := m.params(req)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	params.StreamOptions.IncludeUsage = openai.Bool(true)
 	var opts []option.RequestOption
@@ -212,7 +232,7 @@ func (m *Model) Stream(ctx context.Context, req llm.Request, onDelta func(llm.De
 			for _, d := range deltas {
 				acc.Add(d)
 				if err := onDelta(d); err != nil {
-					return nil, err
+					return nil, chunks, err
 				}
 			}
 			if ch.FinishReason != "" {
@@ -224,16 +244,16 @@ func (m *Model) Stream(ctx context.Context, req llm.Request, onDelta func(llm.De
 		var se *ssestream.StreamError
 		if errors.As(err, &se) {
 			if ae := m.ep.StreamedError(se.Event.Data); ae != nil {
-				return nil, ae
+				return nil, chunks, ae
 			}
 		}
-		return nil, m.ep.StreamError(ctx, rec, chunks, acc.Deltas(), err)
+		return nil, chunks, m.ep.StreamError(ctx, rec, chunks, acc.Deltas(), err)
 	}
 	if finish == "" {
-		return nil, m.ep.StreamEnded(rec, chunks, acc.Deltas())
+		return nil, chunks, m.ep.StreamEnded(rec, chunks, acc.Deltas())
 	}
 	msg := acc.Message()
-	return &llm.Response{Message: msg, Usage: usage, StopReason: stopReason(finish, len(msg.ToolCalls) > 0, refused)}, nil
+	return &llm.Response{Message: msg, Usage: usage, StopReason: stopReason(finish, len(msg.ToolCalls) > 0, refused)}, chunks, nil
 }
 
 // callIndex gives each streamed tool call its own index even from servers

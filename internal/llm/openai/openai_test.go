@@ -479,7 +479,8 @@ func TestWholeAnswerToAStream(t *testing.T) {
 	assert.Equal(t, llm.StopToolCalls, resp.StopReason)
 	assert.Equal(t, llm.Usage{InputTokens: 21, OutputTokens: 7}, resp.Usage)
 
-	bad := fakeserver.New(t, fakeserver.Reply{Body: `[1, 2]`})
+	// Read as no stream at all, it is asked again whole: malformed both ways.
+	bad := fakeserver.New(t, fakeserver.Reply{Body: `[1, 2]`}, fakeserver.Reply{Body: `[1, 2]`})
 	m, err = openai.New(openai.Config{BaseURL: bad.URL + "/v1", Model: "smollm2", Stall: time.Minute})
 	require.NoError(t, err)
 	_, err = m.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}})
@@ -501,4 +502,28 @@ func TestErrorEventInAStream(t *testing.T) {
 	require.ErrorAs(t, err, &api)
 	assert.Equal(t, 500, api.Status)
 	assert.Contains(t, api.Message, "Failed to parse input")
+}
+
+// TestStallFallsBackToAWholeCall: llama-server drops a stream it fails on
+// before the first chunk; the call is asked again as a whole, which gets
+// the answer (or the server's error in words).
+func TestStallFallsBackToAWholeCall(t *testing.T) {
+	srv := fakeserver.New(t,
+		fakeserver.Reply{Events: []string{}, Abort: true},
+		fakeserver.Reply{Body: completion(`{"role":"assistant","content":"whole"}`, "stop")},
+	)
+	m, err := openai.New(openai.Config{BaseURL: srv.URL + "/v1", Model: "smollm2", Stall: time.Minute})
+	require.NoError(t, err)
+	resp, err := m.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}})
+	require.NoError(t, err)
+	assert.Equal(t, "whole", resp.Message.Content)
+	body := srv.Last().JSON(t)
+	assert.Nil(t, body["stream"], "the second call is a whole one")
+
+	refused := fakeserver.New(t, fakeserver.Reply{Status: 400, Body: `{"error":{"message":"bad tools","type":"invalid_request_error"}}`})
+	m, err = openai.New(openai.Config{BaseURL: refused.URL + "/v1", Model: "smollm2", Stall: time.Minute})
+	require.NoError(t, err)
+	_, err = m.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}})
+	var api *llm.APIError
+	require.ErrorAs(t, err, &api, "a refusal in words is not asked again")
 }
