@@ -25,7 +25,7 @@ var layers = [][]string{
 	{"internal/source", "internal/chunk", "internal/agentcache"},
 	{"internal/store"},
 	{"internal/embed", "internal/llm", "internal/budget", "internal/analyze", "internal/glob", "internal/ignore", "internal/httpguard", "internal/mcpconfig"},
-	{"internal/doc", "internal/userfile", "internal/testenv", "internal/clip"},
+	{"internal/doc", "internal/userfile", "internal/testenv", "internal/clip", "internal/cite"},
 }
 
 // layerOf returns the layer of a package path relative to the module.

@@ -67,7 +67,9 @@ const messages = {
 
     'trace.search': "Search the knowledge base for the question's words.",
     'trace.searchAgain': 'No sentence of the results answers it; search again with the topic words only.',
-    'trace.searchFirst': 'The model answered without searching; search the knowledge base for the question first.',
+    'trace.searchFirst': 'The model answered without searching{said}; search the knowledge base for the question first.',
+    'trace.searchOwnQuery': 'The model answered without searching{said}; search the knowledge base with the query it wrote when asked for one.',
+    'trace.textCall': 'The model wrote its call to {tool} as text; it is run as a call.',
     'trace.turnsUsed': '{n} turns used: answer with what was found.',
     'trace.draft': 'Draft: {text}',
     'trace.passages': '{n} passages',
@@ -309,7 +311,9 @@ const messages = {
 
     'trace.search': '質問の語でナレッジベースを検索します。',
     'trace.searchAgain': '結果のどの文も質問に答えていません。話題の語だけで検索し直します。',
-    'trace.searchFirst': 'モデルが検索せずに答えたので、まず質問でナレッジベースを検索します。',
+    'trace.searchFirst': 'モデルが検索せずに答えた{said}ので、まず質問でナレッジベースを検索します。',
+    'trace.searchOwnQuery': 'モデルが検索せずに答えた{said}ので、求めに応じてモデルが書いた検索語でナレッジベースを検索します。',
+    'trace.textCall': 'モデルが {tool} の呼び出しをテキストで書いたので、呼び出しとして実行します。',
     'trace.turnsUsed': '{n} ターンを使い切りました。見つかった内容で答えます。',
     'trace.draft': '下書き: {text}',
     'trace.passages': '{n} 件のパッセージ',
