@@ -22,8 +22,8 @@ var markerWithSpace = regexp.MustCompile(`\s*\[\d+(?:\s*,\s*\d+)*\]`)
 // Fence matches a code fence line (``` or ~~~, indented or not).
 var Fence = regexp.MustCompile("^\\s*(```|~~~)")
 
-// code finds inline code spans.
-var code = regexp.MustCompile("`([^`]+)`")
+// Code finds inline code spans; its group is the code.
+var Code = regexp.MustCompile("`([^`]+)`")
 
 // Numbers returns the distinct passage numbers s cites, in the order they
 // first appear, outside code.
@@ -97,7 +97,7 @@ func OutsideCode(s string) string {
 			b.WriteString(strings.Repeat(" ", len(line)))
 			continue
 		}
-		b.WriteString(code.ReplaceAllStringFunc(line, func(c string) string { return strings.Repeat(" ", len(c)) }))
+		b.WriteString(Code.ReplaceAllStringFunc(line, func(c string) string { return strings.Repeat(" ", len(c)) }))
 	}
 	return b.String()
 }

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sagasu-dev/sagasu/internal/analyze"
+	"github.com/sagasu-dev/sagasu/internal/cite"
 	"github.com/sagasu-dev/sagasu/internal/clip"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 )
@@ -52,8 +53,8 @@ type Checker struct {
 // numberRE finds numbers: 42, 1.5, 10,000, v2.
 var numberRE = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
 
-// codeRE finds inline code spans.
-var codeRE = regexp.MustCompile("`([^`]+)`")
+// codeRE finds inline code spans (the citation grammar's).
+var codeRE = cite.Code
 
 // Check splits answer into sentences and blocks (fenced code, tables)
 // and judges each against the passages it cites. A sentence without a
