@@ -24,8 +24,8 @@ var layers = [][]string{
 	{"internal/index"},
 	{"internal/source", "internal/chunk", "internal/agentcache"},
 	{"internal/store"},
-	{"internal/embed", "internal/llm", "internal/budget", "internal/analyze", "internal/glob", "internal/ignore", "internal/httpguard", "internal/mcpconfig"},
-	{"internal/doc", "internal/userfile", "internal/testenv", "internal/clip", "internal/cite"},
+	{"internal/embed", "internal/llm", "internal/budget", "internal/analyze", "internal/glob", "internal/ignore", "internal/httpguard", "internal/mcpconfig", "internal/cite"},
+	{"internal/doc", "internal/userfile", "internal/testenv", "internal/clip"},
 }
 
 // layerOf returns the layer of a package path relative to the module.

@@ -48,6 +48,7 @@ type Graph[S any] struct {
 	errs     []error
 
 	fingerprint func(S) string
+	restore     func(context.Context, S) (S, error)
 }
 
 // New returns an empty graph over state type S. S must round-trip through

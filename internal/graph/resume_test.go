@@ -193,3 +193,42 @@ func TestFileLogNamesACorruptLine(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "line 2 is not an event")
 }
+
+// TestResumeRestoresTheState: SetRestore sees the state read from the last
+// checkpoint before the next node runs, and its failure ends the resume
+// before any node runs.
+func TestResumeRestoresTheState(t *testing.T) {
+	log := NewMemLog()
+	fx := &effects{}
+	small, err := checkout(fx, nil).Compile(log, WithLimits(Limits{MaxSteps: 2}))
+	require.NoError(t, err)
+	_, out := small.Invoke(context.Background(), "r", order{})
+	require.Equal(t, "notify", out.Next)
+
+	var restored []order
+	failing := checkout(fx, nil).SetRestore(func(_ context.Context, s order) (order, error) {
+		restored = append(restored, s)
+		return s, errors.New("the index is gone")
+	})
+	run, err := failing.Compile(log)
+	require.NoError(t, err)
+	final, out := run.Resume(context.Background(), "r")
+	require.Equal(t, Failure, out.Status)
+	assert.Contains(t, out.Reason, "the index is gone")
+	assert.False(t, final.Emailed)
+	assert.Equal(t, 0, fx.email, "a node ran after the restore failed")
+
+	g := checkout(fx, nil).SetRestore(func(_ context.Context, s order) (order, error) {
+		restored = append(restored, s)
+		s.Pickup = "restored " + s.Pickup
+		return s, nil
+	})
+	run, err = g.Compile(log)
+	require.NoError(t, err)
+	final, out = run.Resume(context.Background(), "r")
+	require.Equal(t, Success, out.Status, out.Reason)
+	require.Len(t, restored, 2)
+	assert.Equal(t, order{Charged: true, Label: "LBL-1", Pickup: "tomorrow"}, restored[1], "restore saw the checkpoint's state")
+	assert.Equal(t, "restored tomorrow", final.Pickup, "the run went on from the restored state")
+	assert.True(t, final.Emailed)
+}

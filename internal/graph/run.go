@@ -120,6 +120,15 @@ func (g *Graph[S]) SetFingerprint(fn func(S) string) *Graph[S] {
 	return g
 }
 
+// SetRestore sets what Resume does to the state it reads from the last
+// checkpoint before the run goes on: a state that checkpoints references
+// (chunk IDs) rather than copies reads what they name back. An error ends
+// the resume before any node runs.
+func (g *Graph[S]) SetRestore(fn func(context.Context, S) (S, error)) *Graph[S] {
+	g.restore = fn
+	return g
+}
+
 // Compiled is a validated graph bound to its log (its checkpointer). It is
 // safe for concurrent use by runs with different ids.
 type Compiled[S any] struct {
@@ -128,6 +137,7 @@ type Compiled[S any] struct {
 	conds       map[string]conditional
 	branches    map[string]Branch[S]
 	fingerprint func(S) string
+	restore     func(context.Context, S) (S, error)
 	log         Log
 	opts        options
 }
@@ -149,7 +159,7 @@ func (g *Graph[S]) Compile(log Log, opts ...Option) (*Compiled[S], error) {
 	o.limits, o.guards = o.limits.resolved(), o.guards.resolved()
 	return &Compiled[S]{
 		nodes: maps.Clone(g.nodes), edges: maps.Clone(g.edges), conds: maps.Clone(g.conds),
-		branches: maps.Clone(g.branches), fingerprint: g.fingerprint, log: log, opts: o,
+		branches: maps.Clone(g.branches), fingerprint: g.fingerprint, restore: g.restore, log: log, opts: o,
 	}, nil
 }
 
@@ -238,6 +248,11 @@ func (c *Compiled[S]) Resume(ctx context.Context, run string, opts ...RunOption)
 	}
 	if cp.Next != END && c.nodes[cp.Next] == nil {
 		return zero, notStarted("resume", run, fmt.Errorf("%w: checkpoint %d continues at node %q, which the graph does not have (was it renamed?)", ErrBadCheckpoint, cp.Seq, cp.Next))
+	}
+	if c.restore != nil {
+		if state, err = c.restore(ctx, state); err != nil {
+			return zero, notStarted("resume", run, fmt.Errorf("restore the state of checkpoint %d: %w", cp.Seq, err))
+		}
 	}
 	if end := evs[len(evs)-1]; end.Type == TypeOutcome && cp.Next == END {
 		var o Outcome

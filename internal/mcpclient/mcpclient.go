@@ -23,6 +23,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sagasu-dev/sagasu/internal/budget"
+	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/llm"
 	"github.com/sagasu-dev/sagasu/internal/source/fetch"
 )
 
@@ -304,6 +306,52 @@ func (m *Manager) Tools(ctx context.Context) ([]Tool, error) {
 		all = append(all, tools...)
 	}
 	return all, errors.Join(errs...)
+}
+
+// Functions lists the servers' tools as functions an agent offers its
+// model and calls (llm.Function), each under its FuncName; like Tools, it
+// returns the tools of the servers that answered and the others' failures.
+func (m *Manager) Functions(ctx context.Context) ([]llm.Function, error) {
+	tools, err := m.Tools(ctx)
+	out := make([]llm.Function, len(tools))
+	for i, t := range tools {
+		out[i] = function{m: m, t: t}
+	}
+	return out, err
+}
+
+// function is one MCP tool as an llm.Function.
+type function struct {
+	m *Manager
+	t Tool
+}
+
+func (f function) Tool() llm.Tool {
+	return llm.Tool{Name: f.t.FuncName, Description: f.t.Description, Parameters: f.t.InputSchema}
+}
+
+// Call calls the tool; what the server reports as a failure is an Outcome
+// with IsError whose text says ERROR, as the model is told failures.
+func (f function) Call(ctx context.Context, args json.RawMessage, _ []doc.Hit) (llm.Outcome, error) {
+	r, err := f.m.Call(ctx, f.t.Server, f.t.Name, args)
+	if err != nil {
+		return llm.Outcome{Tool: f.t.FuncName}, err
+	}
+	return r.Outcome(f.t.FuncName), nil
+}
+
+// Outcome is the result as the outcome of function funcName: a failure's
+// text says ERROR, as a model is told failures, and the uncut text is kept
+// when the model's was cut.
+func (r Result) Outcome(funcName string) llm.Outcome {
+	out := llm.Outcome{Tool: funcName, Text: r.Text, IsError: r.IsError, Restarted: r.Restarted}
+	if r.Truncated {
+		out.Full = r.Full
+	}
+	if out.IsError && !strings.Contains(out.Text, "ERROR:") {
+		out.Text = "ERROR: " + out.Text
+	}
+	return out
 }
 
 // ServerTools lists one server's tools (cached until the server says its list

@@ -76,26 +76,47 @@ func (f *Functions) Has(name string) bool {
 	return slices.ContainsFunc(f.tools, func(t llm.Tool) bool { return t.Name == name })
 }
 
-// Outcome is what a function call returned.
-type Outcome struct {
-	Tool string
-	// Hits are the passages the call returned (sagasu_query, sagasu_get),
-	// for the agent to number and cite.
-	Hits []doc.Hit
-	// Text is what else the model reads: an evaluation, the original
-	// content a query asked for, where a document's passages come from.
-	Text string
-	// NextCursor continues a query's ranking or a document's passages.
-	NextCursor string
+// List returns the functions one by one (llm.Function), for an agent
+// that keeps them in one list with other tools (an MCP server's).
+func (f *Functions) List() []llm.Function {
+	out := make([]llm.Function, len(f.tools))
+	for i, t := range f.tools {
+		out[i] = function{f: f, t: t}
+	}
+	return out
 }
+
+// function is one of the knowledge base's operations as an llm.Function.
+type function struct {
+	f *Functions
+	t llm.Tool
+}
+
+func (fn function) Tool() llm.Tool { return fn.t }
+
+func (fn function) Call(ctx context.Context, args json.RawMessage, found []doc.Hit) (llm.Outcome, error) {
+	return fn.f.Call(ctx, llm.ToolCall{Name: fn.t.Name, Arguments: args}, found)
+}
+
+// Passages reads chunks by ID as the index holds them now, leaving out
+// those it no longer holds (cite.Loader: what an agent's resumed run
+// reads its passages back with).
+func (f *Functions) Passages(ctx context.Context, ids []int64) ([]doc.Hit, error) {
+	return f.t.store.Hits(ctx, ids)
+}
+
+// Outcome is what a function call returned (llm.Outcome: the same for
+// the knowledge base's functions and an MCP server's tools).
+type Outcome = llm.Outcome
 
 // PassageRunes is how much of a passage's text a model reads in an
 // observation.
 const PassageRunes = 1200
 
-// Observation renders the outcome for the model, the hits numbered ns[i]
-// (the numbers the model cites them by).
-func (o Outcome) Observation(ns []int) string {
+// Observation renders an outcome for the model, its hits numbered ns[i]
+// (the numbers the model cites them by). A search or a read that found
+// nothing says so; any other tool's outcome reads as its text.
+func Observation(o Outcome, ns []int) string {
 	var b strings.Builder
 	if o.Text != "" {
 		b.WriteString(o.Text)
@@ -103,7 +124,7 @@ func (o Outcome) Observation(ns []int) string {
 	if len(o.Hits) > 0 && b.Len() > 0 {
 		b.WriteString("\n\n")
 	}
-	if len(o.Hits) == 0 && o.Tool != NameEvaluate {
+	if len(o.Hits) == 0 && (o.Tool == NameQuery || o.Tool == NameGet) {
 		if b.Len() > 0 {
 			b.WriteString("\n")
 		}

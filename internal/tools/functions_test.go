@@ -60,7 +60,7 @@ func TestFunctionsCallTheOperations(t *testing.T) {
 	if len(first.Hits) != 2 || first.NextCursor == "" {
 		t.Fatalf("first page: %d hits, cursor %q; want 2 and a cursor", len(first.Hits), first.NextCursor)
 	}
-	obs := first.Observation([]int{1, 2})
+	obs := Observation(first, []int{1, 2})
 	if !strings.Contains(obs, "[1] ") || !strings.Contains(obs, "[2] ") || !strings.Contains(obs, first.NextCursor) {
 		t.Errorf("observation does not number the passages or give the cursor:\n%s", obs)
 	}

@@ -52,25 +52,15 @@ func (s *State) lastHits() []doc.Hit { return s.hits(s.LastHits) }
 
 // pool returns every hit the run's searches returned, in first-seen order:
 // what an aspect is judged against, whichever step's search found it.
-func (s *State) pool() []doc.Hit {
-	all := make([]int, len(s.Passages))
-	for i := range all {
-		all[i] = i
-	}
-	return s.hits(all)
-}
+func (s *State) pool() []doc.Hit { return s.Passages.All() }
 
-// hits returns the passages at positions as hits.
+// hits returns the passages at positions (0-based) as hits.
 func (s *State) hits(positions []int) []doc.Hit {
 	out := make([]doc.Hit, 0, len(positions))
 	for _, i := range positions {
-		p := s.Passages[i]
-		heading := []string(nil)
-		if p.Heading != "" {
-			heading = strings.Split(p.Heading, " > ")
+		if h, ok := s.Passages.Get(i + 1); ok {
+			out = append(out, h)
 		}
-		out = append(out, doc.Hit{Chunk: doc.Chunk{ID: p.ChunkID, Text: p.Text, Heading: heading, StartLine: p.Lines[0], EndLine: p.Lines[1]},
-			Source: doc.Source{URI: p.URI, Title: p.Title}})
 	}
 	return out
 }
@@ -98,7 +88,8 @@ func (a *Agent) researchEvaluate(ctx context.Context, rc *graph.RunContext, s St
 		if len(cited) == 0 && len(s.LastHits) > 0 {
 			i := s.LastHits[0]
 			s.cite(i)
-			cited = append(cited, fmt.Sprintf("%s > %s [%d]", s.Passages[i].URI, s.Passages[i].Heading, i+1))
+			h, _ := s.Passages.Get(i + 1)
+			cited = append(cited, fmt.Sprintf("%s > %s [%d]", h.Source.URI, h.Chunk.HeadingPath(), i+1))
 		}
 		step.Status, step.Result = StatusDone, fmt.Sprintf("covered by %s (score %.2f)", strings.Join(cited, ", "), cov.Score)
 		s.Decision = DecideNext
@@ -135,11 +126,10 @@ func (a *Agent) researchEvaluate(ctx context.Context, rc *graph.RunContext, s St
 func (s *State) citeChunks(ids []int64) []string {
 	var cited []string
 	for _, id := range ids {
-		for i, p := range s.Passages {
-			if p.ChunkID == id {
-				s.cite(i)
-				cited = append(cited, fmt.Sprintf("%s > %s [%d]", p.URI, p.Heading, i+1))
-			}
+		if n, ok := s.Passages.Number(id); ok {
+			s.cite(n - 1)
+			h, _ := s.Passages.Get(n)
+			cited = append(cited, fmt.Sprintf("%s > %s [%d]", h.Source.URI, h.Chunk.HeadingPath(), n))
 		}
 	}
 	return cited

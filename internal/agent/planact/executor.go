@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sagasu-dev/sagasu/internal/cite"
 	"github.com/sagasu-dev/sagasu/internal/clip"
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/graph"
@@ -23,40 +24,32 @@ const keepExchanges = 6
 // whole text is in the log's Once record).
 const maxHistoryObservation = 4000
 
-// toolset lists the tools the executor may call: the MCP servers' tools
-// with their schemas as the servers declared them, and sagasu's functions
-// with the schemas of its toolset. Servers that fail are reported in the
-// trace; their tools are missing.
-func (a *Agent) toolset(ctx context.Context, rc *graph.RunContext) ([]llm.Tool, error) {
-	var out []llm.Tool
+// functions lists the tools the executor may call, one list whatever
+// serves them: the MCP servers' tools with their schemas as the servers
+// declared them, then sagasu's functions with the schemas of its toolset.
+// Servers that fail are reported in the trace (when rc is given); their
+// tools are missing.
+func (a *Agent) functions(ctx context.Context, rc *graph.RunContext) ([]llm.Function, error) {
+	var out []llm.Function
 	if a.opt.MCP != nil {
-		tools, err := a.opt.MCP.Tools(ctx)
-		if err != nil {
+		fns, err := a.opt.MCP.Functions(ctx)
+		if err != nil && rc != nil {
 			if terr := rc.Trace(graph.TypeError, "MCP servers: "+err.Error()); terr != nil {
 				return nil, terr
 			}
 		}
-		for _, t := range tools {
-			out = append(out, llm.Tool{Name: t.FuncName, Description: t.Description, Parameters: t.InputSchema})
-		}
+		out = append(out, fns...)
 	}
 	if a.opt.Functions != nil {
-		out = append(out, a.opt.Functions.Tools()...)
+		out = append(out, a.opt.Functions.List()...)
 	}
 	return out, nil
 }
 
-// own reports whether tool is one of sagasu's functions.
-func (a *Agent) own(tool string) bool {
-	if a.opt.Functions == nil {
-		return false
-	}
-	for _, t := range a.opt.Functions.Tools() {
-		if t.Name == tool {
-			return true
-		}
-	}
-	return false
+// toolset lists the declarations of the executor's tools (functions).
+func (a *Agent) toolset(ctx context.Context, rc *graph.RunContext) ([]llm.Tool, error) {
+	fns, err := a.functions(ctx, rc)
+	return llm.Tools(fns), err
 }
 
 // dispatch turns the current step into one tool call (or a text reply).
@@ -148,16 +141,16 @@ func (a *Agent) executorContext(s State, tools []llm.Tool) string {
 	return b.String()
 }
 
-// toolOutcome is what a tool call returned, as the log's Once record keeps
-// it. A call of sagasu's functions keeps its passages (Hits) and its text
-// apart, so the observation can number the passages as the run does.
-type toolOutcome struct {
-	Text      string    `json:"text"`
-	Full      string    `json:"full,omitempty"` // when Text was cut
-	IsError   bool      `json:"isError,omitempty"`
-	Restarted bool      `json:"restarted,omitempty"`
-	Hits      []Passage `json:"hits,omitempty"`
-	Next      string    `json:"next,omitempty"` // the cursor of a paged result
+// onceRecord is a tool call's outcome as the log's Once record keeps it:
+// its passages by chunk ID (the index holds their text; a resumed run
+// reads them back), the rest as the tool returned it.
+type onceRecord struct {
+	Text      string        `json:"text"`
+	Full      string        `json:"full,omitempty"`
+	IsError   bool          `json:"isError,omitempty"`
+	Restarted bool          `json:"restarted,omitempty"`
+	Hits      cite.Passages `json:"hits,omitzero"`
+	Next      string        `json:"next,omitempty"`
 }
 
 // onceKey names a tool call for rc.Once: a resumed run never repeats a
@@ -176,76 +169,74 @@ func (a *Agent) run(ctx context.Context, rc *graph.RunContext, s State) (State, 
 		return s, err
 	}
 	start := time.Now()
-	var out toolOutcome
+	var out llm.Outcome
 	if c.Invalid != "" {
-		out = toolOutcome{Text: "ERROR: " + c.Invalid, IsError: true}
+		out = llm.Outcome{Tool: c.Tool, Text: "ERROR: " + c.Invalid, IsError: true}
 	} else {
-		found := s.pool()
+		live := false
 		raw, err := rc.Once(onceKey(rc.Run(), s), func() (json.RawMessage, error) {
-			return json.Marshal(a.callTool(ctx, c, found))
+			out, live = a.callTool(ctx, c, s.pool()), true
+			return json.Marshal(onceRecord{Text: out.Text, Full: out.Full, IsError: out.IsError, Restarted: out.Restarted, Hits: *cite.NewPassages(out.Hits...), Next: out.NextCursor})
 		})
 		if err != nil {
 			return s, err
 		}
-		if err := json.Unmarshal(raw, &out); err != nil {
-			return s, fmt.Errorf("read the logged result of %s: %w", c.Tool, err)
+		if !live { // a resumed run: the call was made before
+			if out, err = a.replayed(ctx, c.Tool, raw); err != nil {
+				return s, err
+			}
 		}
 	}
-	if a.own(c.Tool) && !out.IsError {
+	if !out.IsError {
 		s.LastHits = s.addPassages(out.Hits)
-		out.Text = s.observation(c.Tool, out)
+		ns := make([]int, len(s.LastHits))
+		for i, p := range s.LastHits {
+			ns[i] = p + 1
+		}
+		out.Text = tools.Observation(out, ns)
 	}
 	s.Observation, s.ObsOK, s.Restarted = out.Text, !out.IsError, out.Restarted
 	return s, rc.Observation(c.Tool, out.Text, !out.IsError, time.Since(start))
 }
 
-// callTool calls one of sagasu's functions or an MCP tool. Every failure
-// is an outcome with IsError, so that it becomes an observation the
-// planner can react to, never a hang or a crash of the run.
-func (a *Agent) callTool(ctx context.Context, c *Call, found []doc.Hit) toolOutcome {
+// replayed reads a call's outcome back from its Once record, with its
+// passages' text from the index.
+func (a *Agent) replayed(ctx context.Context, tool string, raw json.RawMessage) (llm.Outcome, error) {
+	var rec onceRecord
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		return llm.Outcome{}, fmt.Errorf("read the logged result of %s: %w", tool, err)
+	}
+	if err := rec.Hits.Restore(ctx, a.loader()); err != nil {
+		return llm.Outcome{}, fmt.Errorf("the logged result of %s: %w", tool, err)
+	}
+	return llm.Outcome{Tool: tool, Text: rec.Text, Full: rec.Full, IsError: rec.IsError, Restarted: rec.Restarted, Hits: rec.Hits.All(), NextCursor: rec.Next}, nil
+}
+
+// loader reads passages back from the index (nil without functions).
+func (a *Agent) loader() cite.Loader {
+	if a.opt.Functions == nil {
+		return nil
+	}
+	return a.opt.Functions.Passages
+}
+
+// callTool calls the function the call names, whoever serves it. Every
+// failure is an outcome with IsError, so that it becomes an observation
+// the planner can react to, never a hang or a crash of the run.
+func (a *Agent) callTool(ctx context.Context, c *Call, found []doc.Hit) llm.Outcome {
 	ctx, cancel := context.WithTimeout(ctx, a.opt.CallTimeout)
 	defer cancel()
-	if a.own(c.Tool) {
-		out, err := a.opt.Functions.Call(ctx, llm.ToolCall{ID: c.ID, Name: c.Tool, Arguments: c.Args}, found)
-		if err != nil {
-			return toolOutcome{Text: "ERROR: " + err.Error(), IsError: true}
-		}
-		res := toolOutcome{Text: out.Text, Next: out.NextCursor, Hits: make([]Passage, 0, len(out.Hits))}
-		for _, h := range out.Hits {
-			res.Hits = append(res.Hits, passage(h))
-		}
-		return res
+	fns, _ := a.functions(ctx, nil)
+	fn, ok := llm.Find(fns, c.Tool)
+	if !ok {
+		return llm.Outcome{Tool: c.Tool, Text: fmt.Sprintf("ERROR: no tool named %q is offered (an MCP server that failed to start, or a name the model made up)", c.Tool), IsError: true}
 	}
-	if a.opt.MCP == nil {
-		return toolOutcome{Text: fmt.Sprintf("ERROR: no MCP server is configured to run %q", c.Tool), IsError: true}
-	}
-	r, err := a.opt.MCP.CallFunc(ctx, c.Tool, c.Args)
+	out, err := fn.Call(ctx, c.Args, found)
 	if err != nil {
-		return toolOutcome{Text: "ERROR: " + err.Error(), IsError: true}
+		return llm.Outcome{Tool: c.Tool, Text: "ERROR: " + err.Error(), IsError: true}
 	}
-	out := toolOutcome{Text: r.Text, IsError: r.IsError, Restarted: r.Restarted}
-	if r.Truncated {
-		out.Full = r.Full
-	}
-	if out.IsError && !strings.Contains(out.Text, "ERROR:") {
-		out.Text = "ERROR: " + out.Text
-	}
+	out.Tool = c.Tool
 	return out
-}
-
-func passage(h doc.Hit) Passage {
-	return Passage{ChunkID: h.Chunk.ID, URI: h.Source.URI, Title: h.Source.Title, Heading: h.Chunk.HeadingPath(), Text: h.Chunk.Text,
-		Lines: [2]int{h.Chunk.StartLine, h.Chunk.EndLine}}
-}
-
-// observation is what the model reads of a call of sagasu's functions: its
-// passages numbered [n] as the run numbers them, with its text.
-func (s *State) observation(tool string, out toolOutcome) string {
-	ns := make([]int, len(s.LastHits))
-	for i, p := range s.LastHits {
-		ns[i] = p + 1
-	}
-	return tools.Outcome{Tool: tool, Hits: s.lastHits(), Text: out.Text, NextCursor: out.Next}.Observation(ns)
 }
 
 // processResult formats the observation and decides whether it calls for

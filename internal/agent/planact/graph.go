@@ -1,6 +1,7 @@
 package planact
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -46,6 +47,11 @@ func (a *Agent) graph() *graph.Graph[State] {
 		"plan": NodeDispatch, "retry": NodePlannerReplan, "finish": NodeFinish})
 	g.AddEdge(NodeFinish, graph.END)
 	g.SetFingerprint(fingerprint)
+	// A checkpoint holds the passages' chunk IDs: a resumed run reads
+	// their text back from the index first.
+	g.SetRestore(func(ctx context.Context, s State) (State, error) {
+		return s, s.Passages.Restore(ctx, a.loader())
+	})
 	return g
 }
 

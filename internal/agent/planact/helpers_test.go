@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -104,13 +105,37 @@ type fakeMCP struct {
 	calls []string
 }
 
-func (f *fakeMCP) Tools(context.Context) ([]mcpclient.Tool, error) { return f.tools, nil }
+// Functions offers the tools as a Manager does: each under its function
+// name, its result read as mcpclient.Result.Outcome reads it.
+func (f *fakeMCP) Functions(context.Context) ([]llm.Function, error) {
+	out := make([]llm.Function, len(f.tools))
+	for i, t := range f.tools {
+		out[i] = fakeFunc{
+			decl: llm.Tool{Name: t.FuncName, Description: t.Description, Parameters: t.InputSchema},
+			call: func(_ context.Context, args json.RawMessage, _ []doc.Hit) (llm.Outcome, error) {
+				f.mu.Lock()
+				f.calls = append(f.calls, t.FuncName+" "+string(args))
+				f.mu.Unlock()
+				r, err := f.call(t.FuncName, args)
+				if err != nil {
+					return llm.Outcome{}, err
+				}
+				return r.Outcome(t.FuncName), nil
+			},
+		}
+	}
+	return out, nil
+}
 
-func (f *fakeMCP) CallFunc(_ context.Context, name string, args json.RawMessage) (mcpclient.Result, error) {
-	f.mu.Lock()
-	f.calls = append(f.calls, name+" "+string(args))
-	f.mu.Unlock()
-	return f.call(name, args)
+// fakeFunc is an llm.Function of a test.
+type fakeFunc struct {
+	decl llm.Tool
+	call func(ctx context.Context, args json.RawMessage, found []doc.Hit) (llm.Outcome, error)
+}
+
+func (f fakeFunc) Tool() llm.Tool { return f.decl }
+func (f fakeFunc) Call(ctx context.Context, args json.RawMessage, found []doc.Hit) (llm.Outcome, error) {
+	return f.call(ctx, args, found)
 }
 
 func tool(server, name, desc, schema string) mcpclient.Tool {
@@ -122,6 +147,7 @@ func tool(server, name, desc, schema string) mcpclient.Tool {
 // the query. Its tools are the toolset's, with their real schemas.
 type fakeResearch struct {
 	passages []doc.Hit
+	returned []doc.Hit // every passage a search returned: the index, for Passages
 	searched []string
 	onSearch func(query string) error
 }
@@ -132,6 +158,31 @@ func (f *fakeResearch) Tools() []llm.Tool {
 		panic(err)
 	}
 	return ts
+}
+
+// List offers the toolset's functions, each answered by Call.
+func (f *fakeResearch) List() []llm.Function {
+	var out []llm.Function
+	for _, t := range f.Tools() {
+		out = append(out, fakeFunc{decl: t, call: func(ctx context.Context, args json.RawMessage, found []doc.Hit) (llm.Outcome, error) {
+			return f.Call(ctx, llm.ToolCall{Name: t.Name, Arguments: args}, found)
+		}})
+	}
+	return out
+}
+
+// Passages reads the passages by chunk ID: the fixed ones, and any a
+// search returned.
+func (f *fakeResearch) Passages(_ context.Context, ids []int64) ([]doc.Hit, error) {
+	var out []doc.Hit
+	seen := map[int64]bool{}
+	for _, h := range slices.Concat(f.passages, f.returned) {
+		if slices.Contains(ids, h.Chunk.ID) && !seen[h.Chunk.ID] {
+			seen[h.Chunk.ID] = true
+			out = append(out, h)
+		}
+	}
+	return out, nil
 }
 
 func (f *fakeResearch) Call(ctx context.Context, call llm.ToolCall, _ []doc.Hit) (tools.Outcome, error) {
@@ -173,7 +224,9 @@ func (f *fakeResearch) Search(_ context.Context, query string, k int) ([]doc.Hit
 			}
 		}
 	}
-	return out[:min(k, len(out))], nil
+	out = out[:min(k, len(out))]
+	f.returned = append(f.returned, out...)
+	return out, nil
 }
 
 func (f *fakeResearch) Evaluate(_ context.Context, _, aspect string, hits []doc.Hit) (Coverage, error) {

@@ -191,10 +191,15 @@ func TestResumeAfterKill9(t *testing.T) {
 			if ev.Type != graph.TypeOnce {
 				continue
 			}
-			var o toolOutcome
+			var o onceRecord
 			require.NoError(t, json.Unmarshal(ev.Result, &o))
-			require.Len(t, o.Hits, 1)
-			recorded[strings.TrimSuffix(o.Hits[0].Text, " is true")] = true
+			require.Equal(t, 1, o.Hits.Len())
+			// The record holds the passage's chunk ID; its text is the index's.
+			require.NoError(t, o.Hits.Restore(context.Background(), func(_ context.Context, ids []int64) ([]doc.Hit, error) {
+				return []doc.Hit{hit(ids[0], "facts.md", "Facts", fmt.Sprintf("fact %d is true", ids[0]))}, nil
+			}))
+			h, _ := o.Hits.Get(1)
+			recorded[strings.TrimSuffix(h.Chunk.Text, " is true")] = true
 		}
 		before := countLines(t, effects)
 		for q := range recorded {

@@ -11,7 +11,6 @@ package planact
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -22,7 +21,6 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/graph"
 	"github.com/sagasu-dev/sagasu/internal/llm"
-	"github.com/sagasu-dev/sagasu/internal/mcpclient"
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
@@ -61,19 +59,19 @@ const (
 )
 
 // Functions are the knowledge base's operations as model functions
-// (*tools.Functions): the tools offered and a call of one of them.
+// (*tools.Functions), and how a resumed run reads its passages back.
 type Functions interface {
-	Tools() []llm.Tool
-	Call(ctx context.Context, call llm.ToolCall, found []doc.Hit) (tools.Outcome, error)
+	// List returns the functions (sagasu_query, sagasu_get, sagasu_evaluate).
+	List() []llm.Function
+	// Passages reads chunks by ID as the index holds them now (cite.Loader).
+	Passages(ctx context.Context, ids []int64) ([]doc.Hit, error)
 }
 
-// MCP is what the executor needs of *mcpclient.Manager.
+// MCP gives the tools of the configured MCP servers as functions
+// (*mcpclient.Manager): with some servers failing, the others' functions
+// and the failures.
 type MCP interface {
-	// Tools lists the servers' tools; with some servers failing it returns
-	// the others' tools and the failures.
-	Tools(ctx context.Context) ([]mcpclient.Tool, error)
-	// CallFunc calls a tool by the function name Tools gave it.
-	CallFunc(ctx context.Context, funcName string, args json.RawMessage) (mcpclient.Result, error)
+	Functions(ctx context.Context) ([]llm.Function, error)
 }
 
 // Options configure an Agent.

@@ -407,6 +407,68 @@ func TestSearchToolCitesPassages(t *testing.T) {
 	assert.Equal(t, int64(12), res.Results[1].ChunkID)
 }
 
+// TestCheckpointsHoldChunkIDs: the run log keeps the passages a run read
+// as chunk IDs (in checkpoints and in the calls' records), never copies of
+// their text, and a resumed run reads the text back from the index.
+func TestCheckpointsHoldChunkIDs(t *testing.T) {
+	const text = "Green tea is brewed at 80 degrees."
+	newKB := func() *fakeResearch {
+		return &fakeResearch{passages: []doc.Hit{hit(11, "guide/tea.md", "Tea", text), hit(12, "guide/coffee.md", "Coffee", "Coffee is brewed at 93 degrees.")}}
+	}
+	var judged []string
+	r := roles{
+		plan:    func(llm.Request) string { return planJSON("Search the knowledge base for green tea") },
+		execute: func(llm.Request) llm.Message { return callMsg(ToolSearch, map[string]any{"query": "green tea"}) },
+		evaluate: func(req llm.Request) string {
+			judged = append(judged, userText(req))
+			return decisionJSON("done", "", "Brew green tea at 80 degrees [1].", "")
+		},
+	}
+	log := graph.NewMemLog()
+	kb := newKB()
+	// Stop right after the search's result is checkpointed.
+	res, err := newAgent(t, Options{Model: r.model(10), Research: kb, Functions: kb, Log: log, Limits: graph.Limits{MaxSteps: 4}}).
+		Run(context.Background(), RunInput{Goal: "How hot should green tea be brewed?", RunID: "ids"})
+	require.NoError(t, err)
+	require.Equal(t, OutcomeStopped, res.Outcome, res.Reason)
+	require.Empty(t, judged, "the run stopped before the planner judged the step")
+
+	evs, err := log.Events(context.Background(), "ids")
+	require.NoError(t, err)
+	// What the model was shown (the observation, the history, the
+	// executor's messages) is the conversation and stays; the passages and
+	// the call's record name chunks.
+	var once, passages int
+	for _, ev := range evs {
+		switch ev.Type {
+		case graph.TypeOnce:
+			once++
+			assert.NotContains(t, string(ev.Result), "80 degrees", "the call's record holds a copy of a passage's text")
+			assert.Contains(t, string(ev.Result), `"hits":[11]`, "the call's record names the passage by its chunk ID")
+		case graph.TypeCheckpoint:
+			if d, ok := ev.Delta["passages"]; ok {
+				passages++
+				raw, err := json.Marshal(d)
+				require.NoError(t, err)
+				assert.JSONEq(t, `{"set":[11]}`, string(raw), "a checkpoint's passages are chunk IDs")
+			}
+		}
+	}
+	assert.Equal(t, 1, once, "one call was recorded")
+	assert.Equal(t, 1, passages, "one checkpoint added the passage")
+
+	// The resumed run reads the passage back from the index.
+	kb = newKB()
+	res, err = newAgent(t, Options{Model: r.model(10), Research: kb, Functions: kb, Log: log}).Resume(context.Background(), "ids")
+	require.NoError(t, err)
+	require.Equal(t, OutcomeSuccess, res.Outcome, res.Reason)
+	require.Len(t, judged, 1)
+	assert.Contains(t, judged[0], "[1] guide/tea.md — Tea")
+	assert.Contains(t, judged[0], text, "the planner judged the passage's text, read back from the index")
+	assert.Empty(t, kb.searched, "the search completed before the stop and was not made again")
+	assert.Equal(t, []Cited{{ChunkID: 11, Source: SourceRef{URI: "guide/tea.md"}, Heading: "Tea"}}, res.Results)
+}
+
 func TestResumeAfterStop(t *testing.T) {
 	log := graph.NewMemLog()
 	r := shopRoles()

@@ -335,7 +335,7 @@ func (a *Agent) finish(_ context.Context, rc *graph.RunContext, s State) (State,
 	if s.Outcome == "" {
 		s.Outcome, s.Reason = OutcomeFailure, "the run ended without an answer"
 	}
-	if !s.Research && len(s.Passages) > 0 {
+	if !s.Research && s.Passages.Len() > 0 {
 		// The grammar both agents share: [1], [1, 2], [1][3]; not arr[1] in code.
 		for _, n := range cite.Numbers(s.Answer) {
 			s.cite(n - 1)

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/sagasu-dev/sagasu/internal/cite"
+	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/graph"
 	"github.com/sagasu-dev/sagasu/internal/llm"
 )
@@ -74,18 +76,6 @@ type SourceRef struct {
 	URI string `json:"uri"`
 }
 
-// Passage is a chunk the run retrieved, kept in the state so that the
-// research brain can judge it and the answer can cite it ([n] is its
-// 1-based position in State.Passages).
-type Passage struct {
-	ChunkID int64  `json:"chunkId"`
-	URI     string `json:"uri"`
-	Title   string `json:"title,omitempty"`
-	Heading string `json:"heading,omitempty"`
-	Lines   [2]int `json:"lines,omitzero"`
-	Text    string `json:"text"`
-}
-
 // Call is the tool call executor_dispatch chose for executor_run.
 type Call struct {
 	ID   string          `json:"id,omitempty"`
@@ -140,8 +130,10 @@ type State struct {
 	Exchanges []llm.Message `json:"exchanges,omitempty"`
 	// Passages are the knowledge-base chunks retrieved, in first-seen order;
 	// LastHits are the positions (0-based) of the last search's hits.
-	Passages []Passage `json:"passages,omitempty"`
-	LastHits []int     `json:"last_hits,omitempty"`
+	// A checkpoint holds the passages' chunk IDs (Agent.restore reads
+	// their text back when a run resumes).
+	Passages cite.Passages `json:"passages,omitzero"`
+	LastHits []int         `json:"last_hits,omitempty"`
 	// Failures counts planner replies that could not be parsed in a row.
 	Failures int `json:"failures,omitempty"`
 }
@@ -167,7 +159,7 @@ func (s State) Clone() State {
 	s.Memory = slices.Clone(s.Memory)
 	s.Results = slices.Clone(s.Results)
 	s.Exchanges = slices.Clone(s.Exchanges)
-	s.Passages = slices.Clone(s.Passages)
+	s.Passages = s.Passages.Clone()
 	s.LastHits = slices.Clone(s.LastHits)
 	if s.Pending != nil {
 		p := *s.Pending
@@ -187,35 +179,24 @@ func (s *State) advance() {
 
 // addPassages numbers the passages not seen before and returns the
 // positions (0-based) of all of them.
-func (s *State) addPassages(ps []Passage) []int {
-	out := make([]int, 0, len(ps))
-	for _, p := range ps {
-		found := -1
-		for i, q := range s.Passages {
-			if q.ChunkID == p.ChunkID {
-				found = i
-				break
-			}
-		}
-		if found < 0 {
-			s.Passages = append(s.Passages, p)
-			found = len(s.Passages) - 1
-		}
-		out = append(out, found)
+func (s *State) addPassages(hits []doc.Hit) []int {
+	ns := s.Passages.Add(hits...)
+	for i := range ns {
+		ns[i]--
 	}
-	return out
+	return ns
 }
 
 // cite adds passage i (0-based) to the results once.
 func (s *State) cite(i int) {
-	if i < 0 || i >= len(s.Passages) {
+	h, ok := s.Passages.Get(i + 1)
+	if !ok {
 		return
 	}
-	p := s.Passages[i]
 	for _, c := range s.Results {
-		if c.ChunkID == p.ChunkID {
+		if c.ChunkID == h.Chunk.ID {
 			return
 		}
 	}
-	s.Results = append(s.Results, Cited{ChunkID: p.ChunkID, Source: SourceRef{URI: p.URI}, Heading: p.Heading})
+	s.Results = append(s.Results, Cited{ChunkID: h.Chunk.ID, Source: SourceRef{URI: h.Source.URI}, Heading: h.Chunk.HeadingPath()})
 }

@@ -51,7 +51,7 @@ func (a *Agent) toolCall(ctx context.Context, rc *graph.RunContext, ps *Passages
 		return called{Observation: obs, Err: err}, rc.Observation(call.Name, obs, false, time.Since(start))
 	}
 	ns := ps.Add(out.Hits...)
-	obs := out.Observation(ns)
+	obs := tools.Observation(out, ns)
 	return called{Observation: obs, Hits: out.Hits, OK: true}, rc.Observation(call.Name, obs, true, time.Since(start))
 }
 

@@ -29,51 +29,10 @@ type SourceRef struct {
 }
 
 // Passages are the chunks a run has retrieved, numbered in the order they
-// were first seen: [1] is the first passage the agent saw. Only passages
-// in the set can be cited, so every citation points to a chunk the run
-// actually retrieved.
-type Passages struct {
-	list []doc.Hit
-	byID map[int64]int // chunk ID -> number
-}
-
-// Add numbers the hits not seen before and returns the numbers of all of them.
-func (p *Passages) Add(hits ...doc.Hit) []int {
-	if p.byID == nil {
-		p.byID = map[int64]int{}
-	}
-	ns := make([]int, 0, len(hits))
-	for _, h := range hits {
-		n, ok := p.byID[h.Chunk.ID]
-		if !ok {
-			p.list = append(p.list, h)
-			n = len(p.list)
-			p.byID[h.Chunk.ID] = n
-		}
-		ns = append(ns, n)
-	}
-	return ns
-}
-
-// Get returns passage n (1-based).
-func (p *Passages) Get(n int) (doc.Hit, bool) {
-	if n < 1 || n > len(p.list) {
-		return doc.Hit{}, false
-	}
-	return p.list[n-1], true
-}
-
-// Number returns the number of the passage holding chunk id.
-func (p *Passages) Number(id int64) (int, bool) {
-	n, ok := p.byID[id]
-	return n, ok
-}
-
-// Len is how many passages there are.
-func (p *Passages) Len() int { return len(p.list) }
-
-// All returns the passages in number order.
-func (p *Passages) All() []doc.Hit { return p.list }
+// were first seen (cite.Passages, the numbering both agents share): only
+// passages in the set can be cited, so every citation points to a chunk
+// the run actually retrieved.
+type Passages = cite.Passages
 
 // citedIn, stripMarkers and marker are the citation grammar both agents
 // share (package cite).

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/sagasu-dev/sagasu/internal/clip"
-	"github.com/sagasu-dev/sagasu/internal/doc"
 	"github.com/sagasu-dev/sagasu/internal/graph"
 	"github.com/sagasu-dev/sagasu/internal/llm"
 )
@@ -24,7 +23,9 @@ type state struct {
 	Question string        `json:"question"`
 	Lang     Lang          `json:"lang"`
 	Messages []llm.Message `json:"messages"`
-	Hits     []doc.Hit     `json:"hits"` // passages in number order
+	// Hits are the passages in number order; a checkpoint holds their
+	// chunk IDs.
+	Hits     Passages      `json:"hits"`
 	Draft    string        `json:"draft"`
 	Final    string        `json:"final"`
 	Turns    int           `json:"turns"`
@@ -37,15 +38,12 @@ type state struct {
 
 // Clone gives each node its own lists (graph.Cloner).
 func (s state) Clone() state {
-	s.Messages, s.Hits = slices.Clone(s.Messages), slices.Clone(s.Hits)
+	s.Messages, s.Hits = slices.Clone(s.Messages), s.Hits.Clone()
 	return s
 }
 
-func (s *state) passages() *Passages {
-	var p Passages
-	p.Add(s.Hits...)
-	return &p
-}
+// passages are the run's passages; a node adds to its own state's.
+func (s *state) passages() *Passages { return &s.Hits }
 
 // Node names of the ReAct graph.
 const (
@@ -76,7 +74,7 @@ func (a *Agent) graph() (*graph.Compiled[state], error) {
 	g.AddEdge(nodeReflect, nodeSettle)
 	g.AddEdge(nodeSettle, graph.END)
 	// Progress is new passages, not a changed message list.
-	g.SetFingerprint(func(s state) string { return fmt.Sprintf("%d/%t", len(s.Hits), s.Draft != "") })
+	g.SetFingerprint(func(s state) string { return fmt.Sprintf("%d/%t", s.Hits.Len(), s.Draft != "") })
 	return g.Compile(a.log(), graph.WithGuards(graph.Guards{RepeatMax: 3, RepeatWindow: 10, NoProgressSteps: 4, MaxParseFailures: 3}))
 }
 
@@ -88,7 +86,7 @@ func (a *Agent) llmLimits() graph.Limits {
 // reactNode is one turn: the model thinks and calls tools, or drafts.
 func (a *Agent) reactNode(ctx context.Context, rc *graph.RunContext, s state) (state, error) {
 	choice := llm.ToolChoiceAuto
-	if s.Turns == 0 && len(s.Hits) == 0 {
+	if s.Turns == 0 && s.Hits.Len() == 0 {
 		// An answer must stand on passages, so the first turn searches:
 		// asked freely, small models answer from memory, and the whole
 		// reply was wasted (measured with a 1.5B model).
@@ -110,7 +108,7 @@ func (a *Agent) reactNode(ctx context.Context, rc *graph.RunContext, s state) (s
 	}
 	s.Messages = append(s.Messages, msg)
 	ps := s.passages()
-	if len(msg.ToolCalls) == 0 && len(s.Hits) == 0 {
+	if len(msg.ToolCalls) == 0 && s.Hits.Len() == 0 {
 		// The model answered before looking anything up. An answer must
 		// stand on passages, so the agent searches for the question itself
 		// and hands the model the results to answer from.
@@ -136,10 +134,9 @@ func (a *Agent) reactNode(ctx context.Context, rc *graph.RunContext, s state) (s
 		if err != nil {
 			return s, err
 		}
-		s.Hits = ps.All()
 		s.Messages = append(s.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: c.Observation})
-		if len(s.Hits) > 0 {
-			return s, rc.Progress(fmt.Sprintf("%d passages", len(s.Hits)))
+		if s.Hits.Len() > 0 {
+			return s, rc.Progress(fmt.Sprintf("%d passages", s.Hits.Len()))
 		}
 		return s, nil
 	}
@@ -157,7 +154,7 @@ func (a *Agent) reactNode(ctx context.Context, rc *graph.RunContext, s state) (s
 			return s, err
 		}
 	}
-	before := len(s.Hits)
+	before := s.Hits.Len()
 	for _, call := range msg.ToolCalls {
 		c, err := a.toolCall(ctx, rc, ps, call)
 		if err != nil {
@@ -165,10 +162,9 @@ func (a *Agent) reactNode(ctx context.Context, rc *graph.RunContext, s state) (s
 		}
 		s.Messages = append(s.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: c.Observation})
 	}
-	s.Hits = ps.All()
-	if len(s.Hits) > before {
+	if s.Hits.Len() > before {
 		s.NoNew = 0
-		return s, rc.Progress(fmt.Sprintf("%d new passages", len(s.Hits)-before))
+		return s, rc.Progress(fmt.Sprintf("%d new passages", s.Hits.Len()-before))
 	}
 	s.NoNew++
 	return s, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,9 +37,9 @@ type offline struct {
 	// Hits are the passages in number order; Found are the searches'
 	// results in the order they came, which the answer is drawn from, as
 	// passage numbers (a checkpoint does not hold each passage twice).
-	Hits  []doc.Hit `json:"hits"`
-	Found []int     `json:"found"`
-	Draft string    `json:"draft"`
+	Hits  Passages `json:"hits"`
+	Found []int    `json:"found"`
+	Draft string   `json:"draft"`
 	// Absent are names the question uses that the knowledge base never
 	// mentions, when that is why nothing answers.
 	Absent []string `json:"absent,omitempty"`
@@ -48,20 +49,17 @@ type offline struct {
 	Reflection Reflection `json:"reflection"`
 }
 
-func (s offline) passages() *Passages {
-	var p Passages
-	p.Add(s.Hits...)
-	return &p
+// Clone gives each node its own lists (graph.Cloner).
+func (s offline) Clone() offline {
+	s.Hits, s.Found, s.Absent = s.Hits.Clone(), slices.Clone(s.Found), slices.Clone(s.Absent)
+	return s
 }
 
+// passages are the run's passages; a node adds to its own state's.
+func (s *offline) passages() *Passages { return &s.Hits }
+
 // found is the searches' results in the order they came.
-func (s offline) found() []doc.Hit {
-	out := make([]doc.Hit, 0, len(s.Found))
-	for _, n := range s.Found {
-		out = append(out, s.Hits[n-1])
-	}
-	return out
-}
+func (s *offline) found() []doc.Hit { return s.Hits.Hits(s.Found) }
 
 // offlineLimits bound an offline run: two searches and three nodes each.
 var offlineLimits = graph.Limits{MaxSteps: 8, MaxToolCalls: 4, MaxDuration: time.Minute}
@@ -140,14 +138,13 @@ func (a *Agent) searchNode(ctx context.Context, rc *graph.RunContext, s offline)
 	}
 	s.Turns++
 	s.Found = append(s.Found, ps.Add(c.Hits...)...)
-	s.Hits = ps.All()
 	if len(s.Found) == 0 {
 		if empty, err := a.fns.Empty(ctx); err == nil && empty {
 			return s, ErrEmptyIndex
 		}
 	}
 	s.Query = ""
-	return s, rc.Progress(fmt.Sprintf("%d passages", len(s.Hits)))
+	return s, rc.Progress(fmt.Sprintf("%d passages", s.Hits.Len()))
 }
 
 // draftNode picks the sentences that answer the question; when the
