@@ -25,10 +25,10 @@ type state struct {
 	Messages []llm.Message `json:"messages"`
 	// Hits are the passages in number order; a checkpoint holds their
 	// chunk IDs.
-	Hits     Passages      `json:"hits"`
-	Draft    string        `json:"draft"`
-	Final    string        `json:"final"`
-	Turns    int           `json:"turns"`
+	Hits  Passages `json:"hits"`
+	Draft string   `json:"draft"`
+	Final string   `json:"final"`
+	Turns int      `json:"turns"`
 	// NoNew counts turns in a row whose searches found no new passage.
 	NoNew int `json:"noNew"`
 	// Answer and Reflection are the checked answer (settle).
