@@ -2,6 +2,7 @@ package react
 
 import (
 	"context"
+	"fmt"
 	"errors"
 	"strings"
 	"testing"
@@ -327,6 +328,70 @@ func TestAnswerWithoutSearchingAsksForAQuery(t *testing.T) {
 		reqs := m.Requests()
 		if len(reqs) < 2 || reqs[1].Reply == nil || reqs[1].Reply.Name != "search" || len(reqs[1].Tools) != 0 {
 			t.Errorf("%s: the second request should ask for a query under the search schema, without tools", tc.name)
+		}
+	}
+}
+
+// TestFirstSearchAlsoSearchesTheQuestion: when the model's first search is
+// in words of its own, the question's own words are searched beside it,
+// and the model reads both results as one numbered set; a model that
+// searched the question itself is not searched for twice.
+func TestFirstSearchAlsoSearchesTheQuestion(t *testing.T) {
+	const question = "How do I generate a sitemap?"
+	for _, tc := range []struct {
+		name, query string
+		searches    int
+	}{
+		{"own words", "seo plugin configuration", 2},
+		{"the question", " how do I generate a sitemap? ", 1},
+	} {
+		m := llmtest.New(
+			llmtest.Calls(llmtest.Call("c1", ToolSearch, fmt.Sprintf(`{"query":%q}`, tc.query))),
+			llmtest.Text("Kumo writes a `sitemap.xml` file for your whole site when you build it [1]."),
+		)
+		res, err := llmAgent(t, m, LLMOptions{}).Ask(context.Background(), question, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var searched []string
+		thought := false
+		for _, ev := range res.Trace {
+			switch {
+			case ev.Type == graph.TypeAction && ev.Tool == ToolSearch:
+				searched = append(searched, string(ev.Arguments))
+			case ev.Type == graph.TypeThought && strings.HasPrefix(ev.Text, "Also search the knowledge base for the question"):
+				thought = true
+			}
+		}
+		if len(searched) != tc.searches || thought != (tc.searches == 2) {
+			t.Errorf("%s: searched %q (said so: %t), want %d searches", tc.name, searched, thought, tc.searches)
+			continue
+		}
+		reqs := m.Requests()
+		if len(reqs) < 2 {
+			t.Fatalf("%s: %d requests", tc.name, len(reqs))
+		}
+		// The second request carries the model's call, the agent's, and
+		// one result for each.
+		var calls, results int
+		var seen string
+		for _, msg := range reqs[1].Messages {
+			calls += len(msg.ToolCalls)
+			if msg.Role == llm.RoleTool {
+				results++
+				seen += msg.Content
+			}
+		}
+		if calls != tc.searches || results != tc.searches {
+			t.Errorf("%s: the model was shown %d calls and %d results, want %d of each", tc.name, calls, results, tc.searches)
+		}
+		if tc.searches == 2 {
+			if !strings.Contains(searched[1], `"query":"How do I generate a sitemap?"`) || !strings.Contains(searched[1], `"k":3`) {
+				t.Errorf("the question's search: %s", searched[1])
+			}
+			if !strings.Contains(seen, "sitemap") {
+				t.Errorf("the question's words found nothing about sitemaps:\n%s", seen)
+			}
 		}
 	}
 }

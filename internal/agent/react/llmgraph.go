@@ -128,13 +128,18 @@ func (a *Agent) reactNode(ctx context.Context, rc *graph.RunContext, s state) (s
 		if err := rc.Trace(graph.TypeThought, "The model answered without searching"+said+"; "+why+"."); err != nil {
 			return s, err
 		}
-		call := a.searchCall(id, query, 5)
-		s.Messages[len(s.Messages)-1] = llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{call}}
-		c, err := a.toolCall(ctx, rc, ps, call)
+		calls, err := a.alsoTheQuestion(rc, s, []llm.ToolCall{a.searchCall(id, query, 5)})
 		if err != nil {
 			return s, err
 		}
-		s.Messages = append(s.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: c.Observation})
+		s.Messages[len(s.Messages)-1] = llm.Message{Role: llm.RoleAssistant, ToolCalls: calls}
+		for _, call := range calls {
+			c, err := a.toolCall(ctx, rc, ps, call)
+			if err != nil {
+				return s, err
+			}
+			s.Messages = append(s.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: c.Observation})
+		}
 		if s.Hits.Len() > 0 {
 			return s, rc.Progress(fmt.Sprintf("%d passages", s.Hits.Len()))
 		}
@@ -155,6 +160,10 @@ func (a *Agent) reactNode(ctx context.Context, rc *graph.RunContext, s state) (s
 		}
 	}
 	before := s.Hits.Len()
+	if msg.ToolCalls, err = a.alsoTheQuestion(rc, s, msg.ToolCalls); err != nil {
+		return s, err
+	}
+	s.Messages[len(s.Messages)-1] = msg
 	for _, call := range msg.ToolCalls {
 		c, err := a.toolCall(ctx, rc, ps, call)
 		if err != nil {
@@ -168,6 +177,41 @@ func (a *Agent) reactNode(ctx context.Context, rc *graph.RunContext, s state) (s
 	}
 	s.NoNew++
 	return s, nil
+}
+
+// questionK is how many passages the search for the question itself adds.
+const questionK = 3
+
+// alsoTheQuestion adds a search for the question in its own words to the
+// run's first searches, when the model searched only in words of its own.
+// A small model's query often misses what the question's words find: with
+// a 1.5B model, three of five Japanese questions got "nothing in the
+// knowledge base" where a search for the question found the page. Both
+// results go to the model, numbered as one set of passages.
+func (a *Agent) alsoTheQuestion(rc *graph.RunContext, s state, calls []llm.ToolCall) ([]llm.ToolCall, error) {
+	if s.Hits.Len() > 0 {
+		return calls, nil
+	}
+	searches := false
+	for _, c := range calls {
+		if c.Name != ToolSearch {
+			continue
+		}
+		searches = true
+		var in struct {
+			Query string `json:"query"`
+		}
+		if json.Unmarshal(c.Arguments, &in) == nil && strings.EqualFold(strings.TrimSpace(in.Query), strings.TrimSpace(s.Question)) {
+			return calls, nil
+		}
+	}
+	if !searches {
+		return calls, nil
+	}
+	if err := rc.Trace(graph.TypeThought, "Also search the knowledge base for the question in its own words."); err != nil {
+		return nil, err
+	}
+	return append(slices.Clone(calls), a.searchCall(fmt.Sprintf("question-%d", s.Turns), s.Question, questionK)), nil
 }
 
 // querySchema holds a reply to one search query.

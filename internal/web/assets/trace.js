@@ -18,6 +18,7 @@ const P = [
   { re: /^Search the knowledge base for the question's words\.$/, key: 'trace.search', from: "Search the knowledge base for the question's words." },
   { re: /^No sentence of the results answers it; search again with the topic words only\.$/, key: 'trace.searchAgain', from: 'No sentence of the results answers it; search again with the topic words only.' },
   { re: /^The model answered without searching( \([\s\S]*\))?; search the knowledge base for the question first\.$/, key: 'trace.searchFirst', args: ['said'], from: 'search the knowledge base for the question first' },
+  { re: /^Also search the knowledge base for the question in its own words\.$/, key: 'trace.alsoQuestion', from: 'Also search the knowledge base for the question in its own words.' },
   { re: /^The model answered without searching( \([\s\S]*\))?; search the knowledge base with the query it wrote when asked for one\.$/, key: 'trace.searchOwnQuery', args: ['said'], from: 'search the knowledge base with the query it wrote when asked for one' },
   { re: /^The model wrote its call to (\S+) as text; it is run as a call\.$/, key: 'trace.textCall', args: ['tool'], from: 'as text; it is run as a call.' },
   { re: /^(\d+) turns used: answer with what was found\.$/, key: 'trace.turnsUsed', args: ['n'], from: 'turns used: answer with what was found.' },
