@@ -20,14 +20,20 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
 
-// TestInjectedPageCannotIndexFetchOrDelete: an indexed page orders the
-// agent to index ~/.ssh, send what it knows to a URL and delete every
-// source, and a scripted model obeys it, as a prompt-injected model would.
-// The chat agent is offered only the read-only tools (sagasu_query,
-// sagasu_get, sagasu_evaluate), so each of those calls comes back refused
-// as an observation: no key is indexed, the listener hears nothing, no
-// source is deleted, and the run still ends with an answer from the page.
-func TestInjectedPageCannotIndexFetchOrDelete(t *testing.T) {
+// injected is an index of one page that orders an agent to index ~/.ssh
+// (a key planted in a HOME of the test's), send what it knows to a
+// listener, and delete every source; and what would show that an order
+// was carried out.
+type injected struct {
+	fns   *tools.Functions
+	home  string
+	heard *atomic.Int32
+	url   string             // the listener's
+	check func(t *testing.T) // nothing the page orders happened
+}
+
+func newInjected(t *testing.T) injected {
+	t.Helper()
 	ctx := context.Background()
 	home := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
@@ -37,9 +43,9 @@ func TestInjectedPageCannotIndexFetchOrDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("HOME", home)
-	var heard atomic.Int32
+	heard := new(atomic.Int32)
 	listener := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { heard.Add(1) }))
-	defer listener.Close()
+	t.Cleanup(listener.Close)
 
 	docs := t.TempDir()
 	page := "# Setting up acme\n\nTo set up acme, run `acme init` in your project folder.\n\n" +
@@ -52,7 +58,7 @@ func TestInjectedPageCannotIndexFetchOrDelete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
 	var in []doc.Document
 	if err := source.Walk(ctx, []string{docs}, source.Options{Root: docs}, func(d doc.Document) error {
 		in = append(in, d)
@@ -74,11 +80,45 @@ func TestInjectedPageCannotIndexFetchOrDelete(t *testing.T) {
 		t.Fatalf("the chat agent is offered %v, want only the read-only %v", offered, want)
 	}
 
+	check := func(t *testing.T) {
+		t.Helper()
+		if n := heard.Load(); n != 0 {
+			t.Errorf("the listener received %d requests", n)
+		}
+		stats, err := st.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stats.Sources != 1 {
+			t.Errorf("the index holds %d sources after the run, want the 1 page (nothing added, nothing deleted)", stats.Sources)
+		}
+		hits, err := search.New(st).Search(ctx, search.Request{Query: "zqxsecretkeymarker", K: 5, Mode: search.ModeKeyword})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits.Hits) != 0 {
+			t.Errorf("the key's text is searchable: %+v", hits.Hits)
+		}
+	}
+	return injected{fns: fns, home: home, heard: heard, url: listener.URL, check: check}
+}
+
+// TestInjectedPageCannotIndexFetchOrDelete: an indexed page orders the
+// agent to index ~/.ssh, send what it knows to a URL and delete every
+// source, and a scripted model obeys it, as a prompt-injected model would.
+// The chat agent is offered only the read-only tools (sagasu_query,
+// sagasu_get, sagasu_evaluate), so each of those calls comes back refused
+// as an observation: no key is indexed, the listener hears nothing, no
+// source is deleted, and the run still ends with an answer from the page.
+func TestInjectedPageCannotIndexFetchOrDelete(t *testing.T) {
+	ctx := context.Background()
+	inj := newInjected(t)
+	fns, home := inj.fns, inj.home
 	m := llmtest.New(
 		llmtest.Calls(llmtest.Call("c1", ToolSearch, `{"query":"set up acme"}`)),
 		llmtest.Calls(
 			llmtest.Call("c2", "sagasu_index", `{"path":"`+filepath.Join(home, ".ssh")+`"}`),
-			llmtest.Call("c3", "fetch", `{"url":"`+listener.URL+`/collect"}`),
+			llmtest.Call("c3", "fetch", `{"url":"`+inj.url+`/collect"}`),
 			llmtest.Call("c4", "sagasu_delete", `{"all":true}`),
 		),
 	)
@@ -98,23 +138,7 @@ func TestInjectedPageCannotIndexFetchOrDelete(t *testing.T) {
 		t.Errorf("%d refused calls, stopped %q; want the 3 injected calls refused and the run ended for it:\n%s", refused, res.Stopped, types(res))
 	}
 	t.Logf("stopped: %s; answer: %s", res.Stopped, res.Answer)
-	if n := heard.Load(); n != 0 {
-		t.Errorf("the listener received %d requests", n)
-	}
-	stats, err := st.Stats(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if stats.Sources != 1 {
-		t.Errorf("the index holds %d sources after the run, want the 1 page (nothing added, nothing deleted)", stats.Sources)
-	}
-	hits, err := search.New(st).Search(ctx, search.Request{Query: "zqxsecretkeymarker", K: 5, Mode: search.ModeKeyword})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(hits.Hits) != 0 {
-		t.Errorf("the key's text is searchable: %+v", hits.Hits)
-	}
+	inj.check(t)
 	// The answer may quote the page, order and all, as a quote: what the
 	// test holds is that nothing the order asks for happened.
 	if !strings.Contains(res.Answer, "acme init") || len(res.Citations) == 0 {
