@@ -220,14 +220,28 @@ func (a *Agent) loader() cite.Loader {
 	return a.opt.Functions.Passages
 }
 
+// function finds the tool named name: sagasu's own first, so that calling
+// one asks no MCP server for its list.
+func (a *Agent) function(ctx context.Context, name string) (llm.Function, bool) {
+	if a.opt.Functions != nil {
+		if fn, ok := llm.Find(a.opt.Functions.List(), name); ok {
+			return fn, true
+		}
+	}
+	if a.opt.MCP == nil {
+		return nil, false
+	}
+	fns, _ := a.opt.MCP.Functions(ctx) // the servers that failed were reported at dispatch
+	return llm.Find(fns, name)
+}
+
 // callTool calls the function the call names, whoever serves it. Every
 // failure is an outcome with IsError, so that it becomes an observation
 // the planner can react to, never a hang or a crash of the run.
 func (a *Agent) callTool(ctx context.Context, c *Call, found []doc.Hit) llm.Outcome {
 	ctx, cancel := context.WithTimeout(ctx, a.opt.CallTimeout)
 	defer cancel()
-	fns, _ := a.functions(ctx, nil)
-	fn, ok := llm.Find(fns, c.Tool)
+	fn, ok := a.function(ctx, c.Tool)
 	if !ok {
 		return llm.Outcome{Tool: c.Tool, Text: fmt.Sprintf("ERROR: no tool named %q is offered (an MCP server that failed to start, or a name the model made up)", c.Tool), IsError: true}
 	}
