@@ -67,7 +67,10 @@ Hybrid is the default when the index has an embedder, keyword otherwise.
 	f.StringVar(&opts.glob, "glob", "", "only sources whose URI matches this glob")
 	f.StringSliceVar(&opts.types, "type", nil, "only sources of these types: file, text, url, github, gist")
 	f.BoolVar(&opts.full, "full", false, "print whole chunks instead of snippets")
+	f.BoolVar(&opts.section, "whole-section", false, "add the whole section each result lies in")
+	// The old name, which get uses for a heading: one name, one meaning.
 	f.BoolVar(&opts.section, "section", false, "add the whole section each result lies in")
+	_ = f.MarkDeprecated("section", "use --whole-section (get's --section names a heading)")
 	f.BoolVar(&opts.wholeSrc, "whole-source", false, "add each result's whole source")
 	return cmd
 }
@@ -75,7 +78,7 @@ Hybrid is the default when the index has an embedder, keyword otherwise.
 // runQuery runs sagasu_query for the words of args and prints its answer.
 func runQuery(ctx context.Context, g *globals, rt *app.Runtime, opts queryOptions, args []string) error {
 	in := tools.QueryInput{Query: strings.Join(args, " "), K: opts.k, Mode: opts.mode, Types: opts.types, Glob: opts.glob,
-		MMR: opts.mmr, Section: opts.section, WholeSource: opts.wholeSrc}
+		MMR: opts.mmr, WholeSection: opts.section, WholeSource: opts.wholeSrc}
 	if strings.TrimSpace(in.Query) == "" {
 		return usagef("empty query: give the words to search for")
 	}

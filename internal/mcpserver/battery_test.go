@@ -98,7 +98,7 @@ func battery(t *testing.T, limits budget.Limits) map[string]int {
 				}
 			}
 		}
-		for _, extra := range []map[string]any{{}, {"wholeSource": true}, {"section": true}} {
+		for _, extra := range []map[string]any{{}, {"wholeSource": true}, {"wholeSection": true}} {
 			args := map[string]any{"query": g.query, "k": tools.MaxQueryK}
 			for k, v := range extra {
 				args[k] = v

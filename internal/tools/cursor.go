@@ -153,5 +153,5 @@ func (in QueryInput) PageArgs() string {
 	if k == 0 {
 		k = search.DefaultK
 	}
-	return HashOf(NameQuery, in.Query, k, in.Mode, in.Types, in.Glob, in.SourceIDs, in.WholeSource, in.Section)
+	return HashOf(NameQuery, in.Query, k, in.Mode, in.Types, in.Glob, in.SourceIDs, in.WholeSource, in.WholeSection)
 }

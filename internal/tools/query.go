@@ -19,9 +19,11 @@ type QueryInput struct {
 	Glob        string   `json:"glob,omitempty" jsonschema:"only sources whose URI matches, e.g. docs/**/*.md"`
 	SourceIDs   []string `json:"sourceIds,omitempty" jsonschema:"only these sources"`
 	WholeSource bool     `json:"wholeSource,omitempty" jsonschema:"add each hit's whole source"`
-	Section     bool     `json:"section,omitempty" jsonschema:"add the whole section each hit lies in"`
-	MMR         float64  `json:"mmr,omitempty" jsonschema:"re-rank for variety: relevance weight 0..1 (0 is off; needs embeddings)"`
-	Cursor      string   `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page; pass the same other arguments"`
+	// WholeSection is named apart from sagasu_get's section (a heading):
+	// one parameter name, one meaning across the tools.
+	WholeSection bool    `json:"wholeSection,omitempty" jsonschema:"add the whole section each hit lies in"`
+	MMR          float64 `json:"mmr,omitempty" jsonschema:"re-rank for variety: relevance weight 0..1 (0 is off; needs embeddings)"`
+	Cursor       string  `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page; pass the same other arguments"`
 
 	// Offset is where the page starts in the ranking; a face sets it (from
 	// a cursor), agents do not.
@@ -59,7 +61,7 @@ func (t *Toolset) Query(ctx context.Context, in QueryInput) (QueryResult, error)
 	if err != nil {
 		return QueryResult{}, err
 	}
-	if in.WholeSource || in.Section {
+	if in.WholeSource || in.WholeSection {
 		if err := t.originals(ctx, p.Hits, in.WholeSource); err != nil {
 			return QueryResult{}, err
 		}

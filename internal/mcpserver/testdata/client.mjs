@@ -122,7 +122,7 @@ async function check() {
   ok("summary stays under 5,000 tokens", sum.estimatedTokens > 0 && sum.estimatedTokens <= 5000);
   ok("a search says one next step", !!sum.next && !!sum.next.action && !("hints" in sum) && !("recommendation" in sum), JSON.stringify(sum.next));
   await good("sagasu_search", { goal, query: "theme", options: { k: 10, detail: "full", includeDebug: true } });
-  const q = await good("sagasu_query", { query: "sidebar", k: 3, section: true });
+  const q = await good("sagasu_query", { query: "sidebar", k: 3, wholeSection: true });
   await good("sagasu_get", { source: q.results[0].source.id });
   const l = await good("sagasu_list", { limit: 2 });
   await good("sagasu_list", { limit: 2, cursor: l.nextCursor });
