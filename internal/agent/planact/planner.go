@@ -19,7 +19,8 @@ import (
 const (
 	systemPlanner = "You are the planner of a Plan-and-Act agent. Write a short plan of concrete steps that reaches the user's goal with the tools listed. " +
 		"Each step is one action the executor can do with one tool call (open a URL, click an element, type text, search the knowledge base), " +
-		"or reading a fact from what the previous step showed. Learn from the past runs shown, if any: avoid what failed. " +
+		"or reading a fact from what the previous step showed. Write each step as a task in words, such as \"Search the knowledge base for how to upload a file\", never as a list of tool names. " +
+		"Learn from the past runs shown, if any: avoid what failed. " +
 		`Reply with JSON only: {"plan": ["step 1", "step 2", ...]}. If the tools cannot reach the goal, reply {"fail": "why"}.`
 	systemExecutor = "You are the executor of a Plan-and-Act agent. Carry out the current step of the plan with exactly one tool call, " +
 		"with arguments that fit the tool's schema; use element references from the latest page snapshot. " +
@@ -31,6 +32,7 @@ const (
 		"done: the goal is reached; give the answer, with the facts found. fail: the goal cannot be reached; give the reason."
 	systemReplanner = "You are the planner of a Plan-and-Act agent. A step failed or showed something unexpected. " +
 		"Rewrite the rest of the plan from what the history shows, reaching the goal another way; do not repeat what failed. " +
+		"Write each step as a task in words, never as a list of tool names. " +
 		`Reply with JSON only: {"plan": ["next step", ...]}. If the goal cannot be reached, reply {"fail": "why"}.`
 )
 
