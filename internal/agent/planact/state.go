@@ -130,7 +130,7 @@ type State struct {
 	Exchanges []llm.Message `json:"exchanges,omitempty"`
 	// Passages are the knowledge-base chunks retrieved, in first-seen order;
 	// LastHits are the positions (0-based) of the last search's hits.
-	// A checkpoint holds the passages' chunk IDs (Agent.restore reads
+	// A checkpoint holds the passages' chunk IDs (the graph's restore reads
 	// their text back when a run resumes).
 	Passages cite.Passages `json:"passages,omitzero"`
 	LastHits []int         `json:"last_hits,omitempty"`
