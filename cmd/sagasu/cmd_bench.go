@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -25,6 +26,7 @@ func newBenchCmd(g *globals) *cobra.Command {
 		buildLimit                 time.Duration
 		vectorsFrom                string
 		queriesFile, exportChunks  string
+		memProfile                 string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -119,8 +121,17 @@ engines fed that file index exactly the same text (scripts/peers.sh).
 				}
 				return a.Engine(cst, emb), func() { cst.Close() }, nil
 			}
+			var heapProfile io.Writer
+			if memProfile != "" {
+				f, err := os.Create(memProfile)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				heapProfile = f
+			}
 			res, err := eval.Bench(ctx, index.New(st, opt), e, st, texts, qs,
-				eval.BenchOptions{Chunks: chunks, Queries: queries, K: a.Config.Search.K, Mode: search.Mode(mode), Seed: 1, Cold: cold})
+				eval.BenchOptions{Chunks: chunks, Queries: queries, K: a.Config.Search.K, Mode: search.Mode(mode), Seed: 1, Cold: cold, HeapProfile: heapProfile})
 			if err != nil {
 				return err
 			}
@@ -162,6 +173,8 @@ engines fed that file index exactly the same text (scripts/peers.sh).
 	f.DurationVar(&buildLimit, "vector-build-limit", 0, "stop the graph's build after this long and report the scans only (0: no limit)")
 	f.StringVar(&queriesFile, "queries-file", "", "queries.jsonl to time (default: the one beside --corpus, else corpus sentences)")
 	f.StringVar(&exportChunks, "export-chunks", "", "write the chunks --chunks N makes to this JSONL file and index nothing")
+	f.StringVar(&memProfile, "memprofile", "", "write a heap profile taken while serving, after the timed queries (for performance work)")
+	_ = f.MarkHidden("memprofile")
 	f.StringVar(&vectorsFrom, "vectors-from", "", "SQLite index, or vector file of scripts/vecdata, whose embeddings the vector section draws from (default: synthetic clusters)")
 	addEmbedderFlags(f)
 	f.IntP("k", "k", 10, "results per query")

@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -32,6 +33,9 @@ type BenchOptions struct {
 	// it: the bench then also times queries from that store, and opening
 	// it for one query at a time (see BenchResult.Cold and OneShot).
 	Cold func(ctx context.Context) (*search.Engine, func(), error)
+	// HeapProfile, when set, receives a heap profile taken while the
+	// index is served, after the timed queries (for performance work).
+	HeapProfile io.Writer
 }
 
 // BenchResult is what a benchmark prints.
@@ -214,6 +218,12 @@ func Bench(ctx context.Context, ix *index.Indexer, e *search.Engine, st store.St
 	}
 	res.PeakHeapMB = stop()
 	res.ServeRSSMB = rssMB()
+	if opt.HeapProfile != nil {
+		runtime.GC()
+		if err := pprof.Lookup("heap").WriteTo(opt.HeapProfile, 0); err != nil {
+			return res, fmt.Errorf("heap profile: %w", err)
+		}
+	}
 	if c, ok := st.(keywordCacheSizer); ok {
 		res.KeywordCacheMB = float64(c.KeywordCacheBytes()) / 1e6
 	}

@@ -198,18 +198,18 @@ func (c *Cache) store(version string, p Params, corpus Corpus, have map[string]*
 	}
 	for _, l := range built {
 		all[l.term] = l
-		if _, ok := c.lists[l.term]; ok || l.bytes > c.max {
+		if _, ok := c.lists[l.term]; ok || l.bytes() > c.max {
 			continue
 		}
 		c.lists[l.term] = l
 		c.lru.pushFront(l)
-		c.bytes += l.bytes
+		c.bytes += l.bytes()
 	}
 	for c.bytes > c.max {
 		l := c.lru.back
 		c.lru.remove(l)
 		delete(c.lists, l.term)
-		c.bytes -= l.bytes
+		c.bytes -= l.bytes()
 	}
 	return all
 }
@@ -376,7 +376,7 @@ func (c *Cache) add(version string, p Params, built []*cachedList) error {
 		if _, ok := c.lists[l.term]; ok {
 			continue
 		}
-		if c.bytes+l.bytes > c.max {
+		if c.bytes+l.bytes() > c.max {
 			if c.max-c.bytes < 1<<10 {
 				return errStop // full
 			}
@@ -385,7 +385,7 @@ func (c *Cache) add(version string, p Params, built []*cachedList) error {
 		// At the back: lists nobody asked for yet are the first to go.
 		c.lists[l.term] = l
 		c.lru.pushBack(l)
-		c.bytes += l.bytes
+		c.bytes += l.bytes()
 	}
 	return nil
 }

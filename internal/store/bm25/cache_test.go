@@ -367,21 +367,6 @@ func TestCacheConcurrentQueries(t *testing.T) {
 	}
 }
 
-func TestSeek(t *testing.T) {
-	ids := []uint32{2, 4, 6, 8, 10, 12, 14, 16, 18, 20}
-	for _, tc := range []struct {
-		from int
-		id   uint32
-		want int
-	}{
-		{0, 1, 0}, {0, 2, 0}, {0, 3, 1}, {0, 20, 9}, {0, 21, 10}, {3, 8, 3}, {3, 9, 4}, {5, 19, 9}, {9, 100, 10}, {10, 5, 10},
-	} {
-		if got := seek(ids, tc.from, tc.id); got != tc.want {
-			t.Errorf("seek(from %d, %d) = %d, want %d", tc.from, tc.id, got, tc.want)
-		}
-	}
-}
-
 // BenchmarkCacheSearch compares a warm cache's MaxScore with Score on the
 // same lists.
 func BenchmarkCacheSearch(b *testing.B) {

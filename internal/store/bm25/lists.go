@@ -1,79 +1,109 @@
 package bm25
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
+	"math/bits"
 	"slices"
+	"unsafe"
 )
 
 // A cachedList is one term's postings decoded and scored for the Cache,
 // kept compact: a million-chunk index holds about 120 million postings,
-// which as a 32-bit ID and a float32 each would take a gigabyte.
+// which as a 32-bit ID and a float32 each would take a gigabyte, and about
+// a million terms, most of them in a handful of chunks, for which what a
+// list costs besides its postings matters as much.
 //
-//   - IDs: a list whose every block of blockSize postings spans fewer than
-//     65,536 IDs (any term in more than about one chunk in 500) stores each
-//     ID as a 16-bit offset from its block's first ID; others store 32-bit
-//     IDs. Either way posting i's ID is read directly, so walking and
-//     seeking cost what they cost on a plain array.
+//   - IDs: the postings fall in blocks of blockSize. A block keeps its
+//     first and last ID, and each posting's offset from the first, packed
+//     in as many bits as the block's span needs (its width: about 9 bits
+//     for a term in half the chunks, 16 for one in a chunk in 500). Offsets
+//     are read directly by their bit position, so walking and seeking
+//     cost about what they cost on a plain array.
 //   - Contributions are exact float32s (scores stay bit-identical to
 //     Score's). A list of more than a few postings names its distinct
-//     values in a dictionary and stores a 16-bit code per posting; others,
-//     and lists with more distinct values than codes can name, keep the
-//     float32s.
+//     values in a dictionary and packs a code per posting in as many bits
+//     as the dictionary's size needs; others, and lists with more distinct
+//     values than 16-bit codes name, keep the float32s.
+//   - All of it lives in one allocation (words): the blocks, then the
+//     float32s (the dictionary or the raw scores), then the packed offsets
+//     and codes, then packPad bytes.
 //
-// About four bytes per posting in a large list, against eight.
+// About two bytes per posting in a large list, against eight unpacked,
+// and about 150 bytes for a term in a few chunks.
 type cachedList struct {
-	term string
-	n    int32   // postings
-	max  float32 // the best contribution
-
-	ids    []uint32    // posting i's ID, in a wide list
-	narrow *narrowIDs  // the IDs of a narrow list
-	raw    []float32   // posting i scores raw[i], unless coded
-	coded  *codedScore // the scores of a coded list
-	bytes  int64
+	term  string
+	n     int32   // postings
+	max   float32 // the best contribution
+	words []uint32
+	nsc   uint32 // the float32s after the blocks: the dictionary's size, or n
+	codes uint32 // the byte of words' bytes at which a coded list's codes start
+	cw    uint8  // the bits of a code
+	coded bool
 
 	prev, next *cachedList // the Cache's LRU order
 }
 
-// narrowIDs are the IDs of a list whose blocks each span fewer than
-// 65,536 IDs: posting i's ID is firsts[i/blockSize] + offs[i].
-type narrowIDs struct {
-	firsts, lasts []uint32 // per block, its first and last ID
-	offs          []uint16
-}
+// The layout of one block in a list's words: its first and last ID, the
+// byte of words' bytes at which its offsets start, and their width.
+const (
+	blkFirst = iota
+	blkLast
+	blkAt
+	blkWidth
+	blkWords
+)
 
-// codedScore are a list's scores as a dictionary: posting i scores
-// dict[codes[i]].
-type codedScore struct {
-	codes []uint16
-	dict  []float32
-}
-
-// blockSize is how many postings share a first ID in a narrow list.
+// blockSize is how many postings share a first ID.
 const blockSize = 128
 
 // codeMin is the fewest postings a list codes its scores for.
 const codeMin = 32
 
-// listOverhead approximates what a list costs besides its postings: the
+// listOverhead approximates what a list costs besides its words: the
 // struct, the term and its map entry.
 const listOverhead = 160
 
-// id returns posting i's ID.
-func (l *cachedList) id(i int) uint32 {
-	if l.narrow == nil {
-		return l.ids[i]
-	}
-	return l.narrow.firsts[i/blockSize] + uint32(l.narrow.offs[i])
+// packPad follows packed bits so that any value is read by one 8-byte
+// load.
+const packPad = 8
+
+// unpack reads the w-bit value (w <= 32) that starts at bit of buf.
+func unpack(buf []byte, bit uint, w uint8) uint32 {
+	v := binary.LittleEndian.Uint64(buf[bit>>3:])
+	return uint32((v >> (bit & 7)) & (1<<w - 1))
 }
 
-// score returns the contribution of posting i.
-func (l *cachedList) score(i int) float32 {
-	if l.coded != nil {
-		return l.coded.dict[l.coded.codes[i]]
+// pack writes v (below 1<<w, w <= 32) at bit of buf, whose bits there are
+// zero.
+func pack(buf []byte, bit uint, v uint32) {
+	b := buf[bit>>3:]
+	binary.LittleEndian.PutUint64(b, binary.LittleEndian.Uint64(b)|uint64(v)<<(bit&7))
+}
+
+// views returns l's blocks (blkWords words each), its float32s and all of
+// its words as bytes.
+func (l *cachedList) views() (blk []uint32, sc []float32, b []byte) {
+	if len(l.words) == 0 {
+		return nil, nil, nil
 	}
-	return l.raw[i]
+	nb := (int(l.n) + blockSize - 1) / blockSize * blkWords
+	p := unsafe.Pointer(unsafe.SliceData(l.words))
+	return l.words[:nb], unsafe.Slice((*float32)(unsafe.Add(p, 4*nb)), l.nsc), unsafe.Slice((*byte)(p), 4*len(l.words))
+}
+
+// bytes approximates the memory l takes.
+func (l *cachedList) bytes() int64 {
+	return 4*int64(cap(l.words)) + int64(len(l.term)) + listOverhead
+}
+
+// id returns posting i's ID.
+func (l *cachedList) id(i int) uint32 {
+	var c cursor
+	c.init(l, 0)
+	c.at(i)
+	return uint32(c.cur)
 }
 
 // errWideIDs reports chunk IDs above 2^32, which the cache does not hold:
@@ -89,85 +119,110 @@ func newList(term string, ids []uint32, scores []float32) *cachedList {
 
 // listScratch holds what building lists reuses from list to list.
 type listScratch struct {
-	codeOf map[uint32]uint16
-	codes  []uint16
+	codeOf map[uint32]uint32
+	codes  []uint32
+	dict   []float32
 }
 
 func (sc *listScratch) newList(term string, ids []uint32, scores []float32) *cachedList {
 	l := &cachedList{term: term, n: int32(len(ids))}
+	if len(ids) == 0 {
+		return l
+	}
 	for _, v := range scores {
 		l.max = max(l.max, v)
 	}
-	if len(ids) < codeMin || !sc.code(l, scores) {
-		l.raw = slices.Clone(scores)
+	floats := scores
+	if len(ids) >= codeMin && sc.code(scores) {
+		l.coded, floats = true, sc.dict
+		l.cw = uint8(bits.Len(uint(len(sc.dict) - 1)))
 	}
-	narrow := len(ids) >= blockSize
-	for lo := 0; narrow && lo < len(ids); lo += blockSize {
-		narrow = ids[min(lo+blockSize, len(ids))-1]-ids[lo] <= math.MaxUint16
+	l.nsc = uint32(len(floats))
+	// Sizes, in bytes: blocks, float32s, offsets (each block's in whole
+	// bytes but the last's), codes.
+	nb := (len(ids) + blockSize - 1) / blockSize
+	at := 4 * (nb*blkWords + len(floats))
+	widths := make([]uint8, nb)
+	size := at
+	for b := range nb {
+		lo, hi := b*blockSize, min((b+1)*blockSize, len(ids))
+		widths[b] = uint8(bits.Len32(ids[hi-1] - ids[lo]))
+		size += ((hi-lo)*int(widths[b]) + 7) / 8
 	}
-	if !narrow {
-		l.ids = slices.Clone(ids)
-		l.bytes = 4 * int64(len(l.ids))
-	} else {
-		nb := (len(ids) + blockSize - 1) / blockSize
-		w := &narrowIDs{firsts: make([]uint32, nb), lasts: make([]uint32, nb), offs: make([]uint16, len(ids))}
-		for b := range nb {
-			lo, hi := b*blockSize, min((b+1)*blockSize, len(ids))
-			first := ids[lo]
-			w.firsts[b], w.lasts[b] = first, ids[hi-1]
-			for i, id := range ids[lo:hi] {
-				w.offs[lo+i] = uint16(id - first)
-			}
+	l.codes = uint32(size)
+	if l.coded {
+		size += (len(ids)*int(l.cw) + 7) / 8
+	}
+	l.words = make([]uint32, (size+packPad+3)/4)
+	blk, fl, buf := l.views()
+	copy(fl, floats)
+	for b := range nb {
+		lo, hi := b*blockSize, min((b+1)*blockSize, len(ids))
+		first := ids[lo]
+		blk[b*blkWords+blkFirst], blk[b*blkWords+blkLast] = first, ids[hi-1]
+		blk[b*blkWords+blkAt], blk[b*blkWords+blkWidth] = uint32(at), uint32(widths[b])
+		base, w := uint(at)*8, uint(widths[b])
+		for i, id := range ids[lo:hi] {
+			pack(buf, base+uint(i)*w, id-first)
 		}
-		l.narrow = w
-		l.bytes = 8*int64(nb) + 2*int64(len(w.offs))
+		at += ((hi-lo)*int(widths[b]) + 7) / 8
 	}
-	l.bytes += 4*int64(len(l.raw)) + int64(len(term)) + listOverhead
-	if l.coded != nil {
-		l.bytes += 2*int64(len(l.coded.codes)) + 4*int64(len(l.coded.dict))
+	if l.coded {
+		base := uint(l.codes) * 8
+		for i, c := range sc.codes {
+			pack(buf, base+uint(i)*uint(l.cw), c)
+		}
 	}
 	return l
 }
 
-// code gives l a dictionary of the distinct values of scores and a code
-// per posting; it reports false, and leaves l alone, when they are too
-// many to code.
-func (sc *listScratch) code(l *cachedList, scores []float32) bool {
+// code names the distinct values of scores in sc.dict and gives each
+// posting its code in sc.codes; it reports false when they are too many
+// to code.
+func (sc *listScratch) code(scores []float32) bool {
 	if sc.codeOf == nil {
-		sc.codeOf = make(map[uint32]uint16, 1024)
+		sc.codeOf = make(map[uint32]uint32, 1024)
 	}
 	clear(sc.codeOf)
 	codeOf := sc.codeOf
-	codes := sc.codes[:0]
+	codes, dict := sc.codes[:0], sc.dict[:0]
+	defer func() { sc.codes, sc.dict = codes, dict }()
 	for _, v := range scores {
 		b := math.Float32bits(v)
 		c, ok := codeOf[b]
 		if !ok {
 			if len(codeOf) > math.MaxUint16 {
-				sc.codes = codes
 				return false
 			}
-			c = uint16(len(codeOf))
+			c = uint32(len(codeOf))
 			codeOf[b] = c
+			dict = append(dict, v)
 		}
 		codes = append(codes, c)
 	}
-	sc.codes = codes
-	cs := &codedScore{codes: slices.Clone(codes), dict: make([]float32, len(codeOf))}
-	for b, c := range codeOf {
-		cs.dict[c] = math.Float32frombits(b)
-	}
-	l.coded = cs
 	return true
 }
 
 // cursor walks one list: i is the current posting, cur its ID (none when
-// the list is done).
+// the list is done). It holds views of the list's words, and what it read
+// of the block it is in.
 type cursor struct {
 	l   *cachedList
 	qi  int // the term's place in the query
 	i   int
 	cur int64
+
+	blk   []uint32
+	sc    []float32
+	buf   []byte
+	codes uint // the bit of buf at which the codes start
+	cw    uint8
+	coded bool
+
+	end   int    // the end of the current block's postings (0: none read)
+	first uint32 // the current block's first ID
+	base  uint   // the bit of buf its offsets start at
+	w     uint8  // their width
 }
 
 // none is past every 32-bit chunk ID: the doc of an exhausted cursor.
@@ -175,22 +230,34 @@ const none = math.MaxUint32 + 1
 
 // init points c at the first posting of l.
 func (c *cursor) init(l *cachedList, qi int) {
-	c.l, c.qi = l, qi
+	c.l, c.qi, c.end = l, qi, 0
+	c.blk, c.sc, c.buf = l.views()
+	c.codes, c.cw, c.coded = uint(l.codes)*8, l.cw, l.coded
 	c.at(0)
 }
 
-// at moves to posting i.
+// at moves to posting i (never back).
 func (c *cursor) at(i int) {
 	c.i = i
 	if i >= int(c.l.n) {
 		c.cur = none
 		return
 	}
-	c.cur = int64(c.l.id(i))
+	if i >= c.end {
+		b := i / blockSize * blkWords
+		c.end = min(i/blockSize*blockSize+blockSize, int(c.l.n))
+		c.first, c.base, c.w = c.blk[b+blkFirst], uint(c.blk[b+blkAt])*8, uint8(c.blk[b+blkWidth])
+	}
+	c.cur = int64(c.first + unpack(c.buf, c.base+uint(i%blockSize)*uint(c.w), c.w))
 }
 
 // score returns the current posting's contribution.
-func (c *cursor) score() float32 { return c.l.score(c.i) }
+func (c *cursor) score() float32 {
+	if c.coded {
+		return c.sc[unpack(c.buf, c.codes+uint(c.i)*uint(c.cw), c.cw)]
+	}
+	return c.sc[c.i]
+}
 
 // next moves to the following posting.
 func (c *cursor) next() { c.at(c.i + 1) }
@@ -200,43 +267,49 @@ func (c *cursor) seek(id uint32) {
 	if c.cur >= int64(id) {
 		return
 	}
-	w := c.l.narrow
-	if w == nil {
-		c.at(seek(c.l.ids, c.i, id))
-		return
+	// The block that holds id or the first ID above it, galloping over
+	// the blocks' last IDs, then the posting.
+	nb := len(c.blk) / blkWords
+	b := c.i / blockSize
+	if c.blk[b*blkWords+blkLast] < id {
+		step, lo, hi := 1, b, b+1
+		for hi < nb && c.blk[hi*blkWords+blkLast] < id {
+			lo = hi
+			step *= 2
+			hi = b + step
+		}
+		hi = min(hi, nb)
+		// Block lo ends below id; the answer lies in (lo, hi].
+		for lo+1 < hi {
+			m := int(uint(lo+hi) >> 1)
+			if c.blk[m*blkWords+blkLast] < id {
+				lo = m
+			} else {
+				hi = m
+			}
+		}
+		b = hi
 	}
-	// The block that holds id or the first ID above it, then the posting.
-	b := seek(w.lasts, c.i/blockSize, id)
-	if b >= len(w.lasts) {
+	if b >= nb {
 		c.at(int(c.l.n))
 		return
 	}
 	lo, hi := max(c.i, b*blockSize), min((b+1)*blockSize, int(c.l.n))
-	if id <= w.firsts[b] {
+	first := c.blk[b*blkWords+blkFirst]
+	if id <= first {
 		c.at(lo)
 		return
 	}
-	j, _ := slices.BinarySearch(w.offs[lo:hi], uint16(id-w.firsts[b]))
-	c.at(lo + j)
-}
-
-// seek returns the first index at or after from whose ID is at least id,
-// galloping ahead and then searching the last step.
-func seek(ids []uint32, from int, id uint32) int {
-	if from >= len(ids) || ids[from] >= id {
-		return from
+	off, base, w := id-first, uint(c.blk[b*blkWords+blkAt])*8, uint8(c.blk[b*blkWords+blkWidth])
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if unpack(c.buf, base+uint(m%blockSize)*uint(w), w) < off {
+			lo = m + 1
+		} else {
+			hi = m
+		}
 	}
-	step := 1
-	lo, hi := from, from+1
-	for hi < len(ids) && ids[hi] < id {
-		lo = hi
-		step *= 2
-		hi = from + step
-	}
-	hi = min(hi, len(ids))
-	// ids[lo] < id; the answer lies in (lo, hi].
-	i, _ := slices.BinarySearch(ids[lo+1:hi], id)
-	return lo + 1 + i
+	c.at(lo)
 }
 
 // build decodes and scores the lists of terms. A term without postings gets

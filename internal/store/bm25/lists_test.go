@@ -3,16 +3,17 @@ package bm25
 import (
 	"errors"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"strconv"
 	"testing"
 )
 
-// TestListRoundTrip encodes lists of every ID layout (narrow blocks of
-// 16-bit offsets, wide 32-bit IDs) with few and with more distinct scores
+// TestListRoundTrip encodes lists of every ID layout (blocks of narrow and
+// of wide offsets, alone and mixed) with few and with more distinct scores
 // than 16-bit codes name, then walks and seeks them with cursors: every ID
-// and score must come back exactly.
+// and score must come back exactly, in the memory the packing promises.
 func TestListRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	gaps := 0
@@ -21,20 +22,24 @@ func TestListRoundTrip(t *testing.T) {
 		n        int
 		gap      func() uint32
 		distinct int
-		narrow   bool
+		// idBits is the most bits an ID's offset may average: the width
+		// the spans of the case's blocks need.
+		idBits float64
 	}{
-		{"dense, few scores", 5000, func() uint32 { return 1 + uint32(rng.IntN(3)) }, 7, true},
-		{"gaps near the narrow limit", 3000, func() uint32 { return 200 + uint32(rng.IntN(300)) }, 500, true},
-		{"gaps too wide for offsets", 1000, func() uint32 { return 1<<10 + uint32(rng.IntN(1<<18)) }, 100, false},
+		{"dense, few scores", 5000, func() uint32 { return 1 + uint32(rng.IntN(3)) }, 7, 9},
+		{"gaps near 16-bit offsets", 3000, func() uint32 { return 200 + uint32(rng.IntN(300)) }, 500, 16},
+		{"gaps wider than 16-bit offsets", 1000, func() uint32 { return 1<<10 + uint32(rng.IntN(1<<18)) }, 100, 25},
+		// 31 blocks of span 127 and one of 2^20+127.
 		{"one wide block among narrow ones", 4000, func() uint32 {
 			if gaps++; gaps == 2000 {
 				return 1 << 20
 			}
 			return 1
-		}, 1000, false},
-		{"more scores than codes", 70000, func() uint32 { return 1 }, 70000, true},
-		{"few postings", 20, func() uint32 { return 9 }, 3, false},
-		{"exactly one block", blockSize, func() uint32 { return 2 }, 3, true},
+		}, 1000, (31*7 + 21) / 32.0},
+		{"more scores than codes", 70000, func() uint32 { return 1 }, 70000, 7},
+		{"few postings", 20, func() uint32 { return 9 }, 3, 8},
+		{"exactly one block", blockSize, func() uint32 { return 2 }, 3, 8},
+		{"one posting", 1, func() uint32 { return 5 }, 1, 0},
 	} {
 		ids := make([]uint32, tc.n)
 		scores := make([]float32, tc.n)
@@ -49,11 +54,21 @@ func TestListRoundTrip(t *testing.T) {
 			}
 		}
 		l := newList("t", ids, scores)
-		if (l.narrow != nil) != tc.narrow {
-			t.Errorf("%s: narrow %v, want %v", tc.name, l.narrow != nil, tc.narrow)
+		coded := tc.n >= codeMin && tc.distinct <= math.MaxUint16+1
+		if l.coded != coded {
+			t.Errorf("%s: dictionary %v for %d postings with %d distinct scores", tc.name, l.coded, tc.n, tc.distinct)
 		}
-		if coded := l.coded != nil; coded != (tc.n >= codeMin && tc.distinct <= math.MaxUint16+1) {
-			t.Errorf("%s: dictionary %v for %d postings with %d distinct scores", tc.name, coded, tc.n, tc.distinct)
+		// The memory the packing promises: offsets of the width a
+		// block's span needs, codes of the width the dictionary's size
+		// needs (else float32s), and fixed costs per block and list.
+		scoreBits, fixed := 32.0, float64(4*blkWords*((tc.n+blockSize-1)/blockSize)+packPad+len("t"))
+		if coded {
+			scoreBits = float64(bits.Len(uint(tc.distinct - 1)))
+			fixed += float64(4 * tc.distinct)
+		}
+		want := (tc.idBits+scoreBits)/8 + (fixed+2+3)/float64(tc.n) // a byte's rounding each, and the words'
+		if per := float64(l.bytes()-listOverhead) / float64(tc.n); per > want {
+			t.Errorf("%s: %.3f bytes a posting, want at most %.3f", tc.name, per, want)
 		}
 		if want := slices.Max(scores); l.max != want {
 			t.Errorf("%s: max %v, want %v", tc.name, l.max, want)
