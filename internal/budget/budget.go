@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/tiktoken-go/tokenizer"
@@ -40,7 +41,25 @@ type Counter struct {
 	codec    tokenizer.Codec
 	encoding string
 	margin   float64
+	// next cuts a text into the encoding's pieces (nil: the codec cuts),
+	// whose counts pieces remembers (see pieces.go).
+	next   func(s string, i int) int
+	pieces *pieceCache
 }
+
+// cl100kPieces remembers piece counts for every cl100k_base Counter of
+// the process.
+var cl100kPieces pieceCache
+
+// Default returns the process's counter with the default encoding and
+// margin: one shared counter, rather than one a request.
+var Default = sync.OnceValue(func() *Counter {
+	c, err := New(Options{Margin: DefaultMargin})
+	if err != nil {
+		panic(err) // the vocabulary is compiled in
+	}
+	return c
+})
 
 // Options configure a Counter.
 type Options struct {
@@ -73,7 +92,11 @@ func New(opt Options) (*Counter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer %s: %w", enc, err)
 	}
-	return &Counter{codec: codec, encoding: enc, margin: opt.Margin}, nil
+	c := &Counter{codec: codec, encoding: enc, margin: opt.Margin}
+	if enc == Cl100k {
+		c.next, c.pieces = nextCl100kPiece, &cl100kPieces
+	}
+	return c, nil
 }
 
 // Encoding names the counter's vocabulary.
@@ -84,6 +107,14 @@ func (c *Counter) Margin() float64 { return c.margin }
 
 // Raw counts the tokens of text with the tokenizer alone.
 func (c *Counter) Raw(text string) int {
+	if c.next != nil && utf8.ValidString(text) {
+		return c.pieces.count(text, c.next, c.codecCount)
+	}
+	return c.codecCount(text)
+}
+
+// codecCount counts the tokens of text with the tokenizer library.
+func (c *Counter) codecCount(text string) int {
 	n, err := c.codec.Count(text)
 	if err != nil {
 		// Only strict mode fails, on invalid UTF-8; never lose the count.

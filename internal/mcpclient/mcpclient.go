@@ -213,11 +213,7 @@ func New(servers map[string]ServerConfig, opt Options) (*Manager, error) {
 		m.log = slog.Default()
 	}
 	if m.counter == nil {
-		c, err := budget.New(budget.Options{Margin: budget.DefaultMargin})
-		if err != nil {
-			return nil, fmt.Errorf("token counter: %w", err)
-		}
-		m.counter = c
+		m.counter = budget.Default()
 	}
 	for key, cfg := range servers {
 		if cfg.Name == "" {

@@ -125,11 +125,7 @@ func New(opt Options) (*Server, error) {
 	s.tools = s.tools.WithDotfiles(opt.AllowDotfiles)
 	s.store = s.tools.Store()
 	if s.counter == nil {
-		c, err := budget.New(budget.Options{Margin: budget.DefaultMargin})
-		if err != nil {
-			return nil, err
-		}
-		s.counter = c
+		s.counter = budget.Default()
 	}
 	if s.limits == (budget.Limits{}) {
 		s.limits = budget.DefaultLimits()

@@ -234,12 +234,8 @@ func (e *Env) counter() *budget.Counter {
 	if e.Counter != nil {
 		return e.Counter
 	}
-	c, err := budget.New(budget.Options{Margin: budget.DefaultMargin})
-	if err != nil {
-		panic(err) // the vocabulary is compiled in
-	}
-	e.Counter = c
-	return c
+	e.Counter = budget.Default()
+	return e.Counter
 }
 
 // Budget returns the env's limits, or the defaults.

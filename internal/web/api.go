@@ -40,7 +40,7 @@ var PageGroups = []string{tools.GroupSearch, tools.GroupLoop}
 // arguments and answers its output: the same JSON as `sagasu X --json` and
 // MCP's structuredContent.
 func (s *Server) runOp(w http.ResponseWriter, r *http.Request) {
-	op, ok := s.tools.Registry(tools.DefOptions{}).In(PageGroups).Find(r.PathValue("name"))
+	op, ok := s.ops.In(PageGroups).Find(r.PathValue("name"))
 	if !ok {
 		s.fail(w, http.StatusNotFound, fmt.Errorf("no operation %q here: the page runs %s", r.PathValue("name"), strings.Join(opNames(PageGroups), ", ")))
 		return
@@ -101,7 +101,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	if !s.decode(w, r, &in) {
 		return
 	}
-	op, _ := s.tools.Registry(tools.DefOptions{}).Find(tools.NameQuery)
+	op, _ := s.ops.Find(tools.NameQuery)
 	start := time.Now()
 	reply, err := op.CallWith(r.Context(), &tools.Env{}, in)
 	if err != nil {

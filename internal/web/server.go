@@ -78,6 +78,7 @@ type Server struct {
 	rt  *app.Runtime
 	// tools are the runtime's tools as this face may use them.
 	tools *tools.Toolset
+	ops   tools.Registry // the operations of tools
 	opt   Options
 	log   *slog.Logger
 	hub   *hub
@@ -137,7 +138,12 @@ func New(base context.Context, a *app.App, rt *app.Runtime, opt Options) (*Serve
 
 // useTools sets the tools the page's calls run, with the server's rule on
 // dotfiles.
-func (s *Server) useTools(t *tools.Toolset) { s.tools = t.WithDotfiles(s.opt.AllowDotfiles) }
+func (s *Server) useTools(t *tools.Toolset) {
+	s.tools = t.WithDotfiles(s.opt.AllowDotfiles)
+	// Built once: deriving the operations' schemas takes longer than a
+	// search.
+	s.ops = s.tools.Registry(tools.DefOptions{})
+}
 
 // Serve serves the page on ln, with httpguard's timeouts (or Options'),
 // until ctx ends; then it stops the background tasks and shuts down,
