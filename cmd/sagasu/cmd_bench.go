@@ -131,7 +131,8 @@ engines fed that file index exactly the same text (scripts/peers.sh).
 				heapProfile = f
 			}
 			res, err := eval.Bench(ctx, index.New(st, opt), e, st, texts, qs,
-				eval.BenchOptions{Chunks: chunks, Queries: queries, K: a.Config.Search.K, Mode: search.Mode(mode), Seed: 1, Cold: cold, HeapProfile: heapProfile})
+				eval.BenchOptions{Chunks: chunks, Queries: queries, K: a.Config.Search.K, Mode: search.Mode(mode), Seed: 1, Cold: cold, HeapProfile: heapProfile,
+					Serving: func() { app.ServingGC(a.Getenv) }})
 			if err != nil {
 				return err
 			}

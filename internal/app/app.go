@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	"github.com/sagasu-dev/sagasu/internal/agentcache"
@@ -239,6 +240,9 @@ func (a *App) Open(ctx context.Context, opt OpenOptions) (*Runtime, error) {
 		st.Close()
 		return nil, err
 	}
+	if opt.LongLived {
+		ServingGC(a.Getenv)
+	}
 	return rt, nil
 }
 
@@ -344,3 +348,19 @@ func IsServerLocation(location string) bool {
 // Redact returns an index location fit for logs and messages: every
 // secret in it (a password, a key) is replaced by "***".
 func Redact(location string) string { return store.Redact(location) }
+
+// ServingGCPercent is the garbage collector's target in a long-lived
+// process (see ServingGC).
+const ServingGCPercent = 50
+
+// ServingGC sets the garbage collector of a long-lived process, one that
+// holds the keyword cache and answers many queries, to let the heap grow
+// to 1.5 times what is live instead of twice. On the 100k-chunk SciFact
+// bench a web server then holds about 45 MB (18%) less, with no cost per
+// query that alternating runs could tell from noise. GOGC, when set,
+// wins.
+func ServingGC(getenv func(string) string) {
+	if getenv("GOGC") == "" {
+		debug.SetGCPercent(ServingGCPercent)
+	}
+}

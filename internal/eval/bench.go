@@ -33,6 +33,10 @@ type BenchOptions struct {
 	// it: the bench then also times queries from that store, and opening
 	// it for one query at a time (see BenchResult.Cold and OneShot).
 	Cold func(ctx context.Context) (*search.Engine, func(), error)
+	// Serving, when set, is called once indexing is done, before the
+	// caches are filled: the command sets the process up as a long-lived
+	// one (see app.ServingGC).
+	Serving func()
 	// HeapProfile, when set, receives a heap profile taken while the
 	// index is served, after the timed queries (for performance work).
 	HeapProfile io.Writer
@@ -175,6 +179,9 @@ func Bench(ctx context.Context, ix *index.Indexer, e *search.Engine, st store.St
 	// What indexing left behind (the corpus it synthesised, its batches)
 	// is garbage now: hand it back, so that the serving figures are those
 	// of the memory serving holds, as in a process that only serves.
+	if opt.Serving != nil {
+		opt.Serving()
+	}
 	runtime.GC()
 	debug.FreeOSMemory()
 	reset := resetPeakRSS()

@@ -69,9 +69,12 @@ const listOverhead = 160
 // load.
 const packPad = 8
 
-// unpack reads the w-bit value (w <= 32) that starts at bit of buf.
-func unpack(buf []byte, bit uint, w uint8) uint32 {
-	v := binary.LittleEndian.Uint64(buf[bit>>3:])
+// unpackAt reads the w-bit value (w <= 32) that starts at bit of the
+// bytes at p, a list's words, whose packPad bytes after the last value
+// keep every 8-byte load inside them (no bounds are checked: cursors read
+// every posting through it).
+func unpackAt(p unsafe.Pointer, bit uint, w uint8) uint32 {
+	v := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(p, bit>>3))[:])
 	return uint32((v >> (bit & 7)) & (1<<w - 1))
 }
 
@@ -212,10 +215,12 @@ type cursor struct {
 	i   int
 	cur int64
 
+	n     int // postings
 	blk   []uint32
 	sc    []float32
 	buf   []byte
-	codes uint // the bit of buf at which the codes start
+	p     unsafe.Pointer // buf's first byte
+	codes uint           // the bit of buf at which the codes start
 	cw    uint8
 	coded bool
 
@@ -232,6 +237,7 @@ const none = math.MaxUint32 + 1
 func (c *cursor) init(l *cachedList, qi int) {
 	c.l, c.qi, c.end = l, qi, 0
 	c.blk, c.sc, c.buf = l.views()
+	c.p, c.n = unsafe.Pointer(unsafe.SliceData(c.buf)), int(l.n)
 	c.codes, c.cw, c.coded = uint(l.codes)*8, l.cw, l.coded
 	c.at(0)
 }
@@ -239,22 +245,22 @@ func (c *cursor) init(l *cachedList, qi int) {
 // at moves to posting i (never back).
 func (c *cursor) at(i int) {
 	c.i = i
-	if i >= int(c.l.n) {
+	if i >= c.n {
 		c.cur = none
 		return
 	}
 	if i >= c.end {
 		b := i / blockSize * blkWords
-		c.end = min(i/blockSize*blockSize+blockSize, int(c.l.n))
+		c.end = min(i/blockSize*blockSize+blockSize, c.n)
 		c.first, c.base, c.w = c.blk[b+blkFirst], uint(c.blk[b+blkAt])*8, uint8(c.blk[b+blkWidth])
 	}
-	c.cur = int64(c.first + unpack(c.buf, c.base+uint(i%blockSize)*uint(c.w), c.w))
+	c.cur = int64(c.first + unpackAt(c.p, c.base+uint(i%blockSize)*uint(c.w), c.w))
 }
 
 // score returns the current posting's contribution.
 func (c *cursor) score() float32 {
 	if c.coded {
-		return c.sc[unpack(c.buf, c.codes+uint(c.i)*uint(c.cw), c.cw)]
+		return c.sc[unpackAt(c.p, c.codes+uint(c.i)*uint(c.cw), c.cw)]
 	}
 	return c.sc[c.i]
 }
@@ -303,7 +309,7 @@ func (c *cursor) seek(id uint32) {
 	off, base, w := id-first, uint(c.blk[b*blkWords+blkAt])*8, uint8(c.blk[b*blkWords+blkWidth])
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if unpack(c.buf, base+uint(m%blockSize)*uint(w), w) < off {
+		if unpackAt(c.p, base+uint(m%blockSize)*uint(w), w) < off {
 			lo = m + 1
 		} else {
 			hi = m
