@@ -357,23 +357,45 @@ func names(s string) []string {
 	}
 	s = codeRE.ReplaceAllString(s, " ")
 	for i, w := range strings.Fields(s) {
-		w = strings.Trim(w, `.,;:!?()[]{}"'“”‘’*_`) // emphasis marks are not part of a name
-		if w == "" || hasCJK(w) || numberRE.MatchString(w) && strings.Trim(w, "0123456789.,") == "" {
+		if hasCJK(w) {
+			// Japanese runs its words together: a Latin word inside is a
+			// name when it is capitalised, whatever its place
+			// (「AstroでKafkaを使う」 names Astro and Kafka).
+			for _, l := range latinRE.FindAllString(w, -1) {
+				if name(l) || unicode.IsUpper([]rune(l)[0]) && len(l) > 1 {
+					out = append(out, l)
+				}
+			}
 			continue
 		}
-		ident := strings.ContainsAny(w, "._/") && len(w) > 2 && !strings.HasSuffix(w, ".")
-		camel := false
-		for j, r := range w {
-			if j > 0 && unicode.IsUpper(r) {
-				camel = true
-			}
+		w = strings.Trim(w, `.,;:!?()[]{}"'“”‘’*_`) // emphasis marks are not part of a name
+		if w == "" || numberRE.MatchString(w) && strings.Trim(w, "0123456789.,") == "" {
+			continue
 		}
 		proper := i > 0 && unicode.IsUpper([]rune(w)[0]) && len(w) > 1
-		if ident || camel || proper {
+		if name(w) || proper {
 			out = append(out, w)
 		}
 	}
 	return out
+}
+
+// latinRE finds the Latin words (with dots, slashes and dashes inside,
+// as identifiers and file names have) in text of another script.
+var latinRE = regexp.MustCompile(`[A-Za-z][A-Za-z0-9._/-]*[A-Za-z0-9]|[A-Za-z]`)
+
+// name reports a word that is an identifier or a file name (defineConfig,
+// config.mts, src/pages) rather than a plain word.
+func name(w string) bool {
+	if strings.ContainsAny(w, "._/") && len(w) > 2 && !strings.HasSuffix(w, ".") {
+		return true
+	}
+	for j, r := range w {
+		if j > 0 && unicode.IsUpper(r) {
+			return true
+		}
+	}
+	return false
 }
 
 // fold lower-cases for containment checks.

@@ -3,6 +3,7 @@ package react
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -125,6 +126,21 @@ func TestNothingAnswersSaysSo(t *testing.T) {
 	got, absent := extract(an, "How do I consume messages from a Kafka topic in my site?", []doc.Hit{routeHelper, rpc}, &ps, ExtractOptions{})
 	if got != "" || len(absent) != 1 || absent[0] != "Kafka" {
 		t.Errorf("answer %q, absent %q; want none, [Kafka]", got, absent)
+	}
+	// In Japanese the name sits inside a run of other script.
+	got, absent = extract(an, "RPCでRabbitMQのキューからメッセージを受け取るには？", []doc.Hit{routeHelper, rpc}, &ps, ExtractOptions{})
+	if got != "" || !slices.Equal(absent, []string{"RabbitMQ"}) {
+		t.Errorf("Japanese: answer %q, absent %q; want none, [RabbitMQ]", got, absent)
+	}
+}
+
+// TestNamesInsideJapanese: Latin names, identifiers and file names inside
+// Japanese text are names; plain lower-case words are not.
+func TestNamesInsideJapanese(t *testing.T) {
+	got := names("AstroでKafkaを使い、astro.config.mjsとdefineConfigを書く。fooはただの語。")
+	want := []string{"Astro", "Kafka", "astro.config.mjs", "defineConfig"}
+	if !slices.Equal(got, want) {
+		t.Errorf("names = %q, want %q", got, want)
 	}
 }
 

@@ -189,6 +189,9 @@ func (a *Agent) checkNode(_ context.Context, rc *graph.RunContext, s offline) (o
 			s.Answer = notMentioned(s.Lang, s.Absent)
 			s.Reflection.Relevance.Note = "the index never mentions " + strings.Join(s.Absent, ", ")
 		}
+		// The answer is the agent's own sentence, in the question's
+		// language: its style is judged like any other.
+		s.Reflection.Style = styleVerdict(s.Answer, s.Lang)
 		return s, rc.Trace(graph.TypeAnswer, s.Answer)
 	}
 	s.Answer, s.Reflection = a.reflect(s.Question, s.Draft, s.passages(), s.Lang)
