@@ -232,6 +232,9 @@ func (pc *pieceCache) count(text string, next func(string, int) int, countPiece 
 		pc.n = make(map[string]int32, 1024)
 	}
 	for k, p := range missed {
+		if len(pc.n) >= maxPieces {
+			break // one enormous text: remember what fits
+		}
 		if len(p) <= maxPiece {
 			pc.n[strings.Clone(p)] = counted[k]
 		}
