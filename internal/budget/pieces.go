@@ -25,9 +25,9 @@ import (
 //	 ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
 //
 // The alternatives are tried in order at i, each with backtracking, as the
-// library's engine does (but see \s*[\r\n]+ below); \s is unicode.IsSpace, \p{L} unicode.IsLetter and
-// \p{N} unicode.IsNumber, the classes that engine uses. s must be valid
-// UTF-8 and i < len(s).
+// library's engine does (but see \s*[\r\n]+ below); \s is
+// unicode.IsSpace, \p{L} unicode.IsLetter and \p{N} unicode.IsNumber, the
+// classes that engine uses. s must be valid UTF-8 and i < len(s).
 func nextCl100kPiece(s string, i int) int {
 	r0, n0 := decode(s, i)
 	// 's 't 're 've 'm 'll 'd, in any case.
