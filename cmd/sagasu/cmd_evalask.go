@@ -39,7 +39,10 @@ documents are embedded, the answerer searches in the index's default mode
 (hybrid) and ranks answer sentences by meaning too; --db reuses an index.
 
 A set is JSON: {"name": ..., "questions": [{"id", "question", "pages":
-["en/guide/x.md"], "facts": ["cleanUrls"]}, ...]} (testdata/ask/).`,
+["en/guide/x.md"], "facts": ["cleanUrls"]}, ...]} (testdata/ask/). A
+question with "after": ["an earlier question", ...] is a follow-up: the
+earlier questions are answered first, in one conversation, as sagasu chat
+asks them, and only the follow-up is scored (testdata/ask/chat-*.json).`,
 		Example: `  sagasu eval ask --set testdata/ask/vitepress.json --docs ../shared/data/vitepress-docs
   sagasu eval ask --set testdata/ask/vitepress-holdout.json --docs ../shared/data/vitepress-docs --json`,
 		Args: cobra.NoArgs,
@@ -80,8 +83,8 @@ A set is JSON: {"name": ..., "questions": [{"id", "question", "pages":
 					return usagef("--with-model needs a language model: set SAGASU_LLM (and SAGASU_LLM_URL, SAGASU_LLM_MODEL) or llm: in sagasu.yaml")
 				}
 				gen := a.Config.Agent.Generation(app.RoleAsk, m.Info())
-				answerer = reacteval.Asker{Agent: agent.WithModel(react.LLMOptions{Model: m, MaxTurns: maxTurns,
-					Temperature: &gen.Temperature, ReplyTokens: gen.MaxTokens, ThinkingBudget: gen.ThinkingBudget})}
+				answerer = agent.WithModel(react.LLMOptions{Model: m, MaxTurns: maxTurns,
+					Temperature: &gen.Temperature, ReplyTokens: gen.MaxTokens, ThinkingBudget: gen.ThinkingBudget})
 			}
 			rep, err := reacteval.Evaluate(ctx, answerer, set)
 			if err != nil {

@@ -39,6 +39,11 @@ type Question struct {
 	// Unanswerable marks a question the documents do not answer: a right
 	// answer says so (and has no pages or facts).
 	Unanswerable bool `json:"unanswerable,omitempty"`
+	// After are the questions asked before this one in the same
+	// conversation, oldest first: each is answered, and the question is
+	// asked after them (a follow-up such as "and its maximum length?").
+	// Only the question itself is scored.
+	After []string `json:"after,omitempty"`
 }
 
 // Load reads and checks a question set.
@@ -75,6 +80,8 @@ func (s QuestionSet) Validate() error {
 			return fmt.Errorf("%s: empty question", where)
 		case q.Unanswerable && (len(q.Pages) > 0 || len(q.Facts) > 0):
 			return fmt.Errorf("%s: an unanswerable question has no pages or facts", where)
+		case slices.ContainsFunc(q.After, func(a string) bool { return strings.TrimSpace(a) == "" }):
+			return fmt.Errorf("%s: an empty question in after", where)
 		case q.Unanswerable:
 		case len(q.Pages) == 0:
 			return fmt.Errorf("%s: give the pages that answer it", where)
@@ -136,18 +143,24 @@ type Report struct {
 	Scores    []Score `json:"scores"`
 }
 
-// Answerer answers one question; *react.Agent is one (offline), and so is
-// Asker over an agent with a model.
+// Answerer answers a question after the conversation so far;
+// *react.Agent is one, offline or with its model.
 type Answerer interface {
-	Answer(ctx context.Context, question string) (*react.Result, error)
+	Ask(ctx context.Context, question string, history []react.Turn) (*react.Result, error)
 }
 
-// Asker answers with the agent's model (react.Agent.Ask, no history).
-type Asker struct{ Agent *react.Agent }
-
-// Answer asks the agent's model.
-func (a Asker) Answer(ctx context.Context, question string) (*react.Result, error) {
-	return a.Agent.Ask(ctx, question, nil)
+// converse asks a question after its conversation's earlier questions,
+// each answered in turn.
+func converse(ctx context.Context, a Answerer, q Question) (*react.Result, error) {
+	var history []react.Turn
+	for i, earlier := range q.After {
+		res, err := a.Ask(ctx, earlier, history)
+		if err != nil {
+			return nil, fmt.Errorf("earlier question %d of the conversation (%q): %w", i+1, earlier, err)
+		}
+		history = append(history, react.Turn{Question: earlier, Answer: res.Answer})
+	}
+	return a.Ask(ctx, q.Question, history)
 }
 
 // Evaluate answers every question of set with a and scores the answers. A
@@ -162,7 +175,7 @@ func Evaluate(ctx context.Context, a Answerer, set QuestionSet) (Report, error) 
 	var in, out int64
 	for _, q := range set.Questions {
 		start := time.Now()
-		res, err := a.Answer(ctx, q.Question)
+		res, err := converse(ctx, a, q)
 		d := time.Since(start)
 		took += d
 		sc := Score{ID: q.ID, Question: q.Question, Unanswerable: q.Unanswerable, Ms: d.Milliseconds()}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -39,7 +40,45 @@ func TestLoadRejectsBadSets(t *testing.T) {
 // canned answers every question with a fixed answer and citation.
 type canned map[string]*react.Result
 
-func (c canned) Answer(_ context.Context, q string) (*react.Result, error) { return c[q], nil }
+func (c canned) Ask(_ context.Context, q string, _ []react.Turn) (*react.Result, error) {
+	return c[q], nil
+}
+
+// recorder answers each question with its number and keeps the history
+// each question was asked after.
+type recorder struct{ asked map[string][]react.Turn }
+
+func (r *recorder) Ask(_ context.Context, q string, history []react.Turn) (*react.Result, error) {
+	r.asked[q] = history
+	return &react.Result{Answer: "answer to " + q}, nil
+}
+
+func TestEvaluateAsksAFollowUpAfterItsConversation(t *testing.T) {
+	set := QuestionSet{Name: "s", Questions: []Question{
+		{ID: "f", Question: "and its length?", After: []string{"first?", "second?"}, Pages: []string{"a.md"}, Facts: []string{"answer to and"}},
+	}}
+	r := &recorder{asked: map[string][]react.Turn{}}
+	rep, err := Evaluate(context.Background(), r, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]react.Turn{
+		"first?":          nil,
+		"second?":         {{Question: "first?", Answer: "answer to first?"}},
+		"and its length?": {{Question: "first?", Answer: "answer to first?"}, {Question: "second?", Answer: "answer to second?"}},
+	}
+	if !reflect.DeepEqual(r.asked, want) {
+		t.Errorf("asked %+v, want %+v", r.asked, want)
+	}
+	// Only the follow-up is scored.
+	if rep.Questions != 1 || len(rep.Scores) != 1 || rep.Scores[0].Answer != "answer to and its length?" || rep.WithFact != 1 {
+		t.Errorf("report %+v", rep)
+	}
+	bad := QuestionSet{Name: "s", Questions: []Question{{ID: "x", Question: "q", After: []string{" "}, Pages: []string{"a.md"}, Facts: []string{"f"}}}}
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "empty question in after") {
+		t.Errorf("an empty earlier question: %v", err)
+	}
+}
 
 func TestEvaluateScoresFactsAndPages(t *testing.T) {
 	cite := func(uri string) []react.Citation {
