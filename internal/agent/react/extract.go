@@ -25,7 +25,15 @@ type ExtractOptions struct {
 	// each term and how many there are: a question's rare words weigh
 	// most. Without it, rarity is judged among the retrieved sections.
 	DocFreq func(terms []string) (map[string]int, int, error)
+	// Context are the words a follow-up question carries from its
+	// conversation (what "it" refers to): they count as the question's
+	// words, at half the weight of its own.
+	Context string
 }
+
+// contextWeight is what a word carried from the conversation weighs
+// against the question's own.
+const contextWeight = 0.5
 
 // questionWords carry the shape of a question, not its topic.
 var questionWords = map[string]bool{
@@ -190,6 +198,16 @@ func extract(an *analyze.Analyzer, question string, hits []doc.Hit, ps *Passages
 	if len(hits) == 0 || len(q) == 0 {
 		return "", nil
 	}
+	fromContext := map[string]bool{}
+	if opt.Context != "" {
+		own := set(q)
+		for _, t := range an.QueryTerms(opt.Context) {
+			if !own[t] && !questionWords[t] && !fromContext[t] {
+				fromContext[t] = true
+				q = append(q, t)
+			}
+		}
+	}
 	// Sections in the question's language when the results have any.
 	idx := make([]int, 0, len(hits))
 	for i, h := range hits {
@@ -262,6 +280,15 @@ func extract(an *analyze.Analyzer, question string, hits []doc.Hit, ps *Passages
 				d := float64(df[t])
 				return math.Log(1 + (float64(n)-d+0.5)/(d+0.5))
 			}
+		}
+	}
+	if len(fromContext) > 0 {
+		own := idf
+		idf = func(t string) float64 {
+			if fromContext[t] {
+				return contextWeight * own(t)
+			}
+			return own(t)
 		}
 	}
 	for i, n := range names(question) {
@@ -357,7 +384,7 @@ func extract(an *analyze.Analyzer, question string, hits []doc.Hit, ps *Passages
 const minCoverage = 0.25
 
 // anchorAnywhere is a heading's explicit anchor wherever it stands.
-var anchorAnywhere = regexp.MustCompile(`\s*\{#[^}]*\}`)
+var anchorAnywhere = regexp.MustCompile(`\s*\{\s*#[^}]*\}`)
 
 // sectionTitle is a section's heading path as a reader sees it, without
 // markup.

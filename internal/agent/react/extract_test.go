@@ -252,3 +252,25 @@ func TestCodeSpanAcrossLinesIsBacked(t *testing.T) {
 		t.Fatalf("claims %+v: want the quoted sentence backed by its passage", claims)
 	}
 }
+
+// TestAdmonitionsAndSpacedAnchorsAreMarkup: a heading's anchor written
+// with spaces ({ #id }) and the lines that open and close a /// block are
+// markup, not text to quote.
+func TestAdmonitionsAndSpacedAnchorsAreMarkup(t *testing.T) {
+	an := analyze.New(analyze.Options{})
+	h := refHit(1, "tutorial/uploads.md", "Uploads > Many files { #many-files }",
+		"## Many files { #many-files }\n\nYou can receive several uploaded files at once as a list.\n\n/// note | Technical Details\n\nThe list is read from one form field.\n\n///\n")
+	var ps Passages
+	got := Extract(an, "How do I receive several uploaded files?", []doc.Hit{h}, &ps, ExtractOptions{})
+	if !strings.HasPrefix(got, "**Uploads › Many files** [1]") {
+		t.Errorf("title keeps its anchor:\n%s", got)
+	}
+	for _, markup := range []string{"{ #", "///", "note |"} {
+		if strings.Contains(got, markup) {
+			t.Errorf("answer quotes the markup %q:\n%s", markup, got)
+		}
+	}
+	if !strings.Contains(got, "several uploaded files at once as a list") || !strings.Contains(got, "read from one form field") {
+		t.Errorf("answer lost the section's text:\n%s", got)
+	}
+}

@@ -77,14 +77,14 @@ func (a *Agent) Ask(ctx context.Context, question string, history []Turn) (*Resu
 // ask is Ask that also hands each step of the run to onEvent.
 func (a *Agent) ask(ctx context.Context, question string, history []Turn, onEvent func(graph.Event)) (*Result, error) {
 	if a.llm == nil {
-		return a.answer(ctx, question, onEvent)
+		return a.answer(ctx, question, history, onEvent)
 	}
 	question = strings.TrimSpace(question)
 	if question == "" {
 		return nil, ErrEmptyQuestion
 	}
 	start := time.Now()
-	st := state{Question: question, Lang: a.lang(question)}
+	st := state{Question: question, Lang: a.lang(question), Context: carried(a.an, question, history)}
 	for _, t := range history {
 		st.Messages = append(st.Messages, llm.Message{Role: llm.RoleUser, Content: t.Question}, llm.Message{Role: llm.RoleAssistant, Content: t.Answer})
 	}
@@ -117,7 +117,7 @@ func (a *Agent) ask(ctx context.Context, question string, history []Turn, onEven
 			return res, fmt.Errorf("the agent failed before it found anything: %w", out.Err)
 		}
 		if final.Draft == "" {
-			final.Draft = Extract(a.an, question, ps.All(), ps, ExtractOptions{})
+			final.Draft = Extract(a.an, question, ps.All(), ps, ExtractOptions{Context: final.Context})
 		}
 		answer, refl := a.settle(final, ps)
 		// The run's log ends with its outcome; these closing steps are the
@@ -153,7 +153,7 @@ func (a *Agent) settle(st state, ps *Passages) (string, Reflection) {
 	}
 	answer, refl := a.reflect(st.Question, text, ps, st.Lang)
 	if (answer == notFound(st.Lang) || refl.Accuracy.Score == 0) && ps.Len() > 0 {
-		if q := Extract(a.an, st.Question, ps.All(), ps, ExtractOptions{}); q != "" {
+		if q := Extract(a.an, st.Question, ps.All(), ps, ExtractOptions{Context: st.Context}); q != "" {
 			answer2, refl2 := a.reflect(st.Question, q, ps, st.Lang)
 			refl2.Unsupported = append(refl.Unsupported, refl2.Unsupported...)
 			refl2.Revised = true

@@ -395,3 +395,36 @@ func TestFirstSearchAlsoSearchesTheQuestion(t *testing.T) {
 		}
 	}
 }
+
+// TestFollowUpsOwnSearchCarriesTheTopic: in a conversation, the agent's
+// search for a follow-up that refers back ("its entries") has the topic
+// words of the question before it, so it finds that topic's page even
+// when the model searched only the follow-up's own words.
+func TestFollowUpsOwnSearchCarriesTheTopic(t *testing.T) {
+	m := llmtest.New(
+		llmtest.Calls(llmtest.Call("c1", ToolSearch, `{"query":"change entries"}`)),
+		citeFor(t, "The `sitemap.transformItems` hook receives the list of entries [n].", "transformItems"),
+	)
+	history := []Turn{{Question: "How do I generate a sitemap?", Answer: "Set the hostname in the config [1]."}}
+	res, err := llmAgent(t, m, LLMOptions{}).Ask(context.Background(), "Can I change its entries?", history)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var searched []string
+	for _, ev := range res.Trace {
+		if ev.Type == graph.TypeAction && ev.Tool == ToolSearch {
+			searched = append(searched, string(ev.Arguments))
+		}
+	}
+	if len(searched) != 2 || !strings.Contains(searched[1], `"query":"Can I change its entries? generate sitemap"`) {
+		t.Fatalf("searched %q, want the model's query, then the follow-up with the earlier question's topic", searched)
+	}
+	if !strings.Contains(res.Answer, "transformItems") {
+		t.Errorf("answer:\n%s", res.Answer)
+	}
+	// The model saw the conversation before the follow-up.
+	first := m.Requests()[0].Messages
+	if len(first) != 3 || first[0].Content != history[0].Question || first[1].Content != history[0].Answer {
+		t.Errorf("the model's first request: %+v", first)
+	}
+}

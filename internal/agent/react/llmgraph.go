@@ -20,8 +20,11 @@ import (
 
 // state is the ReAct run's state: everything resume needs.
 type state struct {
-	Question string        `json:"question"`
-	Lang     Lang          `json:"lang"`
+	Question string `json:"question"`
+	Lang     Lang   `json:"lang"`
+	// Context are the topic words a follow-up carries from its
+	// conversation: the agent's own search for the question has them.
+	Context  string        `json:"context,omitempty"`
 	Messages []llm.Message `json:"messages"`
 	// Hits are the passages in number order; a checkpoint holds their
 	// chunk IDs.
@@ -123,7 +126,7 @@ func (a *Agent) reactNode(ctx context.Context, rc *graph.RunContext, s state) (s
 		query, id := a.askQuery(ctx, rc, s), fmt.Sprintf("query-%d", s.Turns)
 		why := "search the knowledge base with the query it wrote when asked for one"
 		if query == "" {
-			query, id, why = s.Question, fmt.Sprintf("auto-%d", s.Turns), "search the knowledge base for the question first"
+			query, id, why = searchedAs(s.Question, s.Context), fmt.Sprintf("auto-%d", s.Turns), "search the knowledge base for the question first"
 		}
 		if err := rc.Trace(graph.TypeThought, "The model answered without searching"+said+"; "+why+"."); err != nil {
 			return s, err
@@ -201,17 +204,21 @@ func (a *Agent) alsoTheQuestion(rc *graph.RunContext, s state, calls []llm.ToolC
 		var in struct {
 			Query string `json:"query"`
 		}
-		if json.Unmarshal(c.Arguments, &in) == nil && strings.EqualFold(strings.TrimSpace(in.Query), strings.TrimSpace(s.Question)) {
+		if json.Unmarshal(c.Arguments, &in) == nil && strings.EqualFold(strings.TrimSpace(in.Query), searchedAs(s.Question, s.Context)) {
 			return calls, nil
 		}
 	}
 	if !searches {
 		return calls, nil
 	}
-	if err := rc.Trace(graph.TypeThought, "Also search the knowledge base for the question in its own words."); err != nil {
+	why := "Also search the knowledge base for the question in its own words."
+	if s.Context != "" {
+		why = fmt.Sprintf("Also search the knowledge base for the question in its own words, with the topic it refers back to (%s).", s.Context)
+	}
+	if err := rc.Trace(graph.TypeThought, why); err != nil {
 		return nil, err
 	}
-	return append(slices.Clone(calls), a.searchCall(fmt.Sprintf("question-%d", s.Turns), s.Question, questionK)), nil
+	return append(slices.Clone(calls), a.searchCall(fmt.Sprintf("question-%d", s.Turns), searchedAs(s.Question, s.Context), questionK)), nil
 }
 
 // querySchema holds a reply to one search query.

@@ -30,6 +30,9 @@ const (
 type offline struct {
 	Question string `json:"question"`
 	Lang     Lang   `json:"lang"`
+	// Context are the topic words a follow-up carries from its
+	// conversation; they are searched with the question.
+	Context string `json:"context,omitempty"`
 	// Query is what the next search looks for; Retried is set once the
 	// topic words were searched.
 	Query   string `json:"query"`
@@ -86,10 +89,12 @@ func (a *Agent) offlineGraph() (*graph.Compiled[offline], error) {
 // sentences of the results that answer the question (extractive), and
 // reflects on the draft with the lexical claim checker.
 func (a *Agent) Answer(ctx context.Context, question string) (*Result, error) {
-	return a.answer(ctx, question, nil)
+	return a.answer(ctx, question, nil, nil)
 }
 
-func (a *Agent) answer(ctx context.Context, question string, onEvent func(graph.Event)) (*Result, error) {
+// answer is Answer after a conversation so far: a follow-up that refers
+// back to it is searched with the topic words it refers to.
+func (a *Agent) answer(ctx context.Context, question string, history []Turn, onEvent func(graph.Event)) (*Result, error) {
 	question = strings.TrimSpace(question)
 	if question == "" {
 		return nil, ErrEmptyQuestion
@@ -101,7 +106,8 @@ func (a *Agent) answer(ctx context.Context, question string, onEvent func(graph.
 		return nil, fmt.Errorf("build the offline graph: %w", err)
 	}
 	run := a.runID()
-	final, out := g.Invoke(ctx, run, offline{Question: question, Lang: a.lang(question), Query: question}, a.observer(res, onEvent))
+	carry := carried(a.an, question, history)
+	final, out := g.Invoke(ctx, run, offline{Question: question, Lang: a.lang(question), Context: carry, Query: searchedAs(question, carry)}, a.observer(res, onEvent))
 	a.ended(run)
 	res.Turns, res.Usage = final.Turns, out.Tokens
 	switch {
@@ -122,6 +128,9 @@ func (a *Agent) answer(ctx context.Context, question string, onEvent func(graph.
 // words) through sagasu_query.
 func (a *Agent) searchNode(ctx context.Context, rc *graph.RunContext, s offline) (offline, error) {
 	why := "Search the knowledge base for the question's words."
+	if s.Context != "" && !s.Retried {
+		why = fmt.Sprintf("The question refers back to the conversation: search for its words with the topic it refers to (%s).", s.Context)
+	}
 	if s.Retried {
 		why = "No sentence of the results answers it; search again with the topic words only."
 	}
@@ -151,9 +160,11 @@ func (a *Agent) searchNode(ctx context.Context, rc *graph.RunContext, s offline)
 // question's words matched chunks but no sentence, it asks for one more
 // search with the topic words alone.
 func (a *Agent) draftNode(ctx context.Context, rc *graph.RunContext, s offline) (offline, error) {
-	s.Draft, s.Absent = extract(a.an, s.Question, s.found(), s.passages(), a.extractOptions(ctx, s.Question))
+	opt := a.extractOptions(ctx, searchedAs(s.Question, s.Context))
+	opt.Context = s.Context
+	s.Draft, s.Absent = extract(a.an, s.Question, s.found(), s.passages(), opt)
 	if s.Draft == "" && len(s.Found) > 0 && !s.Retried && len(s.Absent) == 0 {
-		if q := a.contentQuery(s.Question); q != "" && q != s.Question {
+		if q := a.contentQuery(searchedAs(s.Question, s.Context)); q != "" && q != searchedAs(s.Question, s.Context) {
 			s.Query, s.Retried = q, true
 			return s, nil
 		}

@@ -71,8 +71,12 @@ var imageRE = regexp.MustCompile(`!\[[^\]]*\]\([^)]*\)`)
 // includeLine is a documentation tool's include of a file ({* path *}).
 var includeLine = regexp.MustCompile(`^\{\*.*\*\}$`)
 
-// anchorRE is a heading's explicit anchor ({#id}).
-var anchorRE = regexp.MustCompile(`\s*\{#[^}]*\}\s*$`)
+// admonitionLine opens or closes a block of Python-Markdown's blocks
+// extension (/// note | Title, then ///), as ::: does in VitePress.
+var admonitionLine = regexp.MustCompile(`^///(?:\s.*)?$`)
+
+// anchorRE is a heading's explicit anchor ({#id}, { #id }).
+var anchorRE = regexp.MustCompile(`\s*\{\s*#[^}]*\}\s*$`)
 
 // codeNoise is a line of a code block that only documentation tooling
 // reads (twoslash's cut and type-query markers).
@@ -169,7 +173,7 @@ func blocksOf(text string) []block {
 			}
 			continue
 		case mdxImport.MatchString(t) || tagLine.MatchString(t) || includeLine.MatchString(t) ||
-			strings.HasPrefix(t, ":::") || t == "---" || strings.HasPrefix(t, "<!--"):
+			strings.HasPrefix(t, ":::") || admonitionLine.MatchString(t) || t == "---" || strings.HasPrefix(t, "<!--"):
 			flush()
 			continue
 		case strings.HasPrefix(t, "|"):
