@@ -1,8 +1,10 @@
 package react
 
 import (
+	"context"
 	"errors"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sagasu-dev/sagasu/internal/analyze"
@@ -98,6 +100,8 @@ type Agent struct {
 	opt Options
 	llm *LLMOptions // nil: offline
 	g   *graphs
+	// common remembers which terms much of the index holds (Checker.Common).
+	common sync.Map
 }
 
 // New returns an agent that reads the knowledge base through fns, the
@@ -120,7 +124,30 @@ func New(fns *tools.Functions, opt Options) *Agent {
 }
 
 // Checker is the agent's claim checker.
-func (a *Agent) Checker() Checker { return Checker{An: a.an} }
+func (a *Agent) Checker() Checker {
+	c := Checker{An: a.an}
+	if a.fns != nil {
+		c.Common = a.commonTerm
+	}
+	return c
+}
+
+// commonTerm reports a term held by CommonShare of the index's chunks or
+// more; not when the index cannot say.
+func (a *Agent) commonTerm(t string) bool {
+	if v, ok := a.common.Load(t); ok {
+		return v.(bool)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	df, n, err := a.fns.DocFreq(ctx, []string{t})
+	if err != nil || n == 0 {
+		return false
+	}
+	common := float64(df[t]) >= CommonShare*float64(n)
+	a.common.Store(t, common)
+	return common
+}
 
 // contentQuery is the question without its question words.
 func (a *Agent) contentQuery(question string) string {

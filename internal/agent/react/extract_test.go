@@ -9,6 +9,7 @@ import (
 
 	"github.com/sagasu-dev/sagasu/internal/analyze"
 	"github.com/sagasu-dev/sagasu/internal/doc"
+	"github.com/sagasu-dev/sagasu/internal/llm"
 	"github.com/sagasu-dev/sagasu/internal/llm/llmtest"
 )
 
@@ -272,5 +273,42 @@ func TestAdmonitionsAndSpacedAnchorsAreMarkup(t *testing.T) {
 	}
 	if !strings.Contains(got, "several uploaded files at once as a list") || !strings.Contains(got, "read from one form field") {
 		t.Errorf("answer lost the section's text:\n%s", got)
+	}
+}
+
+// TestCommonNameNeedNotBeQuoted: a name that is one word much of the index
+// holds (the package the documentation is about) need not be in the cited
+// passage; any other name must, and so must a name of more than one word.
+func TestCommonNameNeedNotBeQuoted(t *testing.T) {
+	fns := docsIndex(t, map[string]string{
+		"query.md":  "# Query parameters\n\nImport `Query` and declare the parameter with a default of `None`.\n",
+		"path.md":   "# Path parameters\n\nWith kumo a path parameter is declared in the route as `{item_id}`.\n",
+		"deploy.md": "# Deploy\n\nRun kumo behind a proxy; kumo reads the forwarded headers.\n",
+		"intro.md":  "# Kumo\n\nKumo is a web framework.\n",
+	})
+	a := New(fns, Options{})
+	var ps Passages
+	out, err := fns.Call(context.Background(), llm.ToolCall{ID: "c", Name: ToolSearch, Arguments: []byte(`{"query":"import Query default None","k":1}`)}, nil)
+	if err != nil || len(out.Hits) == 0 {
+		t.Fatalf("search: %v, %d hits", err, len(out.Hits))
+	}
+	n := ps.Add(out.Hits[0])[0]
+	for _, c := range []struct {
+		sentence string
+		backed   bool
+	}{
+		{"Import `Query` from `kumo` and declare the parameter with a default of `None`. [%d]", true},
+		{"Import `Query` from `starlette` and declare the parameter with a default of `None`. [%d]", false},
+		{"Import `kumo.Query` and declare the parameter with a default of `None`. [%d]", false},
+	} {
+		got := a.Checker().Check(fmt.Sprintf(c.sentence, n), &ps)
+		if len(got) != 1 || !got[0].Checked || got[0].Supported != c.backed {
+			t.Errorf("%q: %+v, want backed %t", c.sentence, got, c.backed)
+		}
+	}
+	// Without the index's word counts, every name must be quoted.
+	got := (Checker{An: a.an}).Check(fmt.Sprintf("Import `Query` from `kumo` and declare the parameter with a default of `None`. [%d]", n), &ps)
+	if len(got) != 1 || got[0].Supported {
+		t.Errorf("without word counts: %+v", got)
 	}
 }
