@@ -21,7 +21,7 @@ demo: build
 	$(BIN) --db $(DEMO_DB) index README.md 'docs/**/*.md'
 	$(BIN) --db $(DEMO_DB) query -k 3 "how do I search Japanese text"
 	$(BIN) --db $(DEMO_DB) query -k 3 "設定ファイルを作成"
-	$(BIN) --db $(DEMO_DB) ask "how do I answer a question from the index?"
+	$(BIN) --db $(DEMO_DB) ask "how do I ask a question about my documents?"
 
 test: lint crossbuild unit
 

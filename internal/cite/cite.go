@@ -22,6 +22,43 @@ var markerWithSpace = regexp.MustCompile(`\s*\[\d+(?:\s*,\s*\d+)*\]`)
 // Fence matches a code fence line (``` or ~~~, indented or not).
 var Fence = regexp.MustCompile("^\\s*(```|~~~)")
 
+// Fences follows fenced code blocks line by line as Markdown reads them:
+// a block opened by three or more backticks or tildes closes only at a
+// line of the same character, at least as many, and nothing else, so a
+// ~~~ block may show ``` fences inside it. The zero value is outside code.
+type Fences struct {
+	ch byte // the open fence's character; 0 outside code
+	n  int  // and its length
+}
+
+// Line takes the next line and reports whether it is code: a fence that
+// opens or closes a block, or a line inside one.
+func (f *Fences) Line(line string) bool {
+	t := strings.TrimLeft(line, " \t")
+	ch, n := byte(0), 0
+	if len(t) >= 3 && (t[0] == '`' || t[0] == '~') {
+		ch = t[0]
+		for n < len(t) && t[n] == ch {
+			n++
+		}
+		if n < 3 {
+			ch = 0
+		}
+	}
+	switch {
+	case f.ch == 0 && ch != 0:
+		f.ch, f.n = ch, n
+		return true
+	case f.ch != 0 && ch == f.ch && n >= f.n && strings.TrimSpace(t[n:]) == "":
+		f.ch, f.n = 0, 0
+		return true
+	}
+	return f.ch != 0
+}
+
+// Open reports whether the lines so far leave a code block open.
+func (f *Fences) Open() bool { return f.ch != 0 }
+
 // Code finds inline code spans; its group is the code.
 var Code = regexp.MustCompile("`([^`]+)`")
 
@@ -85,15 +122,12 @@ func OutsideCode(s string) string {
 		return s
 	}
 	var b strings.Builder
-	inFence := false
+	var fences Fences
 	for i, line := range strings.Split(s, "\n") {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		if Fence.MatchString(line) || inFence {
-			if Fence.MatchString(line) {
-				inFence = !inFence
-			}
+		if fences.Line(line) {
 			b.WriteString(strings.Repeat(" ", len(line)))
 			continue
 		}

@@ -34,3 +34,35 @@ func TestStripRenderRenumber(t *testing.T) {
 		t.Errorf("Renumber: %q, want %q", got, want)
 	}
 }
+
+// TestFencesCloseAsMarkdownDoes: a block closes only at a fence of its own
+// character, at least as long, with nothing after it; a ~~~ block may show
+// ``` fences inside it.
+func TestFencesCloseAsMarkdownDoes(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		lines []string
+		code  []bool
+	}{
+		{"backticks", []string{"a [1]", "```go", "x[1]", "```", "b [2]"}, []bool{false, true, true, true, false}},
+		{"tildes around backticks", []string{"~~~console", "$ sagasu ask", "```ts", "y [1]", "```", "~~~", "after [1]"}, []bool{true, true, true, true, true, true, false}},
+		{"an info string does not close", []string{"```", "```ts", "```", "z"}, []bool{true, true, true, false}},
+		{"a longer fence closes, a shorter one does not", []string{"````md", "```", "inner", "```", "`````", "out"}, []bool{true, true, true, true, true, false}},
+		{"two backticks are no fence", []string{"``x``", "text"}, []bool{false, false}},
+		{"indented", []string{"  ```", "  code", "  ```", "text"}, []bool{true, true, true, false}},
+	} {
+		var f Fences
+		for i, l := range c.lines {
+			if got := f.Line(l); got != c.code[i] {
+				t.Errorf("%s: line %d %q: code %t, want %t", c.name, i, l, got, c.code[i])
+			}
+		}
+		if f.Open() {
+			t.Errorf("%s: left open", c.name)
+		}
+	}
+	s := "~~~console\n$ ask\n```ts\nx [1]\n```\n~~~\nSee it [2]."
+	if got := Numbers(s); len(got) != 1 || got[0] != 2 {
+		t.Errorf("Numbers(%q) = %v, want [2]: the markers inside the ~~~ block are code", s, got)
+	}
+}

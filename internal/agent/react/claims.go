@@ -215,6 +215,7 @@ func splitAnswer(answer string) []segment {
 	}
 	pos, proseFrom := 0, 0
 	open, table := -1, -1
+	var fences cite.Fences
 	endTable := func(at int) {
 		out = append(out, segment{Text: answer[table:at], Start: table, End: at, Code: true})
 		table, proseFrom = -1, at
@@ -230,16 +231,16 @@ func splitAnswer(answer string) []segment {
 		if table >= 0 && !isTable {
 			endTable(pos - 1)
 		}
+		wasOpen := fences.Open()
+		code := fences.Line(line)
 		switch {
-		case fence.MatchString(line):
-			if open < 0 {
-				prose(proseFrom, pos)
-				open = pos
-			} else {
-				out = append(out, segment{Text: answer[open:lineEnd], Start: open, End: lineEnd, Code: true})
-				open = -1
-				proseFrom = lineEnd
-			}
+		case code && !wasOpen:
+			prose(proseFrom, pos)
+			open = pos
+		case wasOpen && !fences.Open():
+			out = append(out, segment{Text: answer[open:lineEnd], Start: open, End: lineEnd, Code: true})
+			open = -1
+			proseFrom = lineEnd
 		case isTable && table < 0:
 			prose(proseFrom, pos)
 			table = pos

@@ -124,11 +124,10 @@ func startsInCode(lines []string) bool {
 // blocks, outside the blocks only, and trims the ends.
 func tidy(s string) string {
 	var out []string
-	inFence, blank := false, false
+	var fences cite.Fences
+	blank := false
 	for _, line := range strings.Split(s, "\n") {
-		if fence.MatchString(line) {
-			inFence = !inFence
-		}
+		inFence := fences.Line(line)
 		if !inFence && strings.TrimSpace(line) == "" {
 			if blank {
 				continue

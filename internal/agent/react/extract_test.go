@@ -312,3 +312,34 @@ func TestCommonNameNeedNotBeQuoted(t *testing.T) {
 		t.Errorf("without word counts: %+v", got)
 	}
 }
+
+// TestCodeBlockShowingFencesStaysWhole: a ~~~ block that shows ```
+// fences inside it (a console session whose output is Markdown) is quoted
+// whole, with no citation marker inside it, and is backed as one block.
+func TestCodeBlockShowingFencesStaysWhole(t *testing.T) {
+	an := analyze.New(analyze.Options{})
+	block := "~~~console\n$ tool ask \"how do I enable search?\"\nSet the option: [1]\n\n```ts\nexport default { search: true }\n```\n~~~"
+	h := refHit(1, "docs/ask.md", "Asking questions",
+		"# Asking questions\n\n`tool ask` answers a question from the index with citations.\n\n"+block+"\n\nIt works offline.\n")
+	var ps Passages
+	got := Extract(an, "how do I ask the index a question?", []doc.Hit{h}, &ps, ExtractOptions{})
+	if !strings.Contains(got, block) {
+		t.Fatalf("the ~~~ block is not quoted whole:\n%s", got)
+	}
+	claims := (Checker{An: an}).Check(got, &ps)
+	blocks := 0
+	for _, c := range claims {
+		if c.Code {
+			blocks++
+			if c.Text != block && !strings.Contains(c.Text, "export default") {
+				t.Errorf("code claim %q", c.Text)
+			}
+		}
+		if c.Checked && !c.Supported {
+			t.Errorf("claim %q not supported: %s", c.Text, c.Reason)
+		}
+	}
+	if blocks != 1 {
+		t.Errorf("%d code blocks, want 1: %+v", blocks, claims)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/sagasu-dev/sagasu/internal/cite"
 )
 
 // A section answer quotes the retrieved section that answers the question:
@@ -71,6 +73,15 @@ var imageRE = regexp.MustCompile(`!\[[^\]]*\]\([^)]*\)`)
 // includeLine is a documentation tool's include of a file ({* path *}).
 var includeLine = regexp.MustCompile(`^\{\*.*\*\}$`)
 
+// fenceMark is the run of backticks or tildes that opens a fence.
+func fenceMark(open string) string {
+	n := 0
+	for n < len(open) && open[n] == open[0] {
+		n++
+	}
+	return open[:n]
+}
+
 // admonitionLine opens or closes a block of Python-Markdown's blocks
 // extension (/// note | Title, then ///), as ::: does in VitePress.
 var admonitionLine = regexp.MustCompile(`^///(?:\s.*)?$`)
@@ -132,9 +143,11 @@ func blocksOf(text string) []block {
 			indent := line[:len(line)-len(strings.TrimLeft(line, " \t"))]
 			code := block{kind: blockCode, lines: []string{fenceInfo(strings.TrimPrefix(line, indent))}}
 			closed := false
+			var fences cite.Fences
+			fences.Line(line)
 			for i++; i < len(lines); i++ {
 				l := strings.TrimRight(lines[i], " \t")
-				if fence.MatchString(l) && strings.TrimSpace(l)[:3] == open[:3] && len(strings.TrimSpace(l)) <= 4 {
+				if fences.Line(l); !fences.Open() {
 					code.lines = append(code.lines, strings.TrimPrefix(l, indent))
 					closed = true
 					break
@@ -145,7 +158,7 @@ func blocksOf(text string) []block {
 				code.lines = append(code.lines, strings.TrimPrefix(l, indent))
 			}
 			if !closed {
-				code.lines = append(code.lines, open[:3])
+				code.lines = append(code.lines, fenceMark(open))
 			}
 			if !skip {
 				out = append(out, code)
