@@ -19,6 +19,8 @@ const P = [
   { re: /^No sentence of the results answers it; search again with the topic words only\.$/, key: 'trace.searchAgain', from: 'No sentence of the results answers it; search again with the topic words only.' },
   { re: /^The model answered without searching( \([\s\S]*\))?; search the knowledge base for the question first\.$/, key: 'trace.searchFirst', args: ['said'], from: 'search the knowledge base for the question first' },
   { re: /^Also search the knowledge base for the question in its own words\.$/, key: 'trace.alsoQuestion', from: 'Also search the knowledge base for the question in its own words.' },
+  { re: /^The question refers back to the conversation: search for its words with the topic it refers to \(([\s\S]*)\)\.$/, key: 'trace.searchFollowUp', args: ['topic'], from: 'The question refers back to the conversation: search for its words with the topic it refers to (%s).' },
+  { re: /^Also search the knowledge base for the question in its own words, with the topic it refers back to \(([\s\S]*)\)\.$/, key: 'trace.alsoQuestionFollowUp', args: ['topic'], from: 'Also search the knowledge base for the question in its own words, with the topic it refers back to (%s).' },
   { re: /^The model answered without searching( \([\s\S]*\))?; search the knowledge base with the query it wrote when asked for one\.$/, key: 'trace.searchOwnQuery', args: ['said'], from: 'search the knowledge base with the query it wrote when asked for one' },
   { re: /^The model wrote its call to (\S+) as text; it is run as a call\.$/, key: 'trace.textCall', args: ['tool'], from: 'as text; it is run as a call.' },
   { re: /^(\d+) turns used: answer with what was found\.$/, key: 'trace.turnsUsed', args: ['n'], from: 'turns used: answer with what was found.' },
