@@ -263,8 +263,10 @@ func (c Checker) claim(sentence string, cites []int, ps *Passages, minSupport fl
 	if cl.Citations == nil {
 		cl.Citations = []int{}
 	}
-	terms := c.An.QueryTerms(cl.Text)
-	nums := numberRE.FindAllString(cl.Text, -1)
+	// A list item's number or bullet is not part of what it claims.
+	body := listMark.ReplaceAllString(cl.Text, "")
+	terms := c.An.QueryTerms(body)
+	nums := numberRE.FindAllString(body, -1)
 	if len(terms) < 2 && len(nums) == 0 {
 		return cl
 	}
@@ -318,7 +320,7 @@ func (c Checker) claim(sentence string, cites []int, ps *Passages, minSupport fl
 			return cl
 		}
 	}
-	for _, name := range names(cl.Text) {
+	for _, name := range names(body) {
 		if !strings.Contains(squashed, squash(fold(name))) && !c.common(name) {
 			cl.Reason = fmt.Sprintf("%q is not in the cited passages", name)
 			return cl

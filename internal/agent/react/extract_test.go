@@ -343,3 +343,32 @@ func TestCodeBlockShowingFencesStaysWhole(t *testing.T) {
 		t.Errorf("%d code blocks, want 1: %+v", blocks, claims)
 	}
 }
+
+// TestNumberedListItemIsOneClaim: a numbered list item's number is not a
+// sentence. When the checker drops an item, its number goes with it,
+// rather than standing as "1 [1]." in the answer.
+func TestNumberedListItemIsOneClaim(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"1. Install the package. 2. Add it to the config.", "1. Install the package.|2. Add it to the config."},
+		{"1. **Retrieve the slugs** [1]\n2. Render each page [2]", "1. **Retrieve the slugs** [1]|2. Render each page [2]"},
+		{"It costs 1.5 seconds. Then it stops.", "It costs 1.5 seconds.|Then it stops."},
+		{"Version 2. Not 3.", "Version 2.|Not 3."},
+	} {
+		var got []string
+		for _, s := range splitSentences(c.text) {
+			got = append(got, s.Text)
+		}
+		if strings.Join(got, "|") != c.want {
+			t.Errorf("splitSentences(%q) = %q, want %q", c.text, got, strings.Split(c.want, "|"))
+		}
+	}
+	an := analyze.New(analyze.Options{})
+	var ps Passages
+	ps.Add(refHit(1, "guide/pages.md", "Pages", "Call getStaticPaths to return one route for each entry of the collection."))
+	a := &Agent{an: an}
+	got, _ := a.reflect("How do I make a page for each entry?",
+		"1. Call `getStaticPaths` to return one route for each entry [1].\n2. Brew coffee while the site deploys to the moon [1].", &ps, LangEnglish)
+	if strings.Contains(got, "2") || strings.Contains(got, "coffee") || !strings.Contains(got, "1. Call `getStaticPaths`") {
+		t.Errorf("answer %q: want the first item whole and nothing of the second", got)
+	}
+}

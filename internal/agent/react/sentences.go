@@ -50,7 +50,8 @@ func splitSentences(text string) []span {
 			emit(end)
 			next = end
 		case r == '.' || r == '!' || r == '?':
-			if r == '.' && (isAbbreviation(text[start:i]) || (next < len(text) && isDigitAt(text, next) && i > 0 && isDigitAt(text, i-1))) {
+			if r == '.' && (isAbbreviation(text[start:i]) || enumerator(text[start:i]) ||
+				(next < len(text) && isDigitAt(text, next) && i > 0 && isDigitAt(text, i-1))) {
 				break
 			}
 			rest := text[next:]
@@ -154,4 +155,19 @@ func detectLang(s string) Lang {
 		return LangOther
 	}
 	return LangEnglish
+}
+
+// enumerator reports a sentence so far that is only a numbered list's
+// number ("1" of "1. Install it"): its period does not end a sentence.
+func enumerator(s string) bool {
+	s = strings.TrimSpace(s)
+	if s == "" || len(s) > 3 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isDigitAt(s, i) {
+			return false
+		}
+	}
+	return true
 }
