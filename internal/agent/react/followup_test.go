@@ -14,6 +14,7 @@ import (
 	"github.com/sagasu-dev/sagasu/internal/index"
 	"github.com/sagasu-dev/sagasu/internal/search"
 	"github.com/sagasu-dev/sagasu/internal/source"
+	"github.com/sagasu-dev/sagasu/internal/store"
 	"github.com/sagasu-dev/sagasu/internal/store/sqlite"
 	"github.com/sagasu-dev/sagasu/internal/tools"
 )
@@ -61,9 +62,9 @@ func TestCarriedTopicOfAFollowUp(t *testing.T) {
 	}
 }
 
-// docsIndex indexes markdown files (path: text) and returns the toolset's
-// functions over them.
-func docsIndex(t *testing.T, files map[string]string) *tools.Functions {
+// docsStore indexes markdown files (path: text) into a new index that
+// is closed when the test ends.
+func docsStore(t *testing.T, files map[string]string) store.Store {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -87,7 +88,12 @@ func docsIndex(t *testing.T, files map[string]string) *tools.Functions {
 	if _, err := index.New(st, index.Options{}).Documents(ctx, in); err != nil {
 		t.Fatal(err)
 	}
-	return functions(t, search.New(st))
+	return st
+}
+
+// docsIndex is docsStore as the toolset's functions over it.
+func docsIndex(t *testing.T, files map[string]string) *tools.Functions {
+	return functions(t, search.New(docsStore(t, files)))
 }
 
 // searched are the queries of a run's searches, in order.
