@@ -16,8 +16,12 @@
 #   SAGASU_PG_PORT   port to listen on (default 54329)
 #   SAGASU_PG_DIR    where the cluster lives (default <repo>/.tools/pg)
 #
-# Stop the server:  runuser -u postgres -- /usr/lib/postgresql/15/bin/pg_ctl -D .tools/pg/data stop
-# (the same line is in .tools/pg/server.env as PG_STOP)
+#   scripts/postgres.sh status   exit 0 when a server with pgvector and our
+#                                database answers on the port (whoever runs it)
+#   scripts/postgres.sh stop     stop the cluster this script made (in
+#                                .tools/pg, or its /tmp fallback), if running;
+#                                a server of someone else's is left alone
+# (the stop line is also in .tools/pg/server.env as PG_STOP)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -32,8 +36,31 @@ DSN="postgres://postgres@127.0.0.1:$PORT/$DB?sslmode=disable"
 log() { echo "postgres.sh: $*" >&2; }
 psql_q() { PGOPTIONS="-c client_min_messages=warning" "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PORT" -U postgres -d "${2:-postgres}" -tAc "$1"; }
 
+answers() { [[ -x $PGBIN/psql ]] && [[ $(psql_q "SELECT 1 FROM pg_available_extensions WHERE name = 'vector' AND default_version = '$PGVECTOR_VERSION'" "$DB" 2>/dev/null) == 1 ]]; }
+
+case ${1:-start} in
+start) ;;
+status)
+	answers
+	exit
+	;;
+stop)
+	for d in "$DATA" "/tmp/sagasu-pg-$PORT/data"; do
+		if [[ -f $d/PG_VERSION ]] && runuser -u postgres -- "$PGBIN/pg_ctl" -D "$d" status >/dev/null 2>&1; then
+			log "stopping the cluster in $d"
+			runuser -u postgres -- "$PGBIN/pg_ctl" -D "$d" -m fast -w stop >&2
+		fi
+	done
+	exit 0
+	;;
+*)
+	log "unknown command ${1@Q}: use start (the default), status or stop"
+	exit 2
+	;;
+esac
+
 # Fast path: a server on the port that has pgvector and our database.
-if [[ -x $PGBIN/psql ]] && [[ $(psql_q "SELECT 1 FROM pg_available_extensions WHERE name = 'vector' AND default_version = '$PGVECTOR_VERSION'" "$DB" 2>/dev/null) == 1 ]]; then
+if answers; then
 	echo "$DSN"
 	exit 0
 fi

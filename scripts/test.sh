@@ -47,8 +47,18 @@ fi
 export SAGASU_TEST_LOCAL_MODEL
 say "local embedding model: $SAGASU_TEST_LOCAL_MODEL"
 
+# Servers this run starts (PostgreSQL, the local models) are stopped when
+# it ends; ones already running are left alone.
+stop_at_exit=()
+stop_started() {
+	local c
+	for c in "${stop_at_exit[@]}"; do $c >/dev/null 2>&1 || true; done
+}
+trap stop_started EXIT
+
 # PostgreSQL with pgvector.
 if [[ -z ${SAGASU_TEST_POSTGRES:-} ]]; then
+	bash scripts/postgres.sh status || stop_at_exit+=("bash scripts/postgres.sh stop")
 	if ! dsn=$(bash scripts/postgres.sh); then
 		say "PostgreSQL setup failed (scripts/postgres.sh above); fix it or set SAGASU_TEST_POSTGRES to a server of your own" >&2
 		exit 1
@@ -59,16 +69,7 @@ say "PostgreSQL: $(sed -E 's#^[a-z]+://([^@]*@)?([^/?]*).*#\2#' <<<"$SAGASU_TEST
 
 # Real local models (an embedder and a chat model on 127.0.0.1) for the
 # real-model tests. They are handed to the tests as SAGASU_TEST_*, never as
-# the SAGASU_* configuration the other tests would pick up. Servers this run
-# starts are stopped when it ends; ones already running are left alone.
-# What this run started, stopped when it ends (servers already running
-# are left alone).
-stop_at_exit=()
-stop_started() {
-	local c
-	for c in "${stop_at_exit[@]}"; do $c >/dev/null 2>&1 || true; done
-}
-trap stop_started EXIT
+# the SAGASU_* configuration the other tests would pick up.
 if [[ ${SAGASU_TEST_MODELS:-1} != 0 ]]; then
 	running=0
 	bash scripts/local-models.sh status >/dev/null 2>&1 && running=1
