@@ -22,10 +22,12 @@ func newBenchCmd(g *globals) *cobra.Command {
 		chunks, queries            int
 		corpus, mode               string
 		vectors, dim, vqueries, ef int
+		efSweep                    []int
 		vchanges                   int
 		buildLimit                 time.Duration
 		vectorsFrom                string
 		queriesFile, exportChunks  string
+		exportVectors              string
 		memProfile                 string
 	)
 	cmd := &cobra.Command{
@@ -42,7 +44,8 @@ also given): N vectors in memory, synthetic clustered ones of --dim
 dimensions, or with --vectors-from drawn from the embeddings of an existing
 SQLite index (some held out as queries, the rest and mixes of pairs of
 them) or from a vector file made by scripts/vecdata (its rows, mixed in
-pairs past their number, and its held-out queries). It times --vector-queries top-k searches on each path: the exact
+pairs past their number, and its held-out queries). It times
+--vector-queries top-k searches on each path: the exact
 scan (SIMD and portable Go), int8 with exact re-ranking (AVX2 assembly) and
 the HNSW graph, with recall@k against the exact scan, the graph's build time
 and the memory of each; then --vector-changes vectors are linked into the
@@ -54,6 +57,9 @@ printed and the graph's are not. No model server is needed.
 --export-chunks FILE writes the chunks --chunks N would index, one JSON
 object a line (id, title, heading, text), and indexes nothing: other search
 engines fed that file index exactly the same text (scripts/peers.sh).
+--export-vectors FILE likewise writes the vectors and queries --vectors N
+would search, as a vector file, and measures nothing: scripts/faiss-hnsw.sh
+builds FAISS's HNSW over that file.
 --queries-file times the queries of another queries.jsonl.`,
 		Example: `  sagasu bench --chunks 100000 --corpus ../shared/data/scifact/corpus.jsonl
   sagasu bench --vectors 100000 --dim 384
@@ -68,9 +74,16 @@ engines fed that file index exactly the same text (scripts/peers.sh).
 			if vectors < 0 || dim < 1 || vqueries < 1 {
 				return usagef("--vectors must not be negative, --dim and --vector-queries must be at least 1")
 			}
+			vopt := eval.VectorBenchOptions{Vectors: vectors, Dim: dim, Queries: vqueries, K: a.Config.Search.K, Seed: 1, ApproxEf: ef, SweepEf: efSweep, Changes: vchanges, BuildLimit: buildLimit}
+			if exportVectors != "" {
+				if vectors < 1 {
+					return usagef("--export-vectors needs --vectors N, the collection size to write")
+				}
+				return benchExportVectors(cmd, g, vopt, vectorsFrom, exportVectors, a.Config.JSON)
+			}
 			var vres *eval.VectorBenchResult
 			if vectors > 0 {
-				r, err := benchVectors(cmd, g, eval.VectorBenchOptions{Vectors: vectors, Dim: dim, Queries: vqueries, K: a.Config.Search.K, Seed: 1, ApproxEf: ef, Changes: vchanges, BuildLimit: buildLimit}, vectorsFrom, a.Config.JSON)
+				r, err := benchVectors(cmd, g, vopt, vectorsFrom, a.Config.JSON)
 				if err != nil {
 					return err
 				}
@@ -169,11 +182,13 @@ engines fed that file index exactly the same text (scripts/peers.sh).
 	f.IntVar(&vectors, "vectors", 0, "vector section: collection size in vectors (0: no vector section)")
 	f.IntVar(&dim, "dim", 384, "dimensions of synthetic vectors")
 	f.IntVar(&vqueries, "vector-queries", 200, "queries to time on each vector search path")
-	f.IntVar(&ef, "hnsw-ef", 0, "HNSW search list length (0: the default, 128)")
+	f.IntVar(&ef, "hnsw-ef", 0, "HNSW search list length (0: the default for the graph's size)")
+	f.IntSliceVar(&efSweep, "hnsw-ef-sweep", nil, "further HNSW search list lengths to time the built graph with, each with its recall (e.g. 192,256,384)")
 	f.IntVar(&vchanges, "vector-changes", 1000, "vectors added to and then deleted from the graph in place, after the build (0: none)")
 	f.DurationVar(&buildLimit, "vector-build-limit", 0, "stop the graph's build after this long and report the scans only (0: no limit)")
 	f.StringVar(&queriesFile, "queries-file", "", "queries.jsonl to time (default: the one beside --corpus, else corpus sentences)")
 	f.StringVar(&exportChunks, "export-chunks", "", "write the chunks --chunks N makes to this JSONL file and index nothing")
+	f.StringVar(&exportVectors, "export-vectors", "", "write the vectors and queries --vectors N searches to this vector file and measure nothing (for another engine, e.g. scripts/faiss-hnsw.sh)")
 	f.StringVar(&memProfile, "memprofile", "", "write a heap profile taken while serving, after the timed queries (for performance work)")
 	_ = f.MarkHidden("memprofile")
 	f.StringVar(&vectorsFrom, "vectors-from", "", "SQLite index, or vector file of scripts/vecdata, whose embeddings the vector section draws from (default: synthetic clusters)")
@@ -215,22 +230,60 @@ func benchExport(g *globals, a *app.App, texts []string, n int, path string) err
 	return nil
 }
 
+// benchExportVectors writes the collection and queries the vector section
+// would search to path, in the format of eval.WriteVectorFile.
+func benchExportVectors(cmd *cobra.Command, g *globals, opt eval.VectorBenchOptions, from, path string, asJSON bool) error {
+	var err error
+	if opt, err = withVectorsFrom(cmd, opt, from); err != nil {
+		return err
+	}
+	rows, queries, source, err := eval.BenchVectors(opt)
+	if err != nil {
+		return err
+	}
+	if err := eval.WriteVectorFile(path, rows, queries); err != nil {
+		return fmt.Errorf("--export-vectors: %w", err)
+	}
+	sum := struct {
+		Vectors int    `json:"vectors"`
+		Queries int    `json:"queries"`
+		Dim     int    `json:"dim"`
+		Source  string `json:"source"`
+		Path    string `json:"path"`
+	}{len(rows), len(queries), len(rows[0]), source, path}
+	if asJSON {
+		return writeJSON(g.stdout, sum)
+	}
+	fmt.Fprintf(g.stdout, "exported   %d vectors and %d queries of %d dimensions (%s) to %s\n", sum.Vectors, sum.Queries, sum.Dim, sum.Source, path)
+	return nil
+}
+
+// withVectorsFrom fills opt's real vectors from a vector file or a SQLite
+// index with embeddings; from "" leaves the synthetic clusters.
+func withVectorsFrom(cmd *cobra.Command, opt eval.VectorBenchOptions, from string) (eval.VectorBenchOptions, error) {
+	if from != "" && eval.IsVectorFile(from) {
+		real, queries, err := eval.ReadVectorFile(from)
+		if err != nil {
+			return opt, err
+		}
+		opt.Real, opt.RealQueries = real, queries
+	} else if from != "" {
+		real, err := eval.ReadIndexVectors(cmd.Context(), from)
+		if err != nil {
+			return opt, err
+		}
+		opt.Real = real
+	}
+	return opt, nil
+}
+
 // benchVectors runs the vector section and prints it unless JSON output
 // is asked for.
 func benchVectors(cmd *cobra.Command, g *globals, opt eval.VectorBenchOptions, from string, asJSON bool) (eval.VectorBenchResult, error) {
 	ctx := cmd.Context()
-	if from != "" && eval.IsVectorFile(from) {
-		real, queries, err := eval.ReadVectorFile(from)
-		if err != nil {
-			return eval.VectorBenchResult{}, err
-		}
-		opt.Real, opt.RealQueries = real, queries
-	} else if from != "" {
-		real, err := eval.ReadIndexVectors(ctx, from)
-		if err != nil {
-			return eval.VectorBenchResult{}, err
-		}
-		opt.Real = real
+	opt, err := withVectorsFrom(cmd, opt, from)
+	if err != nil {
+		return eval.VectorBenchResult{}, err
 	}
 	if !asJSON {
 		fmt.Fprintf(g.stderr, "building %d vectors and timing searches ...\n", opt.Vectors)
@@ -255,7 +308,10 @@ func benchVectors(cmd *cobra.Command, g *globals, opt eval.VectorBenchOptions, f
 	if r.GraphStopped {
 		fmt.Fprintf(w, "hnsw       not built: stopped after %.1f s (--vector-build-limit)\n", r.BuildSeconds)
 	} else {
-		fmt.Fprintf(w, "hnsw       p50 %.2f ms, p99 %.2f ms, recall@%d %.4f, built in %.1f s, +%.1f MB\n", r.Approx.Latency.P50, r.Approx.Latency.P99, r.K, r.Approx.Recall, r.BuildSeconds, r.Approx.MB)
+		fmt.Fprintf(w, "hnsw       p50 %.2f ms, p99 %.2f ms, recall@%d %.4f at ef %d, built in %.1f s, +%.1f MB\n", r.Approx.Latency.P50, r.Approx.Latency.P99, r.K, r.Approx.Recall, r.Ef, r.BuildSeconds, r.Approx.MB)
+		for _, e := range r.EfSweep {
+			fmt.Fprintf(w, "  ef %-5d p50 %.2f ms, p99 %.2f ms, recall@%d %.4f\n", e.Ef, e.Latency.P50, e.Latency.P99, r.K, e.Recall)
+		}
 	}
 	if c := r.Changes; c != nil {
 		fmt.Fprintf(w, "changes    +%d linked at %.2f ms each, -%d repaired in %.2f s; then p50 %.2f ms, p99 %.2f ms, recall@%d %.4f\n", c.Added, c.LinkMs, c.Deleted, c.RepairSeconds, c.After.Latency.P50, c.After.Latency.P99, r.K, c.After.Recall)

@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sagasu-dev/sagasu/internal/eval"
 )
 
 // TestBenchVectorSection runs `sagasu bench --vectors` without a corpus or
@@ -56,6 +59,26 @@ func TestBenchVectorSection(t *testing.T) {
 	}
 	if res.Vectors != 3000 || res.Portable.Recall != 1 || res.Approx.Recall < 0.9 {
 		t.Errorf("bench --json = %+v: want 3000 vectors, portable recall 1, HNSW recall >= 0.9", res)
+	}
+
+	// --export-vectors writes what the section searches, for another
+	// engine, and measures nothing; re-read, the file extends to the same
+	// collection again.
+	text = run("--vectors", "500", "--dim", "32", "--vector-queries", "20", "--export-vectors", "v.vec")
+	if !strings.Contains(text, "exported   500 vectors and 20 queries of 32 dimensions") || strings.Contains(text, "hnsw") {
+		t.Errorf("bench --export-vectors printed:\n%s", text)
+	}
+	rows, queries, err := eval.ReadVectorFile("v.vec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, wantQ, _, _ := eval.BenchVectors(eval.VectorBenchOptions{Vectors: 500, Dim: 32, Queries: 20, Seed: 1})
+	if len(rows) != 500 || len(queries) != 20 || !slices.Equal(rows[499], want[499]) || !slices.Equal(queries[19], wantQ[19]) {
+		t.Errorf("exported %d rows and %d queries, not the bench's 500 and 20 (or other values)", len(rows), len(queries))
+	}
+	run("--vectors", "800", "--vectors-from", "v.vec", "--vector-queries", "5", "--export-vectors", "w.vec")
+	if rows2, queries2, err := eval.ReadVectorFile("w.vec"); err != nil || len(rows2) != 800 || !slices.Equal(rows2[0], rows[0]) || !slices.Equal(queries2[4], queries[4]) || slices.Equal(rows2[600], rows2[100]) {
+		t.Errorf("export from a vector file: %d rows, %v; want its 500 rows first, mixes after, its queries", len(rows2), err)
 	}
 }
 

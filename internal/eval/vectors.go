@@ -34,8 +34,12 @@ type VectorBenchOptions struct {
 	// file's, embedded from the dataset's questions): then all of Real is
 	// the collection, extended by mixes of pairs past its size.
 	RealQueries [][]float32
-	// ApproxEf is the HNSW search list length (0: vecindex's default).
+	// ApproxEf is the HNSW search list length (0: vecindex's default for
+	// the graph's size).
 	ApproxEf int
+	// SweepEf, when set, are further search list lengths the built graph
+	// is timed with, each with its recall (EfSweep), after Approx.
+	SweepEf []int
 	// Changes, when positive, is how many rows are added to the graph and
 	// then deleted from it in place (ChangeResult).
 	Changes int
@@ -43,6 +47,12 @@ type VectorBenchOptions struct {
 	// build stops and the result has the scans only (GraphStopped), so a
 	// long run still reports what it measured.
 	BuildLimit time.Duration
+}
+
+// EfTimed is the graph searched with one search list length.
+type EfTimed struct {
+	Ef int `json:"ef"`
+	PathResult
 }
 
 // PathResult is one search path's latency, its recall@k against the
@@ -73,6 +83,10 @@ type VectorBenchResult struct {
 	// Approx is the HNSW graph; MB is the graph, BuildSeconds its build.
 	Approx       PathResult `json:"approx"`
 	BuildSeconds float64    `json:"buildSeconds"`
+	// Ef is the search list length Approx searched with; EfSweep the
+	// graph again at each of the options' SweepEf.
+	Ef      int       `json:"ef,omitempty"`
+	EfSweep []EfTimed `json:"efSweep,omitempty"`
 	// GraphStopped is set when the build passed BuildLimit: Approx and
 	// Changes are then empty, BuildSeconds is when it stopped.
 	GraphStopped bool `json:"graphStopped,omitempty"`
@@ -96,27 +110,40 @@ type ChangeResult struct {
 	After PathResult `json:"after"`
 }
 
+// BenchVectors returns the collection and the queries VectorBench searches
+// with opt, and says where they come from. The same options give the same
+// vectors, so `sagasu bench --export-vectors` hands another engine exactly
+// what the bench measures.
+func BenchVectors(opt VectorBenchOptions) (rows, queries [][]float32, source string, err error) {
+	switch {
+	case len(opt.Real) > 0 && len(opt.RealQueries) > 0:
+		rows = ExtendVectors(opt.Real, opt.Vectors, opt.Seed)
+		queries = opt.RealQueries[:min(len(opt.RealQueries), max(opt.Queries, 1))]
+		source = fmt.Sprintf("real vectors (%d, mixed in pairs past that), %d held-out queries", min(len(opt.Real), opt.Vectors), len(queries))
+	case len(opt.Real) > 0:
+		rows, queries = mixReal(opt.Real, opt.Vectors, opt.Queries, opt.Seed)
+		source = fmt.Sprintf("mixed real vectors (%d drawn from, %d held out as queries)", len(opt.Real)-len(queries), len(queries))
+	default:
+		rows = vecindex.Clustered(opt.Vectors, opt.Dim, opt.Seed)
+		queries = vecindex.ClusteredQueries(opt.Queries, opt.Vectors, opt.Dim, opt.Seed)
+		source = "synthetic clusters (topics of 100, subtopics of 10, Gaussian noise)"
+	}
+	if len(rows) == 0 || len(queries) == 0 {
+		return nil, nil, source, fmt.Errorf("vector bench: no vectors to search (--vectors %d, --queries %d)", opt.Vectors, opt.Queries)
+	}
+	return rows, queries, source, nil
+}
+
 // VectorBench builds a collection of opt.Vectors vectors in memory and
 // times top-k queries on each vecindex path, with recall against the exact
 // scan. No model or index is needed.
 func VectorBench(ctx context.Context, opt VectorBenchOptions) (VectorBenchResult, error) {
 	k := max(opt.K, 1)
 	res := VectorBenchResult{Vectors: opt.Vectors, Queries: opt.Queries, K: k, Cores: runtime.GOMAXPROCS(0)}
-	var rows, queries [][]float32
-	if len(opt.Real) > 0 && len(opt.RealQueries) > 0 {
-		rows = ExtendVectors(opt.Real, opt.Vectors, opt.Seed)
-		queries = opt.RealQueries[:min(len(opt.RealQueries), max(opt.Queries, 1))]
-		res.Source = fmt.Sprintf("real vectors (%d, mixed in pairs past that), %d held-out queries", min(len(opt.Real), opt.Vectors), len(queries))
-	} else if len(opt.Real) > 0 {
-		rows, queries = mixReal(opt.Real, opt.Vectors, opt.Queries, opt.Seed)
-		res.Source = fmt.Sprintf("mixed real vectors (%d drawn from, %d held out as queries)", len(opt.Real)-len(queries), len(queries))
-	} else {
-		rows = vecindex.Clustered(opt.Vectors, opt.Dim, opt.Seed)
-		queries = vecindex.ClusteredQueries(opt.Queries, opt.Vectors, opt.Dim, opt.Seed)
-		res.Source = "synthetic clusters (topics of 100, subtopics of 10, Gaussian noise)"
-	}
-	if len(rows) == 0 || len(queries) == 0 {
-		return res, fmt.Errorf("vector bench: no vectors to search (--vectors %d, --queries %d)", opt.Vectors, opt.Queries)
+	rows, queries, source, err := BenchVectors(opt)
+	res.Source = source
+	if err != nil {
+		return res, err
 	}
 	res.Dim = len(rows[0])
 	res.Queries = len(queries)
@@ -131,7 +158,6 @@ func VectorBench(ctx context.Context, opt VectorBenchOptions) (VectorBenchResult
 	res.Vectors = flat.Len()
 
 	exact := make([][]store.Scored, len(queries))
-	var err error
 	if res.Exact, err = timeSearches(ctx, flat, queries, k, exact); err != nil {
 		return res, err
 	}
@@ -168,6 +194,16 @@ func VectorBench(ctx context.Context, opt VectorBenchOptions) (VectorBenchResult
 		return res, err
 	}
 	res.Approx.MB = float64(g.Bytes()) / 1e6
+	res.Ef = g.EfSearch()
+	for _, ef := range opt.SweepEf {
+		g.SetEfSearch(ef)
+		r, err := timeSearches(ctx, g, queries, k, exact)
+		if err != nil {
+			return res, err
+		}
+		res.EfSweep = append(res.EfSweep, EfTimed{Ef: ef, PathResult: r})
+	}
+	g.SetEfSearch(opt.ApproxEf)
 	if opt.Changes > 0 {
 		c, err := benchChanges(ctx, flat, x, g, queries, k, opt)
 		if err != nil {

@@ -75,19 +75,24 @@ func TestRestoresGraphSavedBeforeInt8Walk(t *testing.T) {
 
 // TestRestoredGraphSearchesWithTodaysEf: the search list length is not
 // taken from the file (graphs saved with 96 would keep a recall below
-// 0.99) but from the caller, else the default.
+// 0.99) but from the caller, else the default for the graph's size.
 func TestRestoredGraphSearchesWithTodaysEf(t *testing.T) {
 	saved, err := os.ReadFile("testdata/graph-v1-6661837.hnsw")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct{ asked, want int }{{0, HNSWOptions{}.withDefaults().EfSearch}, {200, 200}} {
-		rs, _, err := Restore(bytes.NewReader(saved), 16, LiveOptions{Graph: HNSWOptions{EfSearch: c.asked}})
+	for _, asked := range []int{0, 200} {
+		rs, _, err := Restore(bytes.NewReader(saved), 16, LiveOptions{Graph: HNSWOptions{EfSearch: asked}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := rs.l.g.efSearch; got != c.want {
-			t.Errorf("restored with EfSearch %d: the graph searches with %d, want %d", c.asked, got, c.want)
+		g := rs.l.g
+		want := asked
+		if asked == 0 {
+			want = DefaultEfSearch(g.live)
+		}
+		if got := g.EfSearch(); got != want || g.efSearch != asked {
+			t.Errorf("restored with EfSearch %d: the graph searches with %d (set %d), want %d", asked, got, g.efSearch, want)
 		}
 	}
 }

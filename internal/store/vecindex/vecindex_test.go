@@ -288,3 +288,70 @@ func TestConcurrentSearches(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchListGrowsWithTheGraph: unless set, the search list length is
+// 128 up to 100,000 nodes and longer past that, never shorter for a larger
+// graph, and bounded; a length set is kept whatever the size, and setting
+// 0 returns to the default.
+func TestSearchListGrowsWithTheGraph(t *testing.T) {
+	prev := 0
+	for _, n := range []int{0, 1, 50_000, 100_000, 100_001, 400_000, 1_000_000, 10_000_000, 1 << 31} {
+		ef := DefaultEfSearch(n)
+		switch {
+		case n <= 100_000 && ef != 128:
+			t.Errorf("DefaultEfSearch(%d) = %d, want 128", n, ef)
+		case ef < prev || ef > 1024:
+			t.Errorf("DefaultEfSearch(%d) = %d after %d: want it growing and at most 1024", n, ef, prev)
+		}
+		prev = ef
+	}
+	if DefaultEfSearch(400_000) != 256 || DefaultEfSearch(1_000_000) <= 256 {
+		t.Errorf("DefaultEfSearch: 400,000 -> %d, 1,000,000 -> %d; want 256 and more than 256", DefaultEfSearch(400_000), DefaultEfSearch(1_000_000))
+	}
+	f := NewFlat(8, FlatOptions{})
+	for i, r := range Clustered(500, 8, 1) {
+		f.Add(int64(i+1), r)
+	}
+	h, err := BuildHNSW(context.Background(), NewCompact(f), HNSWOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.EfSearch() != 128 {
+		t.Errorf("a graph of 500 searches with %d, want 128", h.EfSearch())
+	}
+	h.SetEfSearch(40)
+	if h.EfSearch() != 40 {
+		t.Errorf("after SetEfSearch(40) the graph searches with %d", h.EfSearch())
+	}
+	h.live = 1_000_000 // as if it held a million: only the default follows the size
+	if h.EfSearch() != 40 {
+		t.Errorf("a set length changed with the size: %d", h.EfSearch())
+	}
+	h.SetEfSearch(0)
+	if h.EfSearch() != DefaultEfSearch(1_000_000) {
+		t.Errorf("after SetEfSearch(0) at a million nodes the graph searches with %d, want %d", h.EfSearch(), DefaultEfSearch(1_000_000))
+	}
+}
+
+// TestBuildLinksTheUpperLayersFirst: a build links the top layer's nodes
+// first, then each layer's down to 0, in row order within a layer, and
+// the first node it takes (the entry point) is one of the top layer's.
+func TestBuildLinksTheUpperLayersFirst(t *testing.T) {
+	levels := []uint8{0, 2, 0, 1, 3, 1, 0, 3}
+	want := []int32{4, 7, 1, 3, 5, 0, 2, 6}
+	if got := insertionOrder(levels); !slices.Equal(got, want) {
+		t.Errorf("insertionOrder(%v) = %v, want %v", levels, got, want)
+	}
+	f := NewFlat(16, FlatOptions{})
+	for i, r := range Clustered(3000, 16, 4) {
+		f.Add(int64(i+1), r)
+	}
+	h, err := BuildHNSW(context.Background(), NewCompact(f), HNSWOptions{Seed: 9, M: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := slices.Max(h.levels)
+	if h.top != int(top) || h.levels[h.entry] != top {
+		t.Errorf("entry point %d on layer %d (top %d), want a node of the highest layer %d", h.entry, h.levels[h.entry], h.top, top)
+	}
+}
