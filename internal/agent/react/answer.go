@@ -3,6 +3,7 @@ package react
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -100,8 +101,8 @@ type Agent struct {
 	opt Options
 	llm *LLMOptions // nil: offline
 	g   *graphs
-	// common remembers which terms much of the index holds (Checker.Common).
-	common sync.Map
+	// dfs remembers how many chunks hold a term (docFreq).
+	dfs sync.Map
 }
 
 // New returns an agent that reads the knowledge base through fns, the
@@ -135,18 +136,47 @@ func (a *Agent) Checker() Checker {
 // commonTerm reports a term held by CommonShare of the index's chunks or
 // more; not when the index cannot say.
 func (a *Agent) commonTerm(t string) bool {
-	if v, ok := a.common.Load(t); ok {
-		return v.(bool)
+	df, n, ok := a.docFreq(t)
+	return ok && float64(df) >= CommonShare*float64(n)
+}
+
+// chunksWith returns how many chunks hold term t, or the largest int when
+// the index cannot say (carried's df).
+func (a *Agent) chunksWith(t string) int {
+	if df, _, ok := a.docFreq(t); ok {
+		return df
+	}
+	return math.MaxInt
+}
+
+// docFreq returns how many of the index's n chunks hold term t,
+// remembered for the agent's life; ok is false when the index cannot say.
+func (a *Agent) docFreq(t string) (df, n int, ok bool) {
+	type count struct{ df, n int }
+	if v, ok := a.dfs.Load(t); ok {
+		c := v.(count)
+		return c.df, c.n, true
+	}
+	if a.fns == nil {
+		return 0, 0, false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	df, n, err := a.fns.DocFreq(ctx, []string{t})
+	dfs, n, err := a.fns.DocFreq(ctx, []string{t})
 	if err != nil || n == 0 {
-		return false
+		return 0, 0, false
 	}
-	common := float64(df[t]) >= CommonShare*float64(n)
-	a.common.Store(t, common)
-	return common
+	a.dfs.Store(t, count{dfs[t], n})
+	return dfs[t], n, true
+}
+
+// contextDF is the document frequency carried orders a conversation's
+// words by: nil when the agent has no index to ask.
+func (a *Agent) contextDF() func(string) int {
+	if a.fns == nil {
+		return nil
+	}
+	return a.chunksWith
 }
 
 // contentQuery is the question without its question words.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -28,22 +29,39 @@ func TestCarriedTopicOfAFollowUp(t *testing.T) {
 		}
 		return out
 	}
+	// How many chunks of an index hold each term: the rarer a carried word,
+	// the more it says about the topic.
+	df := func(t string) int {
+		if n, ok := map[string]int{"imag": 3, "upload": 5, "handler": 20, "read": 50, "stream": 10, "disk": 8,
+			"画像": 3, "ハンドラ": 9, "アップ": 40, "ロード": 40, "読": 60, "キャッシュ": 4, "有効": 30}[t]; ok {
+			return n
+		}
+		return 1000
+	}
 	for _, c := range []struct {
 		name, question string
 		history        []Turn
 		want           []string // words carried; nil: nothing
 	}{
-		{"pronoun", "Can I stream them to disk?", turns("How do I read uploaded images in a handler?"), []string{"read", "uploaded", "images", "handler"}},
+		// "stream" and "disk" are its own two terms: two words are carried,
+		// the rarest, in the order they were asked.
+		{"pronoun", "Can I stream them to disk?", turns("How do I read uploaded images in a handler?"), []string{"uploaded", "images"}},
+		{"as many as its own terms", "Can I stream them to disk, or to a cloud bucket in chunks?", turns("How do I read uploaded images in a handler?"),
+			[]string{"read", "uploaded", "images", "handler"}},
 		{"through two turns", "And how do I cap its size?", turns("How do I read uploaded images in a handler?", "Can I stream them to disk?"),
-			[]string{"stream", "disk", "read", "uploaded", "images", "handler"}},
-		{"a word it already has is not carried", "Can those images be resized?", turns("How do I read uploaded images in a handler?"), []string{"read", "uploaded", "handler"}},
+			[]string{"uploaded", "images"}},
+		// What the conversation's questions repeat is its topic: "uploaded
+		// images" outrank the rarer "resize", which only the last turn asked.
+		{"the lasting topic first", "And can I cache them?", turns("How do I read uploaded images in a handler?", "Can I resize uploaded images?"),
+			[]string{"uploaded", "images"}},
+		{"a word it already has is not carried", "Can those images be resized?", turns("How do I read uploaded images in a handler?"), []string{"uploaded", "handler"}},
 		{"a new question carries nothing", "How do I send email from a cron job?", turns("How do I read uploaded images in a handler?"), nil},
 		{"no conversation", "Can I stream them to disk?", nil, nil},
-		{"japanese", "そのサイズを制限したい", turns("アップロードされた画像をハンドラで読むには？"), []string{"アップロードされた画像をハンドラで読む"}},
-		{"japanese continuation", "では削除するには？", turns("キャッシュを有効にする方法を教えてください"), []string{"キャッシュを有効にする"}},
+		{"japanese", "そのサイズを制限したい", turns("アップロードされた画像をハンドラで読むには？"), []string{"画像", "ハンドラ"}},
+		{"japanese continuation", "では削除するには？", turns("キャッシュを有効にする方法を教えてください"), []string{"キャッシュ", "有効"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := carried(an, c.question, c.history)
+			got := carried(an, c.question, c.history, df)
 			if c.want == nil {
 				if got != "" {
 					t.Fatalf("carried %q, want nothing", got)
@@ -55,9 +73,14 @@ func TestCarriedTopicOfAFollowUp(t *testing.T) {
 			}
 		})
 	}
-	// The carried words are bounded however long the conversation.
+	// Without an index to ask, the earlier words are kept.
+	if got := carried(an, "Can I stream them to disk?", turns("How do I read uploaded images in a handler?"), nil); got != "read uploaded" {
+		t.Errorf("carried %q without frequencies, want %q", got, "read uploaded")
+	}
+	// The carried words are bounded however long the question and the
+	// conversation.
 	long := turns("How do I configure alpha beta gamma delta epsilon zeta eta theta iota kappa lambda?")
-	if got := strings.Fields(carried(an, "And its mu?", long)); len(got) != maxCarried {
+	if got := strings.Fields(carried(an, "And its mu, nu, xi, omicron, pi, rho, sigma, tau, upsilon and phi?", long, df)); len(got) != maxCarried {
 		t.Errorf("carried %d words, want %d: %q", len(got), maxCarried, got)
 	}
 }
@@ -140,8 +163,14 @@ func TestFollowUpSearchesWithTheConversationsTopic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q := searched(t, res); len(q) == 0 || q[0] != followUp+" read uploaded images handler" {
+	// Two words of the earlier question's topic (as many as the follow-up's
+	// own "limit" and "size"), the ones fewest chunks hold.
+	q := searched(t, res)
+	if len(q) == 0 || !strings.HasPrefix(q[0], followUp+" ") {
 		t.Fatalf("searched %q, want the follow-up with the earlier question's topic", q)
+	}
+	if words := strings.Fields(strings.TrimPrefix(q[0], followUp)); len(words) != 2 || !slices.ContainsFunc(words, func(w string) bool { return w == "uploaded" || w == "images" || w == "read" }) {
+		t.Errorf("searched %q: want two of the earlier question's topic words", q[0])
 	}
 	if !strings.Contains(res.Answer, "max_upload_size") || strings.Contains(res.Answer, "heading_max_size") {
 		t.Errorf("answer is not about the size of uploads:\n%s", res.Answer)
