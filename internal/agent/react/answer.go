@@ -141,7 +141,8 @@ func (a *Agent) commonTerm(t string) bool {
 }
 
 // chunksWith returns how many chunks hold term t, or the largest int when
-// the index cannot say (carried's df).
+// the index cannot say (carried's df: then every word ties, and the
+// questions' order decides).
 func (a *Agent) chunksWith(t string) int {
 	if df, _, ok := a.docFreq(t); ok {
 		return df
@@ -168,15 +169,6 @@ func (a *Agent) docFreq(t string) (df, n int, ok bool) {
 	}
 	a.dfs.Store(t, count{dfs[t], n})
 	return dfs[t], n, true
-}
-
-// contextDF is the document frequency carried orders a conversation's
-// words by: nil when the agent has no index to ask.
-func (a *Agent) contextDF() func(string) int {
-	if a.fns == nil {
-		return nil
-	}
-	return a.chunksWith
 }
 
 // contentQuery is the question without its question words.

@@ -84,7 +84,7 @@ func (a *Agent) ask(ctx context.Context, question string, history []Turn, onEven
 		return nil, ErrEmptyQuestion
 	}
 	start := time.Now()
-	st := state{Question: question, Lang: a.lang(question), Context: carried(a.an, question, history, a.contextDF())}
+	st := state{Question: question, Lang: a.lang(question), Context: carried(a.an, question, history, a.chunksWith)}
 	for _, t := range history {
 		st.Messages = append(st.Messages, llm.Message{Role: llm.RoleUser, Content: t.Question}, llm.Message{Role: llm.RoleAssistant, Content: t.Answer})
 	}

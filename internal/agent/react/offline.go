@@ -106,7 +106,7 @@ func (a *Agent) answer(ctx context.Context, question string, history []Turn, onE
 		return nil, fmt.Errorf("build the offline graph: %w", err)
 	}
 	run := a.runID()
-	carry := carried(a.an, question, history, a.contextDF())
+	carry := carried(a.an, question, history, a.chunksWith)
 	final, out := g.Invoke(ctx, run, offline{Question: question, Lang: a.lang(question), Context: carry, Query: searchedAs(question, carry)}, a.observer(res, onEvent))
 	a.ended(run)
 	res.Turns, res.Usage = final.Turns, out.Tokens
