@@ -38,7 +38,9 @@ try {
   const trace = page.getByRole('region', { name: 'Trace' });
   await trace.locator('li').first().waitFor();
   report.firstTraceMs = Date.now() - t0;
-  await page.locator('.turn .answer .claims').first().waitFor();
+  // The server answers offline; on a loaded machine (the whole suite, the model servers) that took
+  // more than the default 30 s once, so wait as long as for a run.
+  await page.locator('.turn .answer .claims').first().waitFor({ timeout: 120000 });
   report.answerMs = Date.now() - t0;
   // The turn is over: Send is back, Stop is gone.
   await page.locator('#send:enabled').waitFor({ timeout: 5000 });
